@@ -1,0 +1,58 @@
+// A probe buffer bound to one NUMA node, pre-faulted by writing, and verified
+// page by page before anyone measures it.
+//
+// Binding is done with mbind(MPOL_BIND, MPOL_MF_STRICT) directly, not through
+// libnuma, whose numa_alloc_onnode() prints and falls back to local memory when
+// mbind is refused (seccomp): that would publish a local figure as "remote".
+// Page size ladder for PagePolicy::kAuto: hugetlb 2 MiB (needs a per-node pool),
+// THP via madvise (confirmed afterwards, never by writing sysfs), 4 KiB.
+//
+// Thread safety: an Arena is owned by one thread at a time; move-only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/result.h"
+
+namespace numaprobe::kernels {
+
+struct ArenaSpec {
+  std::size_t bytes = 0;  // rounded up to the page size obtained
+  int node = -1;          // NUMA node the memory must live on
+  PagePolicy pages = PagePolicy::kAuto;
+};
+
+class Arena {
+ public:
+  // Allocates, binds, pre-faults by writing and verifies every page with
+  // move_pages(2). Fails with kBindFailed, kAllocFailed, kPlacementMismatch or
+  // kPlacementUnverified and a reason naming the node.
+  static Expected<Arena> Create(const ArenaSpec& spec);
+
+  Arena(Arena&& other) noexcept;
+  Arena& operator=(Arena&& other) noexcept;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+  ~Arena();
+
+  std::byte* data() const { return data_; }
+  std::size_t bytes() const { return info_.bytes; }
+  int node() const { return info_.node; }
+  std::size_t page_bytes() const;
+  const BufferInfo& info() const { return info_; }
+
+  // Re-checks `pages` pages chosen at random (0 = all): the kernel can move
+  // pages after the fact (NUMA balancing, demotion). Updates info().placement.
+  const PlacementReport& Reverify(std::size_t pages, std::uint64_t seed);
+
+ private:
+  Arena(std::byte* data, std::size_t mapped_bytes, BufferInfo info);
+  void Release();
+
+  std::byte* data_ = nullptr;
+  std::size_t mapped_bytes_ = 0;
+  BufferInfo info_;
+};
+
+}  // namespace numaprobe::kernels

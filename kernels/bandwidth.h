@@ -1,0 +1,80 @@
+// Memory bandwidth from one (or N) pinned threads: read (vector loads into
+// independent accumulators), write (non-temporal stores), copy (loads + stores).
+//
+// Short bursts: each burst starts where the previous one ended (a rotating
+// cursor over a buffer much larger than the LLC), so no burst re-reads what its
+// predecessor left in cache - restarting at offset 0 inflates 1 ms bursts by up
+// to 60% (docs/measurement.md). Byte accounting follows STREAM and likwid-bench:
+// read counts bytes loaded, write bytes stored, copy bytes loaded + bytes stored;
+// write-allocate traffic is not counted.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "kernels/arena.h"
+#include "kernels/result.h"
+
+namespace numaprobe::kernels {
+
+enum class BandwidthOp { kRead, kWrite, kCopy };
+std::string_view BandwidthOpName(BandwidthOp op);  // "read", "write", "copy"
+
+// Instruction set of the inner loops; kAuto picks AVX2 when the CPU has it.
+// AVX-512 is never picked automatically: 512-bit instructions can lower the
+// core's frequency licence and slow the workloads sharing the host.
+enum class Isa { kAuto, kSse2, kAvx2, kAvx512 };
+std::string_view IsaName(Isa isa);
+Isa ResolveIsa(Isa requested);  // kAuto -> best allowed; unsupported -> kSse2
+
+struct BandwidthBufferSpec {
+  int mem_node = -1;
+  std::size_t bytes = 512u << 20;
+  PagePolicy pages = PagePolicy::kAuto;
+};
+
+class BandwidthBuffer {
+ public:
+  static Expected<BandwidthBuffer> Create(const BandwidthBufferSpec& spec);
+  const BufferInfo& info() const { return arena_.info(); }
+  Arena& arena() { return arena_; }
+  std::size_t& cursor() { return cursor_; }
+
+ private:
+  explicit BandwidthBuffer(Arena arena) : arena_(std::move(arena)) {}
+  Arena arena_;
+  std::size_t cursor_ = 0;
+};
+
+struct BandwidthRunSpec {
+  std::vector<int> cpus;        // one pinned thread per CPU; one CPU by default
+  BandwidthOp op = BandwidthOp::kRead;
+  std::size_t burst_bytes = 64u << 20;  // bytes each thread moves per burst (copy: per side)
+  int bursts = 5;                       // accepted bursts wanted
+  int max_attempts = 0;                 // 0: 3 * bursts
+  std::size_t warmup_bytes = 32u << 20;
+  Isa isa = Isa::kAuto;
+  std::size_t reverify_pages = 64;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct BandwidthResult {
+  Outcome outcome = Outcome::kOk;
+  std::string reason;
+  BandwidthOp op = BandwidthOp::kRead;
+  std::vector<int> cpus;
+  Isa isa = Isa::kSse2;
+  SampleStats bytes_per_second;
+  std::uint64_t bytes_per_burst = 0;  // exact bytes counted per burst, all threads
+  std::uint64_t bytes_total = 0;      // over accepted bursts
+  BufferInfo buffer;
+  Discards discards;
+  double cpu_seconds = 0;
+};
+
+BandwidthResult MeasureBandwidth(BandwidthBuffer& buffer, const BandwidthRunSpec& spec);
+
+}  // namespace numaprobe::kernels
