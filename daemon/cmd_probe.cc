@@ -1,1 +1,145 @@
-// placeholder: being written
+// `numaprobe probe`: the one-shot matrices a person runs at a terminal, like
+// `mlc --latency_matrix` / `--bandwidth_matrix` / `--c2c_latency`, but open
+// and non-root. Measures with the same ProbeRunner the daemon uses.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "daemon/buffer_pool.h"
+#include "daemon/commands.h"
+#include "daemon/json_report.h"
+#include "daemon/plan_flags.h"
+#include "daemon/probe_runner.h"
+#include "daemon/progress.h"
+#include "daemon/table_report.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+namespace k = kernels;
+
+namespace {
+
+const std::map<std::string, k::PagePolicy> kPagePolicies = {
+    {"auto", k::PagePolicy::kAuto}, {"hugetlb", k::PagePolicy::kHugetlb},
+    {"thp", k::PagePolicy::kThp}, {"4k", k::PagePolicy::kSmall}};
+const std::map<std::string, k::BandwidthOp> kOps = {
+    {"read", k::BandwidthOp::kRead}, {"write", k::BandwidthOp::kWrite}, {"copy", k::BandwidthOp::kCopy}};
+const std::map<std::string, k::Isa> kIsas = {
+    {"auto", k::Isa::kAuto}, {"sse2", k::Isa::kSse2}, {"avx2", k::Isa::kAvx2}, {"avx512", k::Isa::kAvx512}};
+
+struct ProbeCommand {
+  PlanFlags plan;
+  std::vector<std::string> tests{"latency", "bandwidth", "c2c"};
+  std::string format = "table";
+  BufferSettings buffers;
+  ProbeSettings settings;
+  std::vector<k::BandwidthOp> ops{k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
+
+  void Register(CLI::App& sub) {
+    plan.Register(sub);
+    sub.add_option("--tests", tests, "Probes to run")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"latency", "bandwidth", "c2c"}));
+    sub.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
+    sub.add_option("--pages", buffers.pages, "Page size policy: auto (hugetlb, then THP, then 4 KiB), hugetlb, thp, 4k")
+        ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
+    sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
+        ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
+    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256M (0: 4x the LLC footprint)")
+        ->transform(CLI::AsSizeValue(false));
+    sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
+        ->check(CLI::Range(1, 1000));
+    sub.add_option("--loads", settings.latency.loads_per_sample, "Latency: dependent loads per sample")
+        ->check(CLI::Range(std::uint64_t{100}, std::uint64_t{1'000'000'000}));
+    sub.add_option("--bandwidth-buffer", buffers.bandwidth_bytes, "Bandwidth buffer size per node, e.g. 512M")
+        ->transform(CLI::AsSizeValue(false));
+    sub.add_option("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64M")
+        ->transform(CLI::AsSizeValue(false));
+    sub.add_option("--bursts", settings.bandwidth.bursts, "Bandwidth: bursts per estimate")->check(CLI::Range(1, 1000));
+    sub.add_option("--ops", ops, "Bandwidth operations")
+        ->delimiter(',')
+        ->transform(CLI::CheckedTransformer(kOps, CLI::ignore_case));
+    sub.add_option("--threads", settings.bandwidth_threads, "Bandwidth: pinned threads per measurement")
+        ->check(CLI::Range(1, 1024));
+    sub.add_option("--isa", settings.bandwidth.isa, "Bandwidth: instruction set (auto never picks avx512)")
+        ->transform(CLI::CheckedTransformer(kIsas, CLI::ignore_case));
+    sub.add_option("--round-trips", settings.c2c.round_trips, "Core-to-core: round trips per sample")
+        ->check(CLI::Range(10, 10'000'000));
+  }
+
+  bool Wants(const std::string& test) const {
+    return std::find(tests.begin(), tests.end(), test) != tests.end();
+  }
+
+  int Run() {
+    settings.c2c.samples = settings.latency.samples;
+    settings.ops = ops;
+    auto topology = k::Topology::FromHost();
+    if (!topology.ok()) {
+      fmt::print(stderr, "numaprobe: cannot read the topology: {}\n", topology.failure().reason);
+      return kExitFailure;
+    }
+    auto options = plan.ToOptions();
+    if (!options.ok()) {
+      fmt::print(stderr, "numaprobe: {}\n", options.failure().reason);
+      return kExitUsage;
+    }
+    auto built = BuildPlan(options.value(), topology.value());
+    if (!built.ok()) {
+      fmt::print(stderr, "numaprobe: {}\n", built.failure().reason);
+      return kExitUsage;
+    }
+    const Plan& p = built.value();
+    ProbeReport report{ReadHostInfo(topology->cpu_model), {}, {}, {}};
+    BufferPool pool(buffers);
+    ProbeRunner runner(topology.value(), pool, settings);
+    const int total = static_cast<int>((Wants("latency") ? p.memory_pairs.size() : 0) +
+                                       (Wants("bandwidth") ? p.memory_pairs.size() * ops.size() : 0) +
+                                       (Wants("c2c") ? p.c2c_pairs.size() : 0));
+    {
+      Progress progress(total);
+      if (Wants("latency")) {
+        for (const auto& pair : p.memory_pairs) {
+          report.latency.push_back(runner.RunLatency(pair, nullptr));
+          progress.Step(fmt::format("latency cpu {} -> node {}", pair.cpu, pair.mem_node));
+        }
+      }
+      if (Wants("bandwidth")) {
+        for (const auto& pair : p.memory_pairs) {
+          for (k::BandwidthOp op : ops) {
+            report.bandwidth.push_back(runner.RunBandwidth(pair, op, nullptr));
+            progress.Step(
+                fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(op), pair.cpu, pair.mem_node));
+          }
+        }
+      }
+      if (Wants("c2c")) {
+        for (const auto& pair : p.c2c_pairs) {
+          report.c2c.push_back(runner.RunC2c(pair, nullptr));
+          progress.Step(fmt::format("core-to-core cpu {} <-> cpu {}", pair.cpu_a, pair.cpu_b));
+        }
+      }
+    }
+    if (format == "json") {
+      std::cout << ReportToJson(report, topology.value(), p).dump(2) << '\n';
+    } else {
+      std::cout << FormatReport(report);
+    }
+    return report.all_ok() ? kExitOk : kExitFailure;
+  }
+};
+
+}  // namespace
+
+void AddProbeCommand(CLI::App& app, CommandAction& run) {
+  auto command = std::make_shared<ProbeCommand>();
+  CLI::App* sub = app.add_subcommand("probe", "Measure the latency, bandwidth and core-to-core matrices once and print them");
+  command->Register(*sub);
+  sub->callback([&run, command] { run = [command] { return command->Run(); }; });
+}
+
+}  // namespace numaprobe::daemon

@@ -1,1 +1,248 @@
-// placeholder: being written
+#include "kernels/arena.h"
+
+#include <linux/mman.h>
+#include <numaif.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernels/placement.h"
+
+namespace numaprobe::kernels {
+namespace {
+
+constexpr std::size_t kSmallPage = 4096;
+constexpr std::size_t kHugePage = 2u << 20;
+// mbind rejects node masks longer than one page of bits.
+constexpr int kMaxNodeId = 4096 * 8 - 2;
+
+std::size_t RoundUp(std::size_t x, std::size_t align) { return (x + align - 1) / align * align; }
+
+Failure NodeFailure(Outcome outcome, int node, const std::string& what) {
+  return {outcome, "node " + std::to_string(node) + ": " + what};
+}
+
+std::string SyscallError(std::string_view call, int err) {
+  return std::string(call) + ": " + std::strerror(err);
+}
+
+std::string HugetlbPoolPath(int node, std::string_view file) {
+  return "/sys/devices/system/node/node" + std::to_string(node) +
+         "/hugepages/hugepages-2048kB/" + std::string(file);
+}
+
+// Free 2 MiB hugetlb pages on `node`; 0 when the pool does not exist.
+std::size_t FreeHugetlbPages(int node) {
+  std::ifstream in(HugetlbPoolPath(node, "free_hugepages"));
+  std::size_t pages = 0;
+  return in >> pages ? pages : 0;
+}
+
+// A mapping not yet bound or faulted in.
+struct Mapping {
+  std::byte* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+Expected<Mapping> MapAnonymous(std::size_t bytes, int extra_flags, int node) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags,
+                 -1, 0);
+  if (p == MAP_FAILED) return NodeFailure(Outcome::kAllocFailed, node, SyscallError("mmap", errno));
+  return Mapping{static_cast<std::byte*>(p), bytes};
+}
+
+// hugetlb 2 MiB pages. Without MAP_NORESERVE the kernel reserves the pages at
+// mmap time, but reservations are counted system-wide, not per node: a fault
+// bound to `node` can still find that node's pool empty and raise SIGBUS. So
+// the node's free count is checked first. Residual risk: another process
+// taking those pages between this check and the pre-fault below.
+Expected<Mapping> MapHugetlb(std::size_t bytes, int node) {
+  const std::size_t len = RoundUp(bytes, kHugePage);
+  const std::size_t need = len / kHugePage;
+  const std::size_t free_pages = FreeHugetlbPages(node);
+  if (free_pages < need) {
+    return NodeFailure(Outcome::kAllocFailed, node,
+                       "hugetlb: " + std::to_string(free_pages) + " free 2 MiB pages, need " +
+                           std::to_string(need) + " (pool size: " +
+                           HugetlbPoolPath(node, "nr_hugepages") + ")");
+  }
+  return MapAnonymous(len, MAP_HUGETLB | MAP_HUGE_2MB, node);
+}
+
+// A 2 MiB-aligned region (over-allocate, trim both ends), so every 2 MiB of
+// it can be a transparent huge page. `advice` asks for or against THP; it is
+// only advice, and what was obtained is read back from smaps afterwards.
+Expected<Mapping> MapAligned(std::size_t bytes, int advice, int node) {
+  const std::size_t len = RoundUp(bytes, kHugePage);
+  auto raw = MapAnonymous(len + kHugePage, 0, node);
+  if (!raw) return raw.failure();
+  std::byte* start = raw->data;
+  const auto misalign = reinterpret_cast<std::uintptr_t>(start) % kHugePage;
+  std::byte* aligned = start + (misalign == 0 ? 0 : kHugePage - misalign);
+  if (aligned > start) munmap(start, static_cast<std::size_t>(aligned - start));
+  std::byte* tail = aligned + len;
+  const std::size_t tail_bytes = static_cast<std::size_t>(start + raw->bytes - tail);
+  if (tail_bytes > 0) munmap(tail, tail_bytes);
+  // EINVAL means a kernel without THP: the smaps check reports 4 KiB pages.
+  madvise(aligned, len, advice);
+  return Mapping{aligned, len};
+}
+
+// mbind(MPOL_BIND, MPOL_MF_STRICT) as a raw syscall: a refusal must fail the
+// arena, never silently leave the memory on the local node.
+std::string Bind(const Mapping& m, int node) {
+  constexpr std::size_t kBitsPerWord = 64;
+  std::vector<unsigned long> mask(static_cast<std::size_t>(node) / kBitsPerWord + 1, 0);
+  mask[static_cast<std::size_t>(node) / kBitsPerWord] = 1UL << (node % kBitsPerWord);
+  // The kernel reads maxnode - 1 bits (a historical off-by-one libnuma also pays).
+  const unsigned long maxnode = mask.size() * kBitsPerWord + 1;
+  if (syscall(SYS_mbind, m.data, m.bytes, static_cast<unsigned long>(MPOL_BIND), mask.data(),
+              maxnode, static_cast<unsigned long>(MPOL_MF_STRICT)) != 0) {
+    return SyscallError("mbind", errno);
+  }
+  return "";
+}
+
+// One store per 4 KiB: the policy applies at first fault, and a read fault
+// would map the shared zero page instead of a page on `node`. Every 4 KiB,
+// not every 2 MiB, because THP may have fallen back to small pages.
+void PrefaultByWriting(const Mapping& m) {
+  volatile std::byte* p = m.data;
+  for (std::size_t off = 0; off < m.bytes; off += kSmallPage) p[off] = std::byte{0};
+}
+
+// Share of [data, data + bytes) backed by transparent huge pages, from the
+// AnonHugePages lines of /proc/self/smaps. The kernel may merge our VMA with a
+// neighbour of identical flags and policy, so each overlapping VMA contributes
+// its huge bytes in proportion to the overlap.
+double ThpHugeFraction(const std::byte* data, std::size_t bytes) {
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t end = begin + bytes;
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  double overlap_share = 0;  // overlap / VMA size of the current VMA; 0 if unrelated
+  double huge_bytes = 0;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t lo = 0;
+    std::uintptr_t hi = 0;
+    const char* first = line.data();
+    const char* last = line.data() + line.size();
+    auto r = std::from_chars(first, last, lo, 16);
+    if (r.ec == std::errc() && r.ptr != last && *r.ptr == '-' &&
+        std::from_chars(r.ptr + 1, last, hi, 16).ec == std::errc() && hi > lo) {
+      const std::uintptr_t ov_lo = std::max(lo, begin);
+      const std::uintptr_t ov_hi = std::min(hi, end);
+      overlap_share =
+          ov_hi > ov_lo ? static_cast<double>(ov_hi - ov_lo) / static_cast<double>(hi - lo) : 0;
+      continue;
+    }
+    constexpr std::string_view kKey = "AnonHugePages:";
+    if (overlap_share == 0 || !line.starts_with(kKey)) continue;
+    std::size_t kib = 0;
+    const char* num = line.data() + kKey.size();
+    while (num < last && *num == ' ') ++num;
+    if (std::from_chars(num, last, kib).ec == std::errc()) {
+      huge_bytes += overlap_share * static_cast<double>(kib) * 1024;
+    }
+  }
+  return std::clamp(huge_bytes / static_cast<double>(bytes), 0.0, 1.0);
+}
+
+Expected<Mapping> MapForPolicy(const ArenaSpec& spec, PageKind& kind) {
+  if (spec.pages == PagePolicy::kHugetlb || spec.pages == PagePolicy::kAuto) {
+    auto m = MapHugetlb(spec.bytes, spec.node);
+    if (m || spec.pages == PagePolicy::kHugetlb) {
+      kind = PageKind::kHugetlb2M;
+      return m;
+    }
+  }
+  kind = PageKind::kSmall4K;  // settled after faulting, from smaps
+  if (spec.pages == PagePolicy::kSmall) {
+    auto m = MapAnonymous(RoundUp(spec.bytes, kSmallPage), 0, spec.node);
+    if (m) madvise(m->data, m->bytes, MADV_NOHUGEPAGE);
+    return m;
+  }
+  return MapAligned(spec.bytes, MADV_HUGEPAGE, spec.node);
+}
+
+}  // namespace
+
+Expected<Arena> Arena::Create(const ArenaSpec& spec) {
+  if (spec.bytes == 0) return NodeFailure(Outcome::kInvalidSpec, spec.node, "arena of 0 bytes");
+  if (spec.node < 0 || spec.node > kMaxNodeId) {
+    return NodeFailure(Outcome::kInvalidSpec, spec.node, "no such node id");
+  }
+
+  PageKind kind = PageKind::kSmall4K;
+  auto mapped = MapForPolicy(spec, kind);
+  if (!mapped) return mapped.failure();
+  const Mapping m = mapped.value();
+  // From here on the Arena owns the mapping, so every failure path unmaps it.
+  BufferInfo info;
+  info.node = spec.node;
+  info.bytes = m.bytes;
+  info.page_kind = kind;
+  Arena arena(m.data, m.bytes, std::move(info));
+
+  if (std::string err = Bind(m, spec.node); !err.empty()) {
+    return NodeFailure(Outcome::kBindFailed, spec.node, err);
+  }
+  PrefaultByWriting(m);
+  if (kind == PageKind::kHugetlb2M) {
+    arena.info_.huge_fraction = 1;
+  } else {
+    arena.info_.huge_fraction = ThpHugeFraction(m.data, m.bytes);
+    if (arena.info_.huge_fraction > 0.5) arena.info_.page_kind = PageKind::kThp2M;
+  }
+  arena.info_.placement = VerifyPlacement(m.data, m.bytes, arena.page_bytes(), spec.node);
+  if (!arena.info_.placement.verified()) return PlacementFailure(arena.info_.placement);
+  return arena;
+}
+
+Arena::Arena(std::byte* data, std::size_t mapped_bytes, BufferInfo info)
+    : data_(data), mapped_bytes_(mapped_bytes), info_(std::move(info)) {}
+
+Arena::Arena(Arena&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)),
+      info_(std::move(other.info_)) {}
+
+Arena& Arena::operator=(Arena&& other) noexcept {
+  if (this != &other) {
+    Release();
+    data_ = std::exchange(other.data_, nullptr);
+    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+    info_ = std::move(other.info_);
+  }
+  return *this;
+}
+
+Arena::~Arena() { Release(); }
+
+void Arena::Release() {
+  if (data_ != nullptr) munmap(data_, mapped_bytes_);
+  data_ = nullptr;
+  mapped_bytes_ = 0;
+}
+
+std::size_t Arena::page_bytes() const {
+  return info_.page_kind == PageKind::kSmall4K ? kSmallPage : kHugePage;
+}
+
+const PlacementReport& Arena::Reverify(std::size_t pages, std::uint64_t seed) {
+  info_.placement = VerifyPlacement(data_, info_.bytes, page_bytes(), info_.node, pages, seed);
+  return info_.placement;
+}
+
+}  // namespace numaprobe::kernels

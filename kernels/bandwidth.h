@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -28,7 +29,9 @@ std::string_view BandwidthOpName(BandwidthOp op);  // "read", "write", "copy"
 // core's frequency licence and slow the workloads sharing the host.
 enum class Isa { kAuto, kSse2, kAvx2, kAvx512 };
 std::string_view IsaName(Isa isa);
-Isa ResolveIsa(Isa requested);  // kAuto -> best allowed; unsupported -> kSse2
+// kAuto -> AVX2 if the CPU has it, else SSE2. An unsupported request falls back
+// the same way (AVX-512 -> AVX2 -> SSE2); results report the ISA actually used.
+Isa ResolveIsa(Isa requested);
 
 struct BandwidthBufferSpec {
   int mem_node = -1;
@@ -58,7 +61,11 @@ struct BandwidthRunSpec {
   std::size_t warmup_bytes = 32u << 20;
   Isa isa = Isa::kAuto;
   std::size_t reverify_pages = 64;
-  const std::atomic<bool>* stop = nullptr;
+  // A thread that has not reached the per-burst barrier after this long (it
+  // was descheduled) gets the burst discarded; after 10x the run gives up with
+  // kTimeout instead of spinning on.
+  std::chrono::milliseconds barrier_timeout{1000};
+  const std::atomic<bool>* stop = nullptr;  // checked between bursts
 };
 
 struct BandwidthResult {
@@ -72,7 +79,10 @@ struct BandwidthResult {
   std::uint64_t bytes_total = 0;      // over accepted bursts
   BufferInfo buffer;
   Discards discards;
-  double cpu_seconds = 0;
+  double cpu_seconds = 0;  // all threads' CPU time, warm-up and barriers included
+  // Buffer offset at which each timed burst (accepted or discarded) started:
+  // consecutive bursts rotate through the buffer.
+  std::vector<std::size_t> burst_offsets;
 };
 
 BandwidthResult MeasureBandwidth(BandwidthBuffer& buffer, const BandwidthRunSpec& spec);

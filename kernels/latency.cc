@@ -1,1 +1,150 @@
-// placeholder: being written
+#include "kernels/latency.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kernels/clock.h"
+#include "kernels/pin.h"
+#include "kernels/placement.h"
+#include "kernels/stats.h"
+
+namespace numaprobe::kernels {
+namespace {
+
+constexpr std::size_t kHugePage = 2u << 20;
+constexpr std::size_t kMinDefaultBytes = 16u << 20;
+constexpr std::size_t kMaxDefaultBytes = std::size_t{2} << 30;
+// 64 x 4 KiB pages: multichase found well past 32 pages are needed before no
+// prefetcher follows the pattern, while 64 pages still fit the L1 dTLB reach.
+constexpr std::size_t kSmallPageWindow = 256u << 10;
+constexpr std::size_t kMinStride = 64;
+constexpr std::size_t kMaxStride = 4096;
+
+bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// The body of MeasureLatency, run on its own pinned thread.
+void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult& result) {
+  const std::int64_t cpu_start = ThreadCpuNs();
+  auto finish = [&](Outcome outcome, std::string reason) {
+    result.outcome = outcome;
+    result.reason = std::move(reason);
+    result.cpu_seconds = static_cast<double>(ThreadCpuNs() - cpu_start) / 1e9;
+  };
+
+  if (std::string err = PinCurrentThread(spec.cpu); !err.empty()) {
+    return finish(Outcome::kPinFailed, std::move(err));
+  }
+  // A different subset each run, so repeated runs cover the whole buffer.
+  const auto seed = static_cast<std::uint64_t>(MonotonicNs());
+  const PlacementReport& placement = buffer.arena().Reverify(spec.reverify_pages, seed);
+  result.buffer = buffer.info();
+  if (!placement.verified()) {
+    Failure failure = PlacementFailure(placement);
+    return finish(failure.outcome, std::move(failure.reason));
+  }
+
+  void*& cursor = buffer.cursor();
+  cursor = Chase(cursor, spec.warmup_loads);
+
+  const int max_attempts = spec.max_attempts > 0 ? spec.max_attempts : 3 * spec.samples;
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(spec.samples));
+  SampleGuard guard;
+  for (int attempt = 0; attempt < max_attempts && std::ssize(samples) < spec.samples;
+       ++attempt) {
+    if (spec.stop != nullptr && spec.stop->load(std::memory_order_relaxed)) {
+      return finish(Outcome::kCancelled, "stop requested after " +
+                                             std::to_string(samples.size()) + " samples");
+    }
+    guard.Begin();
+    const std::int64_t t0 = MonotonicNs();
+    cursor = Chase(cursor, spec.loads_per_sample);
+    const std::int64_t t1 = MonotonicNs();
+    if (guard.Clean(result.discards)) {
+      samples.push_back(static_cast<double>(t1 - t0) / 1e9 /
+                        static_cast<double>(spec.loads_per_sample));
+    }
+  }
+  if (std::ssize(samples) < spec.samples) {
+    return finish(Outcome::kDisturbed,
+                  "cpu " + std::to_string(spec.cpu) + ": only " + std::to_string(samples.size()) +
+                      " of " + std::to_string(spec.samples) + " samples undisturbed (" +
+                      std::to_string(result.discards.context_switch) + " context switches, " +
+                      std::to_string(result.discards.migration) + " migrations)");
+  }
+  result.seconds_per_load = Summarize(samples);
+  finish(Outcome::kOk, "");
+}
+
+}  // namespace
+
+std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride) {
+  // Each element touches one 64 B line, so the cold footprint is bytes * 64 / stride.
+  const std::size_t lines_per_element = std::max(stride, kMinStride) / 64;
+  const std::size_t wanted = (llc_bytes * 4 * lines_per_element + kHugePage - 1) / kHugePage *
+                             kHugePage;
+  return std::clamp(wanted, kMinDefaultBytes, kMaxDefaultBytes);
+}
+
+Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
+  if (!IsPowerOfTwo(spec.stride) || spec.stride < kMinStride || spec.stride > kMaxStride) {
+    return Failure{Outcome::kInvalidSpec, "stride " + std::to_string(spec.stride) +
+                                              ": must be a power of two in [64, 4096]"};
+  }
+  ChaseLayout layout;
+  layout.stride = spec.stride;
+  const std::size_t requested =
+      spec.bytes != 0 ? spec.bytes : DefaultLatencyBufferBytes(spec.llc_bytes, spec.stride);
+  layout.bytes = requested / spec.stride * spec.stride;
+  if (layout.elements() < 2 || layout.elements() > std::numeric_limits<std::uint32_t>::max()) {
+    return Failure{Outcome::kInvalidSpec,
+                   "buffer of " + std::to_string(requested) +
+                       " bytes: need 2 to 2^32 elements of " + std::to_string(spec.stride) +
+                       " bytes"};
+  }
+
+  auto arena = Arena::Create({.bytes = layout.bytes, .node = spec.mem_node, .pages = spec.pages});
+  if (!arena) return arena.failure();
+  // One window per TLB reach: a 2 MiB page, or 64 small pages.
+  const std::size_t window =
+      arena->info().page_kind == PageKind::kSmall4K ? kSmallPageWindow : kHugePage;
+  layout.window_bytes = std::min(window, layout.bytes);
+
+  LinkChase(arena->data(), layout, ChaseOrder(layout, spec.seed));
+  void* start = arena->data();  // element 0: every element is on the single cycle
+  return LatencyBuffer(std::move(arena).value(), layout, start);
+}
+
+LatencyResult MeasureLatency(LatencyBuffer& buffer, const LatencyRunSpec& spec) {
+  LatencyResult result;
+  result.cpu = spec.cpu;
+  result.loads_per_sample = spec.loads_per_sample;
+  result.stride = buffer.layout().stride;
+  result.window_bytes = buffer.layout().window_bytes;
+  result.buffer = buffer.info();
+  if (spec.samples <= 0 || spec.loads_per_sample == 0) {
+    result.outcome = Outcome::kInvalidSpec;
+    result.reason = "need samples > 0 and loads_per_sample > 0";
+    return result;
+  }
+  // A fresh thread, so pinning never changes the caller's affinity.
+  try {
+    std::thread worker(RunPinned, std::ref(buffer), std::cref(spec), std::ref(result));
+    worker.join();
+  } catch (const std::system_error& e) {
+    // Thread creation fails only under resource exhaustion: report, don't crash the daemon.
+    result.outcome = Outcome::kAllocFailed;
+    result.reason = std::string("measuring thread: ") + e.what();
+  }
+  return result;
+}
+
+}  // namespace numaprobe::kernels

@@ -18,4 +18,8 @@ PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t
                                 int expected_node, std::size_t max_pages = 0,
                                 std::uint64_t seed = 0);
 
+// The Failure to report for a report that is not verified(): kPlacementMismatch
+// naming the first misplaced page, else kPlacementUnverified.
+Failure PlacementFailure(const PlacementReport& report);
+
 }  // namespace numaprobe::kernels

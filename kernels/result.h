@@ -75,7 +75,8 @@ struct PlacementReport {
   std::size_t pages_misplaced = 0;  // on another node
   std::size_t pages_unknown = 0;    // not present / kernel returned an error for the page
   int observed_node = -1;           // node of the first misplaced page, -1 if none
-  std::string method;               // "move_pages" | "get_mempolicy"
+  std::size_t misplaced_offset = 0; // byte offset of the first misplaced page
+  std::string method;               // "move_pages" | "get_mempolicy" | "none" (both refused)
   bool verified() const { return pages_checked > 0 && pages_misplaced == 0 && pages_unknown == 0; }
 };
 

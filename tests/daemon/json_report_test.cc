@@ -1,1 +1,96 @@
 // Unit tests for daemon/json_report.cc
+#include "daemon/json_report.h"
+
+#include <gtest/gtest.h>
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace k = kernels;
+
+LatencyRecord OkLatency() {
+  LatencyRecord r;
+  r.pair = {3, 0, 1};
+  r.result.outcome = k::Outcome::kOk;
+  r.result.cpu = 3;
+  r.result.seconds_per_load = {1.3e-7, 1.2e-7, 1.5e-7, 2e-9, 7};
+  r.result.loads_per_sample = 40000;
+  r.result.stride = 128;
+  r.result.window_bytes = 2 << 20;
+  r.result.buffer.node = 1;
+  r.result.buffer.bytes = 256u << 20;
+  r.result.buffer.page_kind = k::PageKind::kThp2M;
+  r.result.buffer.huge_fraction = 1.0;
+  r.result.buffer.placement = {1, 128, 0, 0, -1, "move_pages"};
+  return r;
+}
+
+TEST(JsonReport, LatencyCarriesFiguresSpreadPagesAndPlacement) {
+  ProbeReport report;
+  report.latency.push_back(OkLatency());
+  const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
+  const auto& lat = j.at("latency").at(0);
+  EXPECT_EQ(lat.at("outcome"), "ok");
+  EXPECT_EQ(lat.at("cpu_node"), 0);
+  EXPECT_EQ(lat.at("mem_node"), 1);
+  EXPECT_DOUBLE_EQ(lat.at("median_seconds").get<double>(), 1.3e-7);
+  EXPECT_DOUBLE_EQ(lat.at("mad_seconds").get<double>(), 2e-9);
+  EXPECT_EQ(lat.at("samples"), 7);
+  EXPECT_EQ(lat.at("buffer").at("page_size"), "2MiB-thp");
+  EXPECT_EQ(lat.at("buffer").at("placement").at("verified"), true);
+  EXPECT_EQ(lat.at("buffer").at("placement").at("method"), "move_pages");
+  EXPECT_EQ(j.at("ok"), true);
+}
+
+TEST(JsonReport, FailedProbeHasNullFiguresAndItsReason) {
+  ProbeReport report;
+  LatencyRecord r = OkLatency();
+  r.result.outcome = k::Outcome::kPlacementMismatch;
+  r.result.reason = "node 1 requested, page at offset 0 is on node 0";
+  r.result.buffer.placement = {1, 128, 128, 0, 0, "move_pages"};
+  report.latency.push_back(r);
+  const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
+  const auto& lat = j.at("latency").at(0);
+  EXPECT_EQ(lat.at("outcome"), "placement_mismatch");
+  EXPECT_TRUE(lat.at("median_seconds").is_null());
+  EXPECT_TRUE(lat.at("min_seconds").is_null());
+  EXPECT_EQ(lat.at("reason"), r.result.reason);
+  EXPECT_EQ(lat.at("buffer").at("placement").at("verified"), false);
+  EXPECT_EQ(lat.at("buffer").at("placement").at("observed_node"), 0);
+  EXPECT_EQ(j.at("ok"), false);
+}
+
+TEST(JsonReport, BandwidthCountsThreadsAndExactBytes) {
+  ProbeReport report;
+  BandwidthRecord b;
+  b.pair = {1, 0, 0};
+  b.result.op = k::BandwidthOp::kCopy;
+  b.result.cpus = {1, 0};
+  b.result.isa = k::Isa::kAvx2;
+  b.result.bytes_per_burst = 4 * (64u << 20);
+  b.result.bytes_total = 5 * b.result.bytes_per_burst;
+  b.result.bytes_per_second = {3e10, 2.9e10, 3.1e10, 1e8, 5};
+  report.bandwidth.push_back(b);
+  const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
+  const auto& bw = j.at("bandwidth").at(0);
+  EXPECT_EQ(bw.at("op"), "copy");
+  EXPECT_EQ(bw.at("threads"), 2);
+  EXPECT_EQ(bw.at("isa"), "avx2");
+  EXPECT_EQ(bw.at("bytes_per_burst").get<std::uint64_t>(), 4ull * (64u << 20));
+  EXPECT_EQ(bw.at("bursts"), 5);
+  EXPECT_DOUBLE_EQ(bw.at("median_bytes_per_second").get<double>(), 3e10);
+}
+
+TEST(JsonReport, TopologyListsCpuLessNodesAndDistances) {
+  const auto topo = k::Topology::FromSynthetic("pack:2 [numa] core:2 pu:1", {});
+  ASSERT_TRUE(topo.ok()) << topo.failure().reason;
+  const auto j = TopologyToJson(topo.value(), Plan{{{1, 0, 0}}, {}, {"a note"}});
+  EXPECT_EQ(j.at("nodes").size(), 2u);
+  EXPECT_EQ(j.at("cpus").size(), 4u);
+  EXPECT_EQ(j.at("distances").at("nodes").size(), 2u);
+  EXPECT_EQ(j.at("plan").at("memory_pairs").at(0).at("cpu"), 1);
+  EXPECT_EQ(j.at("plan").at("notes").at(0), "a note");
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

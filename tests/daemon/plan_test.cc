@@ -1,1 +1,177 @@
-// Unit tests for daemon/plan.cc
+// Unit tests for daemon/plan.cc, on the hwloc XML fixtures described in
+// tests/fixtures/topology/README.md.
+#include "daemon/plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+namespace numaprobe::daemon {
+namespace {
+
+using kernels::CpuRelation;
+using kernels::Outcome;
+using kernels::Restriction;
+using kernels::Topology;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+Topology Load(const std::string& name, const Restriction& restriction = {}) {
+  // NUMAPROBE_FIXTURES is tests/fixtures; fall back to this file's location
+  // while tests/CMakeLists.txt still points it at tests/<dir>/fixtures.
+  std::filesystem::path dir = NUMAPROBE_FIXTURES;
+  if (!std::filesystem::exists(dir / "topology")) dir = std::filesystem::path(__FILE__).parent_path() / "../fixtures";
+  std::ifstream in(dir / "topology" / name);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto topology = Topology::FromXml(text.str(), restriction);
+  EXPECT_TRUE(topology.ok()) << (topology.ok() ? "" : topology.failure().reason);
+  return topology.ok() ? std::move(topology).value() : Topology{};
+}
+
+Plan Build(const PlanOptions& options, const Topology& topology) {
+  auto plan = BuildPlan(options, topology);
+  EXPECT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.failure().reason);
+  return plan.ok() ? std::move(plan).value() : Plan{};
+}
+
+void ExpectFailure(const PlanOptions& options, const Topology& topology, Outcome outcome, const std::string& reason) {
+  auto plan = BuildPlan(options, topology);
+  ASSERT_FALSE(plan.ok()) << reason;
+  EXPECT_EQ(plan.failure().outcome, outcome);
+  EXPECT_EQ(plan.failure().reason, reason);
+}
+
+TEST(PlanTest, RepresentativeIsTheHighestCpu) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  EXPECT_EQ(RepresentativeCpu(*topology.FindNode(0)), 7);
+  EXPECT_EQ(RepresentativeCpu(*topology.FindNode(3)), 31);
+  EXPECT_EQ(RepresentativeCpu(*topology.FindNode(4)), -1);  // CPU-less
+}
+
+TEST(PlanTest, DefaultPlanMeasuresEveryNodeFromEachCpuNode) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Plan plan = Build({}, topology);
+  ASSERT_EQ(plan.memory_pairs.size(), 20u);  // 4 CPU nodes x 5 memory nodes
+  EXPECT_EQ(plan.memory_pairs.front(), (MemoryPair{7, 0, 0}));
+  EXPECT_EQ(plan.memory_pairs.back(), (MemoryPair{31, 3, 4}));
+  EXPECT_TRUE(std::is_sorted(plan.memory_pairs.begin(), plan.memory_pairs.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.cpu_node, a.mem_node, a.cpu) < std::tie(b.cpu_node, b.mem_node, b.cpu);
+  }));
+  for (int cpu_node = 0; cpu_node < 4; ++cpu_node) {
+    EXPECT_THAT(plan.memory_pairs, Contains(MemoryPair{8 * cpu_node + 7, cpu_node, 4}));
+  }
+  for (const MemoryPair& pair : plan.memory_pairs) {
+    EXPECT_NE(pair.cpu_node, 4);
+    EXPECT_EQ(pair.cpu, RepresentativeCpu(*topology.FindNode(pair.cpu_node)));
+  }
+  EXPECT_THAT(plan.notes, Contains("node 4: no CPUs (memory only): measured from the other nodes' CPUs"));
+}
+
+TEST(PlanTest, DefaultC2cPlanHasOnePairPerClassAndBothHomesAcrossNodes) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Plan plan = Build({}, topology);
+  std::vector<C2cPair> cross;
+  std::map<CpuRelation, int> per_class;
+  for (const C2cPair& pair : plan.c2c_pairs) {
+    ++per_class[pair.relation];
+    EXPECT_EQ(topology.Relation(pair.cpu_a, pair.cpu_b), pair.relation);
+    if (pair.relation == CpuRelation::kCrossNode) cross.push_back(pair);
+  }
+  EXPECT_EQ(per_class[CpuRelation::kSmt], 1);
+  EXPECT_EQ(per_class[CpuRelation::kSameLlc], 1);
+  EXPECT_EQ(per_class[CpuRelation::kSameNode], 1);
+  EXPECT_THAT(plan.c2c_pairs, Contains(C2cPair{30, 31, 3, CpuRelation::kSmt}));
+  EXPECT_THAT(plan.c2c_pairs, Contains(C2cPair{29, 31, 3, CpuRelation::kSameLlc}));
+  EXPECT_THAT(plan.c2c_pairs, Contains(C2cPair{27, 31, 3, CpuRelation::kSameNode}));
+  ASSERT_EQ(cross.size(), 12u);  // 6 node pairs x line on each side
+  for (int na = 0; na < 4; ++na) {
+    for (int nb = na + 1; nb < 4; ++nb) {
+      const int a = 8 * na + 7;
+      const int b = 8 * nb + 7;
+      EXPECT_THAT(cross, Contains(C2cPair{a, b, na, CpuRelation::kCrossNode}));
+      EXPECT_THAT(cross, Contains(C2cPair{a, b, nb, CpuRelation::kCrossNode}));
+    }
+  }
+}
+
+TEST(PlanTest, RestrictionKeepsThePlanInsideTheAllowedSets) {
+  Restriction restriction;
+  restriction.cpus = std::set<int>{0, 1, 2, 3, 4, 5, 6, 7};
+  restriction.mem_nodes = std::set<int>{0};
+  const Topology topology = Load("2s_nps2_cxl.xml", restriction);
+  const Plan plan = Build({}, topology);
+  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{7, 0, 0}));
+  EXPECT_THAT(plan.c2c_pairs, ElementsAre(C2cPair{6, 7, 0, CpuRelation::kSmt}, C2cPair{5, 7, 0, CpuRelation::kSameLlc},
+                                          C2cPair{3, 7, 0, CpuRelation::kSameNode}));
+  EXPECT_THAT(plan.notes, Contains("cpus 8-31 not allowed (affinity/cpuset) or offline"));
+  EXPECT_THAT(plan.notes, Contains("nodes 1-4 not allowed (cpuset.mems)"));
+  EXPECT_THAT(plan.notes, Contains("c2c classes without an allowed CPU pair: cross_node"));
+
+  ExpectFailure({.mem_nodes = {1}}, topology, Outcome::kNotAllowed,
+                "node 1 is not in this process's allowed memory nodes (cpuset.mems)");
+  ExpectFailure({.cpus = {12}}, topology, Outcome::kNotAllowed,
+                "cpu 12 is not in this process's affinity mask or is offline");
+  ExpectFailure({.c2c_cpus = {0, 12}}, topology, Outcome::kNotAllowed,
+                "cpu 12 is not in this process's affinity mask or is offline");
+}
+
+TEST(PlanTest, PerCpuAndExplicitLists) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  EXPECT_EQ(Build({.per_cpu = true}, topology).memory_pairs.size(), 32u * 5u);
+
+  const Plan plan = Build({.cpus = {17, 3, 3}, .mem_nodes = {4, 0}}, topology);
+  EXPECT_THAT(plan.memory_pairs,
+              ElementsAre(MemoryPair{3, 0, 0}, MemoryPair{3, 0, 4}, MemoryPair{17, 2, 0}, MemoryPair{17, 2, 4}));
+
+  const Plan c2c = Build({.c2c_cpus = {16, 0, 1}}, topology);
+  EXPECT_THAT(c2c.c2c_pairs, ElementsAre(C2cPair{0, 1, 0, CpuRelation::kSmt}, C2cPair{0, 16, 0, CpuRelation::kCrossNode},
+                                         C2cPair{1, 16, 0, CpuRelation::kCrossNode}));
+}
+
+TEST(PlanTest, UnknownCpusAndNodesAreRejected) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  ExpectFailure({.cpus = {40}}, topology, Outcome::kInvalidSpec, "cpu 40 does not exist (this machine has CPUs 0-31)");
+  ExpectFailure({.mem_nodes = {9}}, topology, Outcome::kInvalidSpec, "node 9 does not exist");
+  ExpectFailure({.c2c_cpus = {3}}, topology, Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs");
+}
+
+TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
+  const Topology topology = Load("3node_memoryless_cgroup.xml");
+  ExpectFailure({.mem_nodes = {1}}, topology, Outcome::kInvalidSpec, "node 1 has no memory");
+  ExpectFailure({.mem_nodes = {2}}, topology, Outcome::kNotAllowed,
+                "node 2 is not in this process's allowed memory nodes (cpuset.mems)");
+  ExpectFailure({.cpus = {6}}, topology, Outcome::kNotAllowed,
+                "cpu 6 is not in this process's affinity mask or is offline");
+  ExpectFailure({.cpus = {7}}, topology, Outcome::kInvalidSpec, "cpu 7 does not exist (this machine has CPUs 0-6)");
+
+  const Plan plan = Build({}, topology);
+  // CPU 4 sits on node 2, whose memory we may not use, but still measures node 0.
+  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{1, 0, 0}, MemoryPair{3, 1, 0}, MemoryPair{4, 2, 0}));
+  EXPECT_THAT(plan.notes, Contains("node 1: no memory: not a memory target"));
+  EXPECT_THAT(plan.notes, Contains("cpus 5-6 not allowed (affinity/cpuset) or offline"));
+  EXPECT_THAT(plan.notes, Contains("node 2 not allowed (cpuset.mems)"));
+  // Lines can only live where we may allocate: every home is node 0.
+  for (const C2cPair& pair : plan.c2c_pairs) EXPECT_EQ(pair.line_node, 0);
+}
+
+TEST(PlanTest, SingleCpuHasNoC2cPairs) {
+  Restriction restriction;
+  restriction.cpus = std::set<int>{5};
+  const Topology topology = Load("2s_nps2_cxl.xml", restriction);
+  const Plan plan = Build({}, topology);
+  EXPECT_THAT(plan.c2c_pairs, IsEmpty());
+  EXPECT_THAT(plan.notes, Contains("only one allowed CPU: no core-to-core pairs"));
+  EXPECT_EQ(plan.memory_pairs.size(), 5u);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

@@ -1,1 +1,125 @@
 // Unit tests for kernels/latency.cc
+#include "kernels/latency.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace numaprobe::kernels {
+namespace {
+
+constexpr std::size_t kMiB = 1u << 20;
+
+// The LLC of cpu0 from sysfs ("32768K"), or 32 MiB when it is not exposed.
+std::size_t LlcBytes() {
+  std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index3/size");
+  std::size_t kib = 0;
+  return in >> kib ? kib * 1024 : 32 * kMiB;
+}
+
+int FirstAllowedCpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  }
+  return 0;
+}
+
+LatencyBuffer MakeBuffer(std::size_t bytes, PagePolicy pages) {
+  auto buffer = LatencyBuffer::Create({.mem_node = 0, .bytes = bytes, .pages = pages});
+  EXPECT_TRUE(buffer.ok()) << buffer.failure().reason;
+  return std::move(buffer).value();
+}
+
+TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
+  const LatencyRunSpec run{.cpu = FirstAllowedCpu(), .samples = 7};
+  LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall);
+  const LatencyResult near = MeasureLatency(l1, run);
+  ASSERT_EQ(near.outcome, Outcome::kOk) << near.reason;
+
+  LatencyBuffer dram = MakeBuffer(DefaultLatencyBufferBytes(LlcBytes(), 128), PagePolicy::kAuto);
+  const LatencyResult far = MeasureLatency(dram, run);
+  ASSERT_EQ(far.outcome, Outcome::kOk) << far.reason;
+
+  const double l1_ns = near.seconds_per_load.median * 1e9;
+  const double dram_ns = far.seconds_per_load.median * 1e9;
+  RecordProperty("l1_ns", std::to_string(l1_ns));
+  RecordProperty("dram_ns", std::to_string(dram_ns));
+  std::printf("L1 %.2f ns/load, past LLC (%zu MiB, %s) %.1f ns/load\n", l1_ns,
+              dram.layout().bytes / kMiB, std::string(PageKindName(far.buffer.page_kind)).c_str(),
+              dram_ns);
+  EXPECT_GT(l1_ns, 0);
+  EXPECT_LT(l1_ns, 10);
+  EXPECT_GT(dram_ns / l1_ns, 5);
+}
+
+TEST(LatencyTest, DefaultBufferCoversFourLlcsOfLines) {
+  EXPECT_EQ(DefaultLatencyBufferBytes(32 * kMiB, 128), 256 * kMiB);
+  EXPECT_EQ(DefaultLatencyBufferBytes(32 * kMiB, 256), 512 * kMiB);
+  EXPECT_EQ(DefaultLatencyBufferBytes(1 * kMiB, 128), 16 * kMiB);     // floor
+  EXPECT_EQ(DefaultLatencyBufferBytes(1024 * kMiB, 256), 2048 * kMiB);  // ceiling
+  EXPECT_EQ(DefaultLatencyBufferBytes(5 * kMiB + 1, 64), 22 * kMiB);  // next 2 MiB multiple
+}
+
+TEST(LatencyTest, InvalidStrideIsRejected) {
+  for (std::size_t stride : {0u, 32u, 96u, 8192u}) {
+    auto buffer = LatencyBuffer::Create({.mem_node = 0, .bytes = 64 << 10, .stride = stride});
+    ASSERT_FALSE(buffer.ok()) << stride;
+    EXPECT_EQ(buffer.failure().outcome, Outcome::kInvalidSpec);
+    EXPECT_NE(buffer.failure().reason.find("stride " + std::to_string(stride)), std::string::npos);
+  }
+  auto tiny = LatencyBuffer::Create({.mem_node = 0, .bytes = 128, .stride = 128});
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.failure().outcome, Outcome::kInvalidSpec);
+}
+
+TEST(LatencyTest, StopFlagCancelsWithoutFigures) {
+  LatencyBuffer buffer = MakeBuffer(64 << 10, PagePolicy::kSmall);
+  const std::atomic<bool> stop{true};
+  const LatencyResult r = MeasureLatency(buffer, {.cpu = FirstAllowedCpu(), .stop = &stop});
+  EXPECT_EQ(r.outcome, Outcome::kCancelled);
+  EXPECT_EQ(r.seconds_per_load.n, 0u);
+  EXPECT_EQ(r.seconds_per_load.median, 0);
+}
+
+TEST(LatencyTest, NonexistentCpuFailsToPinWithoutFigures) {
+  LatencyBuffer buffer = MakeBuffer(64 << 10, PagePolicy::kSmall);
+  const LatencyResult r = MeasureLatency(buffer, {.cpu = 4095});
+  EXPECT_EQ(r.outcome, Outcome::kPinFailed);
+  EXPECT_NE(r.reason.find("cpu 4095"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.seconds_per_load.median, 0);
+  EXPECT_EQ(r.seconds_per_load.n, 0u);
+}
+
+TEST(LatencyTest, ResultDescribesTheRun) {
+  LatencyBuffer buffer = MakeBuffer(1 * kMiB, PagePolicy::kSmall);
+  EXPECT_TRUE(IsSingleCycle(buffer.arena().data(), buffer.layout()));
+  const int cpu = FirstAllowedCpu();
+  const LatencyResult r = MeasureLatency(
+      buffer, {.cpu = cpu, .samples = 5, .loads_per_sample = 10'000, .reverify_pages = 16});
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  EXPECT_EQ(r.reason, "");
+  EXPECT_EQ(r.cpu, cpu);
+  EXPECT_EQ(r.seconds_per_load.n, 5u);
+  EXPECT_GT(r.seconds_per_load.median, 0);
+  EXPECT_LE(r.seconds_per_load.min, r.seconds_per_load.median);
+  EXPECT_EQ(r.loads_per_sample, 10'000u);
+  EXPECT_EQ(r.stride, 128u);
+  EXPECT_EQ(r.window_bytes, 256u << 10);  // 64 small pages
+  EXPECT_EQ(r.buffer.node, 0);
+  EXPECT_EQ(r.buffer.page_kind, PageKind::kSmall4K);
+  EXPECT_TRUE(r.buffer.placement.verified());
+  EXPECT_EQ(r.buffer.placement.pages_checked, 16u);  // the re-check, not the initial one
+  EXPECT_GT(r.cpu_seconds, 0);
+  // The chain continues where the run stopped, still on the single cycle.
+  EXPECT_TRUE(IsSingleCycle(buffer.arena().data(), buffer.layout()));
+}
+
+}  // namespace
+}  // namespace numaprobe::kernels

@@ -1,0 +1,67 @@
+// Runs one planned probe through the kernels: picks the buffer from the pool,
+// fills the run spec from the settings, and returns the kernel's result with
+// the pair it belongs to. Shared by `numaprobe probe` and the daemon's
+// scheduler, so both measure exactly the same way.
+//
+// Thread safety: not thread-safe; one probe at a time (the kernels themselves
+// start and join their measuring threads).
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "daemon/buffer_pool.h"
+#include "daemon/plan.h"
+#include "kernels/bandwidth.h"
+#include "kernels/c2c.h"
+#include "kernels/latency.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+// Per-probe knobs. The cpu/pair fields of the kernel specs are filled per run.
+struct ProbeSettings {
+  kernels::LatencyRunSpec latency;
+  kernels::BandwidthRunSpec bandwidth;
+  int bandwidth_threads = 1;  // >1: the pair's CPU plus further CPUs of its node
+  std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
+                                        kernels::BandwidthOp::kCopy};
+  kernels::C2cSpec c2c;
+};
+
+struct LatencyRecord {
+  MemoryPair pair;
+  kernels::LatencyResult result;
+};
+struct BandwidthRecord {
+  MemoryPair pair;
+  kernels::BandwidthResult result;
+};
+struct C2cRecord {
+  C2cPair pair;
+  kernels::C2cResult result;
+};
+
+class ProbeRunner {
+ public:
+  ProbeRunner(const kernels::Topology& topology, BufferPool& pool, ProbeSettings settings)
+      : topology_(topology), pool_(pool), settings_(std::move(settings)) {}
+
+  LatencyRecord RunLatency(const MemoryPair& pair, const std::atomic<bool>* stop);
+  BandwidthRecord RunBandwidth(const MemoryPair& pair, kernels::BandwidthOp op,
+                               const std::atomic<bool>* stop);
+  C2cRecord RunC2c(const C2cPair& pair, const std::atomic<bool>* stop);
+
+  const ProbeSettings& settings() const { return settings_; }
+
+ private:
+  // The CPUs a bandwidth run uses: the pair's CPU first, then other allowed
+  // CPUs of the same node, preferring distinct cores.
+  std::vector<int> BandwidthCpus(const MemoryPair& pair) const;
+
+  const kernels::Topology& topology_;
+  BufferPool& pool_;
+  ProbeSettings settings_;
+};
+
+}  // namespace numaprobe::daemon

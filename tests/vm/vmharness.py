@@ -1,0 +1,568 @@
+"""Boots numaprobe inside QEMU guests that have a NUMA topology of their own.
+
+The build and CI machines have one NUMA node; a software-emulated (TCG) guest with
+`-numa` options runs a stock Debian kernel that sees several nodes, CPU-less memory
+nodes and a firmware distance matrix. This module:
+
+  * checks the host tools (qemu-system-x86_64, cpio, a static busybox);
+  * fetches ONE Debian kernel package once and caches its vmlinuz
+    ($NUMAPROBE_VM_CACHE, default ~/.cache/numaprobe-vm);
+  * packs an initramfs: busybox, the numaprobe binary and the shared libraries
+    `ldd` names (same paths), a generated /init and the scenario scripts;
+  * boots the guest with a hard timeout and returns what each scenario saved.
+
+Results travel on a second serial port (guest /dev/ttyS1, a host file) so kernel
+messages on the console (ttyS0) can never interleave with them. Each scenario's
+output directory is sent as a base64 tar between
+`===NUMAPROBE-RESULT-BEGIN <name>===` and `===NUMAPROBE-RESULT-END <name>===`.
+
+Timings inside the guest are the emulator's: tests built on this module assert
+structure and placement only.
+
+Stdlib only. Raises HarnessUnavailable when a prerequisite is missing (tests skip,
+or fail when CI=true) and VmError when the guest misbehaves (always a failure).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import fcntl
+import gzip
+import io
+import json
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+SOURCE_DIR = Path(os.environ.get("NUMAPROBE_SOURCE_DIR") or Path(__file__).resolve().parents[2])
+
+# Host tools and the Debian package each comes from (.ci/install-deps installs them).
+TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "cpio": "cpio", "busybox": "busybox-static"}
+
+# Kernel features the scenarios need, which must be built in (=y): the initramfs
+# carries no modules.
+REQUIRED_KERNEL_CONFIG = (
+    "NUMA", "ACPI_NUMA", "X86_64_ACPI_NUMA", "MIGRATION", "CGROUPS", "CPUSETS",
+    "HUGETLBFS", "HUGETLB_PAGE", "TRANSPARENT_HUGEPAGE", "HOTPLUG_CPU", "DEVTMPFS",
+    "BLK_DEV_INITRD", "RD_GZIP", "SERIAL_8250", "SERIAL_8250_CONSOLE", "TMPFS", "INET",
+    "UNIX", "PROC_FS", "SYSFS",
+)
+
+# Busybox applets /init and the scenario scripts use (symlinked in /bin).
+APPLETS = (
+    "sh", "ash", "mount", "umount", "mkdir", "rmdir", "cat", "echo", "printf", "ls", "tar",
+    "base64", "poweroff", "sleep", "timeout", "kill", "grep", "sed", "awk", "tr", "cut",
+    "head", "tail", "wc", "taskset", "wget", "ip", "ifconfig", "ps", "sync", "test", "[",
+    "true", "false", "seq", "rm", "cp", "ln", "stty", "uname", "dmesg", "env", "sort",
+    "uniq", "nproc", "tee", "pidof", "find", "date", "id", "usleep", "xargs", "readlink",
+    "basename",
+)
+
+RESULT_BEGIN = "===NUMAPROBE-RESULT-BEGIN {}==="
+RESULT_END = "===NUMAPROBE-RESULT-END {}==="
+GUEST_READY = "===NUMAPROBE-GUEST-READY==="
+GUEST_DONE = "===NUMAPROBE-GUEST-DONE==="
+CONSOLE_TAIL_LINES = 40
+
+
+class HarnessUnavailable(RuntimeError):
+    """A prerequisite (tool, kernel, binary) is missing: skip locally, fail in CI."""
+
+
+class VmError(RuntimeError):
+    """The guest failed to boot, crashed, timed out or returned garbled results."""
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+# --------------------------------------------------------------------------- tools
+
+def _elf_interpreter(path: Path) -> str | None:
+    """PT_INTERP of a 64-bit little-endian ELF file (None: static)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2:
+            raise HarnessUnavailable(f"{path} is not a 64-bit ELF executable")
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            p_type, _flags, p_offset, _vaddr, _paddr, p_filesz = struct.unpack("<IIQQQQ", f.read(40))
+            if p_type == 3:  # PT_INTERP
+                f.seek(p_offset)
+                return f.read(p_filesz).rstrip(b"\0").decode()
+    return None
+
+
+def require_tools() -> dict[str, Path]:
+    """Paths of the host tools; HarnessUnavailable naming the packages otherwise."""
+    found, missing = {}, []
+    for tool, package in TOOLS.items():
+        path = shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/bin:/usr/bin")
+        if path is None:
+            missing.append(f"{tool} (Debian package {package})")
+        else:
+            found[tool] = Path(path)
+    if missing:
+        raise HarnessUnavailable("VM tests need " + ", ".join(missing)
+                                 + ": run .ci/install-deps (as root)")
+    if _elf_interpreter(found["busybox"]) is not None:
+        raise HarnessUnavailable(f"{found['busybox']} is dynamically linked; the guest needs the "
+                                 "static one from busybox-static: run .ci/install-deps")
+    return found
+
+
+# -------------------------------------------------------------------------- kernel
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("NUMAPROBE_VM_CACHE") or Path.home() / ".cache" / "numaprobe-vm")
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    package: str
+    vmlinuz: Path
+    config: Path
+
+
+def _kernel_config_missing(config: Path) -> list[str]:
+    values = {}
+    for line in config.read_text(errors="replace").splitlines():
+        m = re.match(r"CONFIG_(\w+)=(.*)", line)
+        if m:
+            values[m.group(1)] = m.group(2)
+    return [f"CONFIG_{k}={values.get(k, 'unset')}" for k in REQUIRED_KERNEL_CONFIG
+            if values.get(k) != "y"]
+
+
+def _run_host(cmd: list[str], what: str, cwd: Path | None = None) -> str:
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise HarnessUnavailable(f"{what}: `{shlex.join(cmd)}` failed: {e}") from e
+    if p.returncode != 0:
+        raise HarnessUnavailable(f"{what}: `{shlex.join(cmd)}` exited {p.returncode}: "
+                                 + (p.stderr or p.stdout).strip()[-1500:])
+    return p.stdout
+
+
+def resolve_kernel_package() -> str:
+    """The one versioned package linux-image-amd64 depends on (never a glob)."""
+    out = _run_host(["apt-cache", "depends", "linux-image-amd64"], "finding the Debian kernel")
+    names = sorted(set(re.findall(r"^\s*Depends:\s*(linux-image-[0-9][^\s]*-amd64)\s*$", out, re.M)))
+    if len(names) != 1:
+        raise HarnessUnavailable("expected one linux-image-<version>-amd64 dependency of "
+                                 f"linux-image-amd64, apt-cache says: {out.strip()!r}; set "
+                                 "NUMAPROBE_VM_KERNEL_PACKAGE to the package to use")
+    return names[0]
+
+
+def ensure_kernel() -> Kernel:
+    """The cached kernel, downloading exactly one Debian package the first time.
+
+    $NUMAPROBE_VM_KERNEL_PACKAGE picks the package; otherwise the first kernel ever
+    cached is reused forever (no network needed), and only an empty cache asks apt.
+    """
+    root = cache_dir() / "kernel"
+    wanted = os.environ.get("NUMAPROBE_VM_KERNEL_PACKAGE")
+    with _locked(root / ".lock"):
+        current = root / "current"
+        package = wanted or (current.read_text().strip() if current.exists() else None)
+        if package:
+            kernel = Kernel(package, root / package / "vmlinuz", root / package / "config")
+            if kernel.vmlinuz.is_file() and kernel.config.is_file():
+                _check_kernel(kernel)
+                return kernel
+        package = package or resolve_kernel_package()
+        if not re.fullmatch(r"linux-image-[0-9][\w.+-]*", package):
+            raise HarnessUnavailable(f"refusing kernel package name {package!r}")
+        with tempfile.TemporaryDirectory(dir=root) as tmp:
+            tmp = Path(tmp)
+            _run_host(["apt-get", "download", package], f"downloading {package}", cwd=tmp)
+            debs = list(tmp.glob("*.deb"))
+            if len(debs) != 1:
+                raise HarnessUnavailable(f"apt-get download {package} gave {debs}")
+            _run_host(["dpkg-deb", "-x", str(debs[0]), str(tmp / "x")], f"unpacking {debs[0].name}")
+            images = list((tmp / "x" / "boot").glob("vmlinuz-*"))
+            configs = list((tmp / "x" / "boot").glob("config-*"))
+            if len(images) != 1 or len(configs) != 1:
+                raise HarnessUnavailable(f"{package} holds {images} / {configs}, expected one each")
+            dest = root / package
+            shutil.rmtree(dest, ignore_errors=True)
+            dest.mkdir(parents=True)
+            shutil.move(images[0], dest / "vmlinuz")
+            shutil.move(configs[0], dest / "config")
+        (root / "current.tmp").write_text(package + "\n")
+        os.replace(root / "current.tmp", current)
+        kernel = Kernel(package, dest / "vmlinuz", dest / "config")
+        _check_kernel(kernel)
+        return kernel
+
+
+def _check_kernel(kernel: Kernel) -> None:
+    missing = _kernel_config_missing(kernel.config)
+    if missing:
+        raise HarnessUnavailable(f"kernel {kernel.package} lacks built-in features the VM tests "
+                                 f"need ({', '.join(missing)}); pick another with "
+                                 "NUMAPROBE_VM_KERNEL_PACKAGE")
+
+
+# ------------------------------------------------------------------------ topology
+
+@dataclasses.dataclass(frozen=True)
+class VmNode:
+    cpus: int      # 0: a memory-only node
+    mem_mib: int
+
+
+@dataclasses.dataclass(frozen=True)
+class VmTopology:
+    """Guest NUMA layout. CPUs are numbered consecutively over the nodes that have
+    them; `distances` holds (a, b) -> value for a < b (QEMU mirrors it), 20 if absent."""
+    name: str
+    nodes: tuple[VmNode, ...]
+    distances: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def n_cpus(self) -> int:
+        return sum(n.cpus for n in self.nodes)
+
+    @property
+    def mem_mib(self) -> int:
+        return sum(n.mem_mib for n in self.nodes)
+
+    def node_cpus(self, node: int) -> list[int]:
+        first = sum(n.cpus for n in self.nodes[:node])
+        return list(range(first, first + self.nodes[node].cpus))
+
+    def cpu_node(self, cpu: int) -> int:
+        for i in range(len(self.nodes)):
+            if cpu in self.node_cpus(i):
+                return i
+        raise KeyError(cpu)
+
+    def cpu_nodes(self) -> list[int]:
+        return [i for i, n in enumerate(self.nodes) if n.cpus]
+
+    def distance(self, a: int, b: int) -> int:
+        if a == b:
+            return 10
+        return self.distances.get((min(a, b), max(a, b)), 20)
+
+    def matrix(self) -> list[list[int]]:
+        ids = range(len(self.nodes))
+        return [[self.distance(a, b) for b in ids] for a in ids]
+
+    def qemu_args(self) -> list[str]:
+        cpu_nodes = self.cpu_nodes()
+        per_node = {self.nodes[i].cpus for i in cpu_nodes}
+        smp = str(self.n_cpus)
+        if len(per_node) == 1:  # one package per CPU node, like a real multi-socket box
+            smp += f",sockets={len(cpu_nodes)},cores={per_node.pop()},threads=1"
+        args = ["-m", f"{self.mem_mib}M", "-smp", smp]
+        for i, node in enumerate(self.nodes):
+            args += ["-object", f"memory-backend-ram,id=m{i},size={node.mem_mib}M"]
+        for i, node in enumerate(self.nodes):
+            spec = f"node,nodeid={i},memdev=m{i}"
+            if node.cpus:
+                cpus = self.node_cpus(i)
+                spec += f",cpus={cpus[0]}-{cpus[-1]}"
+            args += ["-numa", spec]
+        for a in range(len(self.nodes)):
+            for b in range(a + 1, len(self.nodes)):
+                args += ["-numa", f"dist,src={a},dst={b},val={self.distance(a, b)}"]
+        return args
+
+
+# ----------------------------------------------------------------------- initramfs
+
+@dataclasses.dataclass
+class Scenario:
+    """A shell script run by busybox sh inside the guest, in its own subshell, with
+    $OUT set to a directory whose files come back to the host. The helpers of
+    GUEST_LIB (run, save, ...) are available. `timeout` bounds the whole script."""
+    name: str
+    script: str
+    timeout: int = 120
+
+
+GUEST_LIB = r"""
+# Helpers for scenario scripts (sourced; busybox sh).
+# run NAME CMD...   stdout -> $OUT/NAME.out, stderr -> NAME.err, exit code -> NAME.rc
+run() { _n=$1; shift; "$@" >"$OUT/$_n.out" 2>"$OUT/$_n.err"; _rc=$?; echo $_rc >"$OUT/$_n.rc"; return $_rc; }
+# save NAME FILE...  concatenated contents (errors included) -> $OUT/NAME
+save() { _n=$1; shift; cat "$@" >"$OUT/$_n" 2>&1; }
+# note TEXT  a line in $OUT/_log and on the console
+note() { echo "$*" >>"$OUT/_log"; echo "numaprobe-vm[$SCENARIO]: $*" >/dev/console; }
+# snapshot_nodes NAME  online nodes/CPUs and every node's distance row -> $OUT/NAME
+snapshot_nodes() {
+  { echo "nodes_online $(cat /sys/devices/system/node/online)"
+    echo "cpus_online $(cat /sys/devices/system/cpu/online)"
+    for d in /sys/devices/system/node/node[0-9]*; do
+      echo "$(basename $d) cpulist=$(cat $d/cpulist) distance=$(cat $d/distance)"
+    done; } >"$OUT/$1" 2>&1
+}
+"""
+
+INIT_TEMPLATE = r"""#!/bin/sh
+# Generated by tests/vm/vmharness.py: mounts, runs every scenario, sends results
+# on /dev/ttyS1 and powers off. Never exits (PID 1 exiting panics the kernel).
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mkdir -p /proc /sys /dev /tmp /run /out
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "numaprobe-vm: cgroup2 mount failed"
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+RES=/dev/ttyS1
+stty -F $RES raw -echo 2>/dev/null
+echo "numaprobe-vm: guest up, kernel $(uname -r), nodes $(cat /sys/devices/system/node/online)"
+echo "__READY__" >$RES
+for SCENARIO in __SCENARIOS__; do
+  OUT=/out/$SCENARIO
+  mkdir -p $OUT
+  echo "numaprobe-vm: scenario $SCENARIO"
+  limit=$(cat /scenarios/$SCENARIO.timeout)
+  ( cd /tmp && export OUT SCENARIO && exec timeout $limit sh -c '. /scenarios/lib.sh; . /scenarios/$SCENARIO.sh' ) \
+      >$OUT/_stdout 2>$OUT/_stderr </dev/null
+  echo $? >$OUT/_rc
+  { echo "__BEGIN__ $SCENARIO===" ; tar -C $OUT -cf - . | base64 ; echo "__END__ $SCENARIO===" ; } >$RES
+done
+echo "__DONE__" >$RES
+sync
+poweroff -f
+sleep 5
+echo "numaprobe-vm: poweroff failed"
+while true; do sleep 60; done
+"""
+
+
+def _ldd_paths(binary: Path) -> list[Path]:
+    """The shared libraries and loader `ldd` names, as it prints them."""
+    p = subprocess.run(["ldd", str(binary)], capture_output=True, text=True)
+    if p.returncode != 0:
+        if "not a dynamic executable" in (p.stdout + p.stderr):
+            return []
+        raise HarnessUnavailable(f"ldd {binary} failed: {p.stderr.strip()}")
+    paths = []
+    for line in p.stdout.splitlines():
+        if "not found" in line:
+            raise HarnessUnavailable(f"ldd {binary}: {line.strip()}")
+        m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+)", line)
+        if m:
+            paths.append(Path(m.group(1)))
+    return paths
+
+
+def build_initramfs(dest: Path, binary: Path, scenarios: list[Scenario], busybox: Path) -> Path:
+    """Packs busybox, `binary` (as /bin/numaprobe) with its libraries, /init and
+    the scenarios into a gzip'd newc cpio at `dest`."""
+    names = [s.name for s in scenarios]
+    if len(set(names)) != len(names) or not all(re.fullmatch(r"[a-z0-9_]+", n) for n in names):
+        raise ValueError(f"scenario names must be unique [a-z0-9_]+: {names}")
+    with tempfile.TemporaryDirectory(prefix="numaprobe-vm-root-") as tmp:
+        root = Path(tmp)
+        for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run",
+                  "etc", "root", "out", "scenarios"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(busybox, root / "bin/busybox")
+        for applet in APPLETS:
+            (root / "bin" / applet).symlink_to("busybox")
+        shutil.copy2(binary, root / "bin/numaprobe")
+        for lib in _ldd_paths(binary):
+            target = root / lib.relative_to("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(lib.resolve(), target)
+        (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
+        (root / "etc/group").write_text("root:x:0:\n")
+        (root / "scenarios/lib.sh").write_text(GUEST_LIB)
+        for s in scenarios:
+            (root / f"scenarios/{s.name}.sh").write_text(s.script)
+            (root / f"scenarios/{s.name}.timeout").write_text(f"{int(s.timeout)}\n")
+        init = (INIT_TEMPLATE.replace("__SCENARIOS__", " ".join(names))
+                .replace("__READY__", GUEST_READY).replace("__DONE__", GUEST_DONE)
+                .replace("__BEGIN__ ", "===NUMAPROBE-RESULT-BEGIN ")
+                .replace("__END__ ", "===NUMAPROBE-RESULT-END "))
+        (root / "init").write_text(init)
+        (root / "init").chmod(0o755)
+        members = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+        p = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"], cwd=root,
+                           input=("\n".join(members) + "\n").encode(), capture_output=True)
+        if p.returncode != 0 or len(p.stdout) < 1024:
+            raise HarnessUnavailable(f"cpio produced {len(p.stdout)} bytes (exit {p.returncode}): "
+                                     f"{p.stderr.decode(errors='replace').strip()}")
+        dest.write_bytes(gzip.compress(p.stdout, compresslevel=6))
+    return dest
+
+
+# ---------------------------------------------------------------------------- boot
+
+@dataclasses.dataclass
+class ScenarioResult:
+    """What a scenario left in $OUT, plus its script's _stdout/_stderr/_rc."""
+    name: str
+    files: dict[str, bytes]
+
+    def has(self, name: str) -> bool:
+        return name in self.files
+
+    def text(self, name: str) -> str:
+        if name not in self.files:
+            raise AssertionError(f"scenario {self.name} saved no {name!r}; it saved "
+                                 f"{sorted(self.files)}\n{self.describe()}")
+        return self.files[name].decode(errors="replace")
+
+    def rc(self, step: str | None = None) -> int:
+        return int(self.text(f"{step}.rc" if step else "_rc").strip())
+
+    def json(self, step: str):
+        text = self.text(f"{step}.out")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise AssertionError(f"scenario {self.name} step {step}: stdout is not JSON ({e}):\n"
+                                 f"{text[:2000]}\nstderr:\n{self.files.get(step + '.err', b'').decode()[:2000]}")
+
+    def describe(self, limit: int = 3000) -> str:
+        """Script exit code, log and stderr, for assertion messages."""
+        parts = [f"[{self.name}] script exit {self.files.get('_rc', b'?').decode().strip()}"]
+        for key in ("_log", "_stderr", "_stdout"):
+            if self.files.get(key):
+                parts.append(f"--- {key}\n" + self.files[key].decode(errors="replace")[-limit:])
+        return "\n".join(parts)
+
+
+@dataclasses.dataclass
+class BootResult:
+    topology: VmTopology
+    results: dict[str, ScenarioResult]
+    console: str
+    seconds: float
+
+    def __getitem__(self, name: str) -> ScenarioResult:
+        if name not in self.results:
+            raise VmError(f"guest sent no result for scenario {name!r}\n" + console_tail(self.console))
+        return self.results[name]
+
+
+def console_tail(console: str, lines: int = CONSOLE_TAIL_LINES) -> str:
+    tail = console.replace("\r", "").rstrip("\n").splitlines()[-lines:]
+    return f"last {len(tail)} lines of the guest console:\n" + "\n".join("  | " + l for l in tail)
+
+
+def parse_results(channel: str) -> tuple[dict[str, ScenarioResult], bool]:
+    """Scenario results between markers, and whether the guest said it was done."""
+    results, current, buf = {}, None, []
+    for raw in channel.replace("\r", "").splitlines():
+        line = raw.strip()
+        if current is None:
+            m = re.fullmatch(r"===NUMAPROBE-RESULT-BEGIN ([a-z0-9_]+)===", line)
+            if m:
+                current, buf = m.group(1), []
+        elif line == RESULT_END.format(current):
+            try:
+                blob = base64.b64decode("".join(buf), validate=True)
+                with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+                    files = {m.name.removeprefix("./"): tar.extractfile(m).read()
+                             for m in tar.getmembers() if m.isfile()}
+            except (ValueError, tarfile.TarError) as e:
+                raise VmError(f"result of scenario {current} is garbled: {e}") from e
+            results[current] = ScenarioResult(current, files)
+            current = None
+        else:
+            buf.append(line)
+    return results, GUEST_DONE in channel
+
+
+def default_binary() -> Path:
+    env = os.environ.get("NUMAPROBE_BIN")
+    if env:
+        return Path(env)
+    for preset in ("release", "debug"):
+        candidate = SOURCE_DIR / "build" / preset / "numaprobe"
+        if candidate.exists():
+            return candidate
+    return SOURCE_DIR / "build" / "release" / "numaprobe"
+
+
+def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = None,
+         cmdline: str = "", timeout: float | None = None, workdir: Path | None = None) -> BootResult:
+    """Boots `topology`, runs `scenarios` in order in one guest, returns their results.
+
+    Raises VmError (with the console tail) if the guest does not come up, dies, or
+    does not finish within `timeout` seconds (default: boot allowance + the sum of
+    the scenario timeouts; $NUMAPROBE_VM_TIMEOUT overrides)."""
+    tools = require_tools()
+    binary = Path(binary or default_binary())
+    if not binary.is_file():
+        raise HarnessUnavailable(f"numaprobe binary {binary} does not exist: build it first "
+                                 "(cmake --build <dir> --target numaprobe) or set NUMAPROBE_BIN")
+    kernel = ensure_kernel()
+    if timeout is None:
+        timeout = float(os.environ.get("NUMAPROBE_VM_TIMEOUT") or
+                        90 + sum(s.timeout + 10 for s in scenarios))
+    with contextlib.ExitStack() as stack:
+        if workdir is None:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="numaprobe-vm-")))
+        workdir.mkdir(parents=True, exist_ok=True)
+        initrd = build_initramfs(workdir / "initrd.cpio.gz", binary, scenarios, tools["busybox"])
+        console_path, channel_path = workdir / "console.log", workdir / "results.log"
+        channel_path.write_bytes(b"")
+        append = f"console=ttyS0 quiet panic=-1 rdinit=/init mitigations=off {cmdline}".strip()
+        cmd = [str(tools["qemu-system-x86_64"]), "-accel", "tcg", "-cpu", "max",
+               *topology.qemu_args(),
+               "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd), "-append", append,
+               "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
+               "-serial", "stdio", "-serial", f"file:{channel_path}"]
+        start = time.monotonic()
+        with open(console_path, "wb") as console_file:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console_file,
+                                    stderr=subprocess.STDOUT)
+            try:
+                rc = proc.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = proc.wait()
+                timed_out = True
+        seconds = time.monotonic() - start
+        console = console_path.read_bytes().decode(errors="replace")
+        channel = channel_path.read_bytes().decode(errors="replace")
+        results, done = parse_results(channel)
+        where = (f"topology {topology.name} ({len(topology.nodes)} nodes, {topology.n_cpus} CPUs), "
+                 f"kernel {kernel.package}, after {seconds:.0f} s; scenarios finished: "
+                 f"{sorted(results) or 'none'}")
+        if timed_out:
+            raise VmError(f"guest timed out (hard limit {timeout:.0f} s); {where}\n"
+                          f"QEMU: {shlex.join(cmd)}\n" + console_tail(console))
+        if GUEST_READY not in channel:
+            raise VmError(f"guest failed to boot (QEMU exit {rc}, /init never started); {where}\n"
+                          f"QEMU: {shlex.join(cmd)}\n" + console_tail(console))
+        if not done or rc != 0:
+            raise VmError(f"guest died before finishing its scenarios (QEMU exit {rc}); {where}\n"
+                          + console_tail(console))
+        return BootResult(topology, results, console, seconds)
