@@ -10,6 +10,7 @@
 
 #include "daemon/buffer_pool.h"
 #include "daemon/commands.h"
+#include "daemon/config.h"
 #include "daemon/json_report.h"
 #include "daemon/plan_flags.h"
 #include "daemon/probe_runner.h"
@@ -31,13 +32,21 @@ const std::map<std::string, k::BandwidthOp> kOps = {
 const std::map<std::string, k::Isa> kIsas = {
     {"auto", k::Isa::kAuto}, {"sse2", k::Isa::kSse2}, {"avx2", k::Isa::kAvx2}, {"avx512", k::Isa::kAvx512}};
 
+BufferSettings UnlimitedBuffers(BufferSettings settings) {
+  settings.budget_bytes = 0;
+  return settings;
+}
+
 struct ProbeCommand {
   PlanFlags plan;
   std::vector<std::string> tests{"latency", "bandwidth", "c2c"};
   std::string format = "table";
-  BufferSettings buffers;
-  ProbeSettings settings;
-  std::vector<k::BandwidthOp> ops{k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
+  // The same defaults as the daemon (config/numaprobe.yaml), so that a figure
+  // from the terminal and one from /metrics are measured the same way; the
+  // daemon's memory budget does not apply to a one-shot run.
+  BufferSettings buffers = UnlimitedBuffers(BufferSettingsFrom(Config{}));
+  ProbeSettings settings = ProbeSettingsFrom(Config{});
+  std::vector<k::BandwidthOp> ops = settings.ops;
 
   void Register(CLI::App& sub) {
     plan.Register(sub);

@@ -18,5 +18,8 @@ inline constexpr int kExitUsage = 2;
 
 void AddProbeCommand(CLI::App& app, CommandAction& run);
 void AddTopologyCommand(CLI::App& app, CommandAction& run);
+void AddCheckConfigCommand(CLI::App& app, CommandAction& run);
+void AddServeCommand(CLI::App& app, CommandAction& run);
+void AddBaselineCommand(CLI::App& app, CommandAction& run);
 
 }  // namespace numaprobe::daemon

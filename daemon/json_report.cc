@@ -13,7 +13,8 @@ json BufferToJson(const k::BufferInfo& b) {
   const auto& p = b.placement;
   return {{"node", b.node},
           {"bytes", b.bytes},
-          {"page_size", k::PageKindName(b.page_kind)},
+          // No page size for a buffer that was never allocated.
+          {"page_size", b.bytes == 0 ? json(nullptr) : json(k::PageKindName(b.page_kind))},
           {"huge_fraction", b.huge_fraction},
           {"placement",
            {{"verified", p.verified()},

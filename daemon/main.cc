@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   CommandAction run;
   AddProbeCommand(app, run);
   AddTopologyCommand(app, run);
+  AddServeCommand(app, run);
+  AddBaselineCommand(app, run);
+  AddCheckConfigCommand(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -24,7 +27,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "numaprobe: {}\nRun 'numaprobe --help' for usage.\n", e.what());
+    // CLI11 reports an unknown command as a missing one; name it instead.
+    const bool unknown_command = argc > 1 && argv[1][0] != '-' &&
+                                 app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty();
+    if (unknown_command) {
+      fmt::print(stderr, "numaprobe: unknown command '{}'\n", argv[1]);
+    } else {
+      fmt::print(stderr, "numaprobe: {}\n", e.what());
+    }
+    fmt::print(stderr, "Run 'numaprobe --help' for usage.\n");
     return kExitUsage;
   }
   return run();

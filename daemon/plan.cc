@@ -1,3 +1,6 @@
+// BuildPlan (rules in plan.h). Every choice is deterministic, preferring the
+// highest-numbered CPUs as RepresentativeCpu does, so the same machine always
+// yields the same plan and therefore the same metric series across restarts.
 #include "daemon/plan.h"
 
 #include <algorithm>

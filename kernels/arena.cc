@@ -55,9 +55,8 @@ struct Mapping {
   std::size_t bytes = 0;
 };
 
-Expected<Mapping> MapAnonymous(std::size_t bytes, int extra_flags, int node) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags,
-                 -1, 0);
+Expected<Mapping> MapAnonymous(std::size_t bytes, int node) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NodeFailure(Outcome::kAllocFailed, node, SyscallError("mmap", errno));
   return Mapping{static_cast<std::byte*>(p), bytes};
 }
@@ -70,22 +69,27 @@ Expected<Mapping> MapAnonymous(std::size_t bytes, int extra_flags, int node) {
 Expected<Mapping> MapHugetlb(std::size_t bytes, int node) {
   const std::size_t len = RoundUp(bytes, kHugePage);
   const std::size_t need = len / kHugePage;
+  const std::string pool = " (pool size: " + HugetlbPoolPath(node, "nr_hugepages") + ")";
   const std::size_t free_pages = FreeHugetlbPages(node);
   if (free_pages < need) {
     return NodeFailure(Outcome::kAllocFailed, node,
                        "hugetlb: " + std::to_string(free_pages) + " free 2 MiB pages, need " +
-                           std::to_string(need) + " (pool size: " +
-                           HugetlbPoolPath(node, "nr_hugepages") + ")");
+                           std::to_string(need) + pool);
   }
-  return MapAnonymous(len, MAP_HUGETLB | MAP_HUGE_2MB, node);
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+  if (p == MAP_FAILED) {
+    return NodeFailure(Outcome::kAllocFailed, node, SyscallError("hugetlb mmap", errno) + pool);
+  }
+  return Mapping{static_cast<std::byte*>(p), len};
 }
 
 // A 2 MiB-aligned region (over-allocate, trim both ends), so every 2 MiB of
-// it can be a transparent huge page. `advice` asks for or against THP; it is
-// only advice, and what was obtained is read back from smaps afterwards.
-Expected<Mapping> MapAligned(std::size_t bytes, int advice, int node) {
+// it can be a transparent huge page. MADV_HUGEPAGE is only a request; what was
+// obtained is read back from smaps after the pre-fault.
+Expected<Mapping> MapThp(std::size_t bytes, int node) {
   const std::size_t len = RoundUp(bytes, kHugePage);
-  auto raw = MapAnonymous(len + kHugePage, 0, node);
+  auto raw = MapAnonymous(len + kHugePage, node);
   if (!raw) return raw.failure();
   std::byte* start = raw->data;
   const auto misalign = reinterpret_cast<std::uintptr_t>(start) % kHugePage;
@@ -95,7 +99,7 @@ Expected<Mapping> MapAligned(std::size_t bytes, int advice, int node) {
   const std::size_t tail_bytes = static_cast<std::size_t>(start + raw->bytes - tail);
   if (tail_bytes > 0) munmap(tail, tail_bytes);
   // EINVAL means a kernel without THP: the smaps check reports 4 KiB pages.
-  madvise(aligned, len, advice);
+  madvise(aligned, len, MADV_HUGEPAGE);
   return Mapping{aligned, len};
 }
 
@@ -169,11 +173,12 @@ Expected<Mapping> MapForPolicy(const ArenaSpec& spec, PageKind& kind) {
   }
   kind = PageKind::kSmall4K;  // settled after faulting, from smaps
   if (spec.pages == PagePolicy::kSmall) {
-    auto m = MapAnonymous(RoundUp(spec.bytes, kSmallPage), 0, spec.node);
+    auto m = MapAnonymous(RoundUp(spec.bytes, kSmallPage), spec.node);
+    // Matters when THP is "always"; smaps still has the last word.
     if (m) madvise(m->data, m->bytes, MADV_NOHUGEPAGE);
     return m;
   }
-  return MapAligned(spec.bytes, MADV_HUGEPAGE, spec.node);
+  return MapThp(spec.bytes, spec.node);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ std::string Validate(const BandwidthBuffer& buffer, const BandwidthRunSpec& spec
     }
   }
   if (spec.bursts < 1) return "bursts must be >= 1";
+  if (spec.max_attempts != 0 && spec.max_attempts < spec.bursts) return "max_attempts must be >= bursts";
   if (spec.burst_bytes % kLine != 0 || spec.burst_bytes < kMinBurstBytes) {
     return "burst_bytes " + std::to_string(spec.burst_bytes) + " must be a multiple of 64 and >= 4 KiB";
   }
@@ -40,7 +41,8 @@ std::string Validate(const BandwidthBuffer& buffer, const BandwidthRunSpec& spec
   const std::size_t footprint = spec.burst_bytes * sides * spec.cpus.size();
   if (buffer.info().bytes < kMinRotations * footprint) {
     return "buffer of " + Bytes(buffer.info().bytes) + " is smaller than 4 x the burst footprint of " +
-           Bytes(footprint) + " (" + std::to_string(spec.cpus.size()) + " threads x " +
+           Bytes(footprint) + " (" + std::to_string(spec.cpus.size()) +
+           (spec.cpus.size() == 1 ? " thread x " : " threads x ") +
            Bytes(spec.burst_bytes) + (sides == 2 ? " x 2 for copy" : "") + "), so bursts could not rotate";
   }
   return {};

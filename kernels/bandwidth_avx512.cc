@@ -44,7 +44,13 @@ std::uint64_t ReadAvx512(const std::byte* src, std::size_t bytes) {
     a0 = _mm512_add_epi64(a0, _mm512_load_si512(AsVec(p)));
   }
   const __m512i sum = _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3));
-  return static_cast<std::uint64_t>(_mm512_reduce_add_epi64(sum));
+  // Not _mm512_reduce_add_epi64: GCC 12's version trips -Wuninitialized
+  // inside the intrinsic header (_mm256_undefined_si256).
+  alignas(64) std::uint64_t lanes[8];
+  _mm512_store_si512(lanes, sum);
+  std::uint64_t total = 0;
+  for (const std::uint64_t lane : lanes) total += lane;
+  return total;
 }
 
 void WriteAvx512(std::byte* dst, std::size_t bytes, std::uint64_t pattern) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -62,7 +63,16 @@ class BurstRun {
   void Run() {
     std::vector<std::thread> threads;
     threads.reserve(slots_.size());
-    for (std::size_t t = 0; t < slots_.size(); ++t) threads.emplace_back([this, t] { Work(t); });
+    // Nobody starts before every thread exists: if creating one fails, the
+    // others must not be left waiting at a barrier for it.
+    try {
+      for (std::size_t t = 0; t < slots_.size(); ++t) threads.emplace_back([this, t] { Work(t); });
+      gate_.store(kGateOpen, std::memory_order_release);
+    } catch (const std::system_error& e) {
+      gate_.store(kGateAbandoned, std::memory_order_release);
+      result_.outcome = Outcome::kAllocFailed;
+      result_.reason = std::string("starting a measuring thread: ") + e.what();
+    }
     for (std::thread& thread : threads) thread.join();
     for (const Slot& slot : slots_) result_.cpu_seconds += static_cast<double>(slot.cpu_ns) * 1e-9;
     if (result_.outcome == Outcome::kOk) {
@@ -75,6 +85,9 @@ class BurstRun {
   enum class Burst { kNone, kWarmup, kTimed };
 
   void Work(std::size_t t) {
+    int gate;
+    while ((gate = gate_.load(std::memory_order_acquire)) == kGateClosed) std::this_thread::yield();
+    if (gate == kGateAbandoned) return;
     Slot& me = slots_[t];
     const std::int64_t cpu_start = ThreadCpuNs();
     me.pin_error = PinCurrentThread(spec_.cpus[t]);
@@ -235,6 +248,10 @@ class BurstRun {
   BandwidthResult& result_;
   const BandwidthLoops& loops_;
   std::vector<Slot> slots_;
+  static constexpr int kGateClosed = 0;
+  static constexpr int kGateOpen = 1;
+  static constexpr int kGateAbandoned = 2;
+  std::atomic<int> gate_{kGateClosed};
   std::atomic<std::uint64_t> released_{0};
   std::atomic<std::uint64_t> sink_{0};
   // Written by the leader before released_.store(release), read by workers

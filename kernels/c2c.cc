@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -18,14 +19,21 @@
 namespace numaprobe::kernels {
 namespace {
 
-// Spins between two looks at the clock and the abort flags: a cache-line
-// transfer takes tens of spins, so healthy round trips never pay for a clock
-// read, while a stuck wait is noticed within microseconds.
+// Spins between looks at the clock and abort flags: a line transfer takes tens
+// of spins, so healthy waits never read the clock; stuck ones notice in µs.
 constexpr unsigned kCheckEvery = 256;
 
 enum class Wait { kDone, kSampleTimeout, kAbortSample, kQuit };
 
 void SlowPoll() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
+
+// Threads start only once both exist (kOpen), or leave at once (kAbandoned).
+enum class Gate { kClosed, kOpen, kAbandoned };
+bool AwaitGate(const std::atomic<Gate>& gate) {
+  Gate g;
+  while ((g = gate.load(std::memory_order_acquire)) == Gate::kClosed) std::this_thread::yield();
+  return g == Gate::kOpen;
+}
 
 // The ping-pong, with plain acquire loads and release stores rather than CAS:
 // A only ever writes odd values after seeing an even one and B the reverse, so
@@ -47,12 +55,20 @@ class PingPong {
       : spec_(spec), line_(line), result_(result) {}
 
   void Run() {
-    const std::int64_t start = MonotonicNs();
-    total_deadline_ = start + std::chrono::nanoseconds(spec_.total_timeout).count();
-    std::thread a([this] { RunA(); });
-    std::thread b([this] { RunB(); });
-    a.join();
-    b.join();
+    total_deadline_ = MonotonicNs() + std::chrono::nanoseconds(spec_.total_timeout).count();
+    // Neither thread starts before both exist (see Gate).
+    std::thread a;
+    std::thread b;
+    try {
+      a = std::thread([this] { RunA(); });
+      b = std::thread([this] { RunB(); });
+      gate_.store(Gate::kOpen, std::memory_order_release);
+    } catch (const std::system_error& e) {
+      gate_.store(Gate::kAbandoned, std::memory_order_release);
+      Fail(Outcome::kAllocFailed, std::string("starting a ping-pong thread: ") + e.what());
+    }
+    if (a.joinable()) a.join();
+    if (b.joinable()) b.join();
     result_.cpu_seconds = static_cast<double>(a_cpu_ns_ + b_cpu_ns_) * 1e-9;
     if (result_.outcome == Outcome::kOk) result_.one_way_seconds = Summarize(one_way_);
   }
@@ -68,7 +84,8 @@ class PingPong {
   }
   std::string NoAnswer() const {
     return "cpu " + std::to_string(spec_.cpu_b) + " did not answer within " +
-           std::to_string(spec_.total_timeout.count()) + " ms";
+           std::to_string(spec_.total_timeout.count()) + " ms (" + std::to_string(one_way_.size()) + " of " +
+           std::to_string(spec_.samples) + " samples done)";
   }
 
   // A's wait: gives up on the sample at sample_deadline (0: never), and on the
@@ -79,8 +96,14 @@ class PingPong {
       _mm_pause();
       if (spins % kCheckEvery != 0) continue;
       const std::int64_t now = MonotonicNs();
-      if (Stopped()) return Fail(Outcome::kCancelled, "stop requested"), Wait::kQuit;
-      if (now > total_deadline_) return Fail(Outcome::kTimeout, NoAnswer()), Wait::kQuit;
+      if (Stopped()) {
+        Fail(Outcome::kCancelled, "stop requested");
+        return Wait::kQuit;
+      }
+      if (now > total_deadline_) {
+        Fail(Outcome::kTimeout, NoAnswer());
+        return Wait::kQuit;
+      }
       if (sample_deadline != 0 && now > sample_deadline) return Wait::kSampleTimeout;
       if (sample_deadline == 0 && spins > kCheckEvery * 64) SlowPoll();
     }
@@ -108,6 +131,7 @@ class PingPong {
   }
 
   void RunA() {
+    if (!AwaitGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     if (std::string error = PinCurrentThread(spec_.cpu_a); !error.empty()) {
       Fail(Outcome::kPinFailed, std::move(error));
@@ -125,25 +149,26 @@ class PingPong {
   // Sample 1 is the warm-up (caches, TLB, frequency) and never counts.
   void Samples() {
     const int max_attempts = spec_.max_attempts > 0 ? spec_.max_attempts : 3 * spec_.samples;
+    const std::string of_wanted = " of " + std::to_string(spec_.samples) + " samples";
     int attempts = 0;
     for (std::uint64_t s = 1; one_way_.size() < static_cast<std::size_t>(spec_.samples); ++s) {
-      if (Stopped()) return Fail(Outcome::kCancelled, "stop requested");
-      if (MonotonicNs() > total_deadline_) {
-        return Fail(Outcome::kTimeout, "run exceeded " + std::to_string(spec_.total_timeout.count()) +
-                                           " ms with " + std::to_string(one_way_.size()) + " of " +
-                                           std::to_string(spec_.samples) + " samples");
-      }
-      if (attempts == max_attempts) {
+      const std::string done = std::to_string(one_way_.size()) + of_wanted;
+      if (Stopped()) {
+        Fail(Outcome::kCancelled, "stop requested after " + done);
+      } else if (MonotonicNs() > total_deadline_) {
+        Fail(Outcome::kTimeout,
+             "run exceeded " + std::to_string(spec_.total_timeout.count()) + " ms with " + done);
+      } else if (attempts >= max_attempts) {
         const Discards& d = result_.discards;
-        return Fail(Outcome::kDisturbed, std::to_string(one_way_.size()) + " of " +
-                                             std::to_string(spec_.samples) + " samples clean after " +
-                                             std::to_string(attempts) + " attempts (context switch " +
-                                             std::to_string(d.context_switch) + ", migration " +
-                                             std::to_string(d.migration) + ", timeout " +
-                                             std::to_string(d.timeout) + ")");
+        Fail(Outcome::kDisturbed, done + " clean after " + std::to_string(attempts) +
+                                      " attempts (context switch " + std::to_string(d.context_switch) +
+                                      ", migration " + std::to_string(d.migration) + ", timeout " +
+                                      std::to_string(d.timeout) + ")");
+      } else if (SampleA(s, s == 1)) {
+        if (s > 1) ++attempts;
+        continue;
       }
-      if (!SampleA(s, s == 1)) return;
-      if (s > 1) ++attempts;
+      return;
     }
   }
 
@@ -159,6 +184,9 @@ class PingPong {
     for (std::uint64_t k = 0; w == Wait::kDone && k < R(); ++k) {
       w = AWait([&] { return line_->load(std::memory_order_acquire) == 2 * k; }, deadline);
       if (w == Wait::kDone) line_->store(2 * k + 1, std::memory_order_release);
+      // Healthy waits end before AWait looks at the clock, so a sample that is
+      // merely too long is caught here (one clock read per ~0.1 ms).
+      if (k % kCheckEvery == kCheckEvery - 1 && MonotonicNs() > deadline) w = Wait::kSampleTimeout;
     }
     if (w == Wait::kDone) w = AWait([&] { return line_->load(std::memory_order_acquire) == 2 * R(); }, deadline);
     const std::int64_t elapsed = MonotonicNs() - t0;
@@ -184,6 +212,7 @@ class PingPong {
   }
 
   void RunB() {
+    if (!AwaitGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     b_pin_error_ = PinCurrentThread(spec_.cpu_b);
     b_started_.store(b_pin_error_.empty() ? 1 : 2, std::memory_order_release);
@@ -213,6 +242,7 @@ class PingPong {
   std::atomic<std::uint64_t>* const line_;
   C2cResult& result_;
   std::int64_t total_deadline_ = 0;
+  std::atomic<Gate> gate_{Gate::kClosed};
   // Control words, each on its own pair of lines (the adjacent-line prefetcher
   // works on 128-byte pairs) so that they never share the measured line.
   alignas(128) std::atomic<std::uint64_t> a_word_{0};   // written by A
@@ -223,8 +253,7 @@ class PingPong {
   std::string b_pin_error_;
   bool b_clean_ = true;
   Discards b_why_;
-  // Each thread's CPU time, read after join.
-  std::int64_t a_cpu_ns_ = 0;
+  std::int64_t a_cpu_ns_ = 0;  // each thread's CPU time, read after join
   std::int64_t b_cpu_ns_ = 0;
   std::vector<double> one_way_;  // A only
 };
@@ -235,8 +264,15 @@ std::string Validate(const C2cSpec& spec) {
   }
   if (spec.cpu_a == spec.cpu_b) return "cpu_a and cpu_b are both cpu " + std::to_string(spec.cpu_a);
   if (spec.samples < 1 || spec.round_trips < 1) return "samples and round_trips must be >= 1";
+  if (spec.max_attempts != 0 && spec.max_attempts < spec.samples) return "max_attempts must be >= samples";
   if (spec.sample_timeout.count() <= 0 || spec.total_timeout.count() <= 0) return "timeouts must be > 0";
   return {};
+}
+
+C2cResult Failed(C2cResult result, const Failure& failure) {
+  result.outcome = failure.outcome;
+  result.reason = failure.reason;
+  return result;
 }
 
 }  // namespace
@@ -246,20 +282,12 @@ C2cResult MeasureCoreToCore(const C2cSpec& spec) {
   result.cpu_a = spec.cpu_a;
   result.cpu_b = spec.cpu_b;
   result.round_trips = spec.round_trips;
-  if (std::string why = Validate(spec); !why.empty()) {
-    result.outcome = Outcome::kInvalidSpec;
-    result.reason = std::move(why);
-    return result;
-  }
+  if (std::string why = Validate(spec); !why.empty()) return Failed(result, {Outcome::kInvalidSpec, why});
   // A page of its own, bound to line_node and verified by Arena: where the line
   // is homed changes the result up to 2x, so it is a label, never an accident
   // of which thread touched it first.
   Expected<Arena> page = Arena::Create(ArenaSpec{4096, spec.line_node, PagePolicy::kSmall});
-  if (!page) {
-    result.outcome = page.failure().outcome;
-    result.reason = page.failure().reason;
-    return result;
-  }
+  if (!page) return Failed(result, page.failure());
   result.line = page->info();
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
   auto* line = new (page->data()) std::atomic<std::uint64_t>(0);

@@ -1,5 +1,6 @@
-// Topology queries and Restriction::FromProcess. Building a Topology from
-// hwloc lives in topology_hwloc.cc so that this file never sees hwloc types.
+// Topology queries, Restriction::FromProcess and the kernel's node distances.
+// Building a Topology from hwloc lives in topology_hwloc.cc so that this file
+// never sees hwloc types.
 #include "kernels/topology.h"
 
 #include <numaif.h>
@@ -10,6 +11,8 @@
 #include <climits>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "kernels/cpulist.h"
 
@@ -101,6 +104,22 @@ Restriction Restriction::FromProcess() {
   }
   restriction.mem_nodes = ReadMemsAllowed();
   return restriction;
+}
+
+// /sys/devices/system/node/nodeN/distance holds one row of the kernel's SLIT
+// view: distances to every online node, in ascending node order.
+void Topology::ReadKernelDistances() {
+  const auto online = ReadIdListFile("/sys/devices/system/node/online");
+  if (!online || online->empty()) return;
+  std::vector<int> values;
+  for (int node : *online) {
+    std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) + "/distance");
+    std::size_t row = 0;
+    for (int value = 0; in >> value; ++row) values.push_back(value);
+    if (row != online->size()) return;  // torn read (hotplug) or unexpected format: keep none
+  }
+  distance_node_ids_.assign(online->begin(), online->end());
+  distances_ = std::move(values);
 }
 
 std::string_view CpuRelationName(CpuRelation relation) {

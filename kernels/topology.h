@@ -83,6 +83,9 @@ class Topology {
 
  private:
   friend class TopologyBuilder;
+  // Host only: the kernel's node distances, for when hwloc reports none (it
+  // drops the 1x1 matrix of a single-node machine).
+  void ReadKernelDistances();
   std::vector<CpuInfo> cpus_;
   std::vector<NodeInfo> nodes_;
   std::vector<LlcInfo> llcs_;

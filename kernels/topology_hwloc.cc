@@ -242,28 +242,33 @@ Expected<Topology> Load(Source source, std::string_view text, const Restriction&
   }
   // hwloc wants NUL-terminated text; a string_view need not be.
   const std::string buffer(text);
+  std::string what = "cannot read the host topology";
+  int set = 0;
   switch (source) {
     case Source::kHost:
       break;
     case Source::kXml:
-      if (buffer.size() >= INT_MAX) return HwlocFailure("XML topology too large");
-      if (hwloc_topology_set_xmlbuffer(raw, buffer.c_str(), static_cast<int>(buffer.size() + 1)) != 0) {
-        return HwlocFailure("invalid XML topology");
-      }
+      what = "invalid XML topology";
+      set = buffer.size() < INT_MAX
+                ? hwloc_topology_set_xmlbuffer(raw, buffer.c_str(), static_cast<int>(buffer.size() + 1))
+                : -1;
       break;
     case Source::kSynthetic:
-      if (hwloc_topology_set_synthetic(raw, buffer.c_str()) != 0) {
-        return HwlocFailure("invalid synthetic topology \"" + buffer + "\"");
-      }
+      what = "invalid synthetic topology \"" + buffer + "\"";
+      set = hwloc_topology_set_synthetic(raw, buffer.c_str());
       break;
   }
-  if (hwloc_topology_load(raw) != 0) return HwlocFailure("cannot load the topology");
+  if (set != 0 || hwloc_topology_load(raw) != 0) return HwlocFailure(what);
   return TopologyBuilder(raw, restriction).Build();
 }
 
 }  // namespace
 
-Expected<Topology> Topology::FromHost() { return Load(Source::kHost, {}, Restriction::FromProcess()); }
+Expected<Topology> Topology::FromHost() {
+  auto topology = Load(Source::kHost, {}, Restriction::FromProcess());
+  if (topology.ok() && !topology->has_distances()) topology->ReadKernelDistances();
+  return topology;
+}
 
 Expected<Topology> Topology::FromXml(std::string_view xml, const Restriction& restriction) {
   return Load(Source::kXml, xml, restriction);

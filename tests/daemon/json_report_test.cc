@@ -21,7 +21,7 @@ LatencyRecord OkLatency() {
   r.result.buffer.bytes = 256u << 20;
   r.result.buffer.page_kind = k::PageKind::kThp2M;
   r.result.buffer.huge_fraction = 1.0;
-  r.result.buffer.placement = {1, 128, 0, 0, -1, "move_pages"};
+  r.result.buffer.placement = {1, 128, 0, 0, -1, 0, "move_pages"};
   return r;
 }
 
@@ -47,7 +47,7 @@ TEST(JsonReport, FailedProbeHasNullFiguresAndItsReason) {
   LatencyRecord r = OkLatency();
   r.result.outcome = k::Outcome::kPlacementMismatch;
   r.result.reason = "node 1 requested, page at offset 0 is on node 0";
-  r.result.buffer.placement = {1, 128, 128, 0, 0, "move_pages"};
+  r.result.buffer.placement = {1, 128, 128, 0, 0, 0, "move_pages"};
   report.latency.push_back(r);
   const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
   const auto& lat = j.at("latency").at(0);

@@ -24,12 +24,25 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
+// Designated initializers would trip -Wmissing-field-initializers.
+PlanOptions WithCpus(std::vector<int> cpus) {
+  PlanOptions options;
+  options.cpus = std::move(cpus);
+  return options;
+}
+PlanOptions WithMemNodes(std::vector<int> mem_nodes) {
+  PlanOptions options;
+  options.mem_nodes = std::move(mem_nodes);
+  return options;
+}
+PlanOptions WithC2cCpus(std::vector<int> c2c_cpus) {
+  PlanOptions options;
+  options.c2c_cpus = std::move(c2c_cpus);
+  return options;
+}
+
 Topology Load(const std::string& name, const Restriction& restriction = {}) {
-  // NUMAPROBE_FIXTURES is tests/fixtures; fall back to this file's location
-  // while tests/CMakeLists.txt still points it at tests/<dir>/fixtures.
-  std::filesystem::path dir = NUMAPROBE_FIXTURES;
-  if (!std::filesystem::exists(dir / "topology")) dir = std::filesystem::path(__FILE__).parent_path() / "../fixtures";
-  std::ifstream in(dir / "topology" / name);
+  std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
   std::stringstream text;
   text << in.rdbuf();
   auto topology = Topology::FromXml(text.str(), restriction);
@@ -116,42 +129,47 @@ TEST(PlanTest, RestrictionKeepsThePlanInsideTheAllowedSets) {
   EXPECT_THAT(plan.notes, Contains("nodes 1-4 not allowed (cpuset.mems)"));
   EXPECT_THAT(plan.notes, Contains("c2c classes without an allowed CPU pair: cross_node"));
 
-  ExpectFailure({.mem_nodes = {1}}, topology, Outcome::kNotAllowed,
+  ExpectFailure(WithMemNodes({1}), topology, Outcome::kNotAllowed,
                 "node 1 is not in this process's allowed memory nodes (cpuset.mems)");
-  ExpectFailure({.cpus = {12}}, topology, Outcome::kNotAllowed,
+  ExpectFailure(WithCpus({12}), topology, Outcome::kNotAllowed,
                 "cpu 12 is not in this process's affinity mask or is offline");
-  ExpectFailure({.c2c_cpus = {0, 12}}, topology, Outcome::kNotAllowed,
+  ExpectFailure(WithC2cCpus({0, 12}), topology, Outcome::kNotAllowed,
                 "cpu 12 is not in this process's affinity mask or is offline");
 }
 
 TEST(PlanTest, PerCpuAndExplicitLists) {
   const Topology topology = Load("2s_nps2_cxl.xml");
-  EXPECT_EQ(Build({.per_cpu = true}, topology).memory_pairs.size(), 32u * 5u);
+  PlanOptions per_cpu;
+  per_cpu.per_cpu = true;
+  EXPECT_EQ(Build(per_cpu, topology).memory_pairs.size(), 32u * 5u);
 
-  const Plan plan = Build({.cpus = {17, 3, 3}, .mem_nodes = {4, 0}}, topology);
+  PlanOptions lists = WithCpus({17, 3, 3});
+  lists.mem_nodes = {4, 0};
+  const Plan plan = Build(lists, topology);
   EXPECT_THAT(plan.memory_pairs,
               ElementsAre(MemoryPair{3, 0, 0}, MemoryPair{3, 0, 4}, MemoryPair{17, 2, 0}, MemoryPair{17, 2, 4}));
 
-  const Plan c2c = Build({.c2c_cpus = {16, 0, 1}}, topology);
-  EXPECT_THAT(c2c.c2c_pairs, ElementsAre(C2cPair{0, 1, 0, CpuRelation::kSmt}, C2cPair{0, 16, 0, CpuRelation::kCrossNode},
-                                         C2cPair{1, 16, 0, CpuRelation::kCrossNode}));
+  const Plan c2c = Build(WithC2cCpus({16, 0, 1}), topology);
+  EXPECT_THAT(c2c.c2c_pairs,
+              ElementsAre(C2cPair{0, 1, 0, CpuRelation::kSmt}, C2cPair{0, 16, 0, CpuRelation::kCrossNode},
+                          C2cPair{1, 16, 0, CpuRelation::kCrossNode}));
 }
 
 TEST(PlanTest, UnknownCpusAndNodesAreRejected) {
   const Topology topology = Load("2s_nps2_cxl.xml");
-  ExpectFailure({.cpus = {40}}, topology, Outcome::kInvalidSpec, "cpu 40 does not exist (this machine has CPUs 0-31)");
-  ExpectFailure({.mem_nodes = {9}}, topology, Outcome::kInvalidSpec, "node 9 does not exist");
-  ExpectFailure({.c2c_cpus = {3}}, topology, Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs");
+  ExpectFailure(WithCpus({40}), topology, Outcome::kInvalidSpec, "cpu 40 does not exist (this machine has CPUs 0-31)");
+  ExpectFailure(WithMemNodes({9}), topology, Outcome::kInvalidSpec, "node 9 does not exist");
+  ExpectFailure(WithC2cCpus({3}), topology, Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs");
 }
 
 TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
   const Topology topology = Load("3node_memoryless_cgroup.xml");
-  ExpectFailure({.mem_nodes = {1}}, topology, Outcome::kInvalidSpec, "node 1 has no memory");
-  ExpectFailure({.mem_nodes = {2}}, topology, Outcome::kNotAllowed,
+  ExpectFailure(WithMemNodes({1}), topology, Outcome::kInvalidSpec, "node 1 has no memory");
+  ExpectFailure(WithMemNodes({2}), topology, Outcome::kNotAllowed,
                 "node 2 is not in this process's allowed memory nodes (cpuset.mems)");
-  ExpectFailure({.cpus = {6}}, topology, Outcome::kNotAllowed,
+  ExpectFailure(WithCpus({6}), topology, Outcome::kNotAllowed,
                 "cpu 6 is not in this process's affinity mask or is offline");
-  ExpectFailure({.cpus = {7}}, topology, Outcome::kInvalidSpec, "cpu 7 does not exist (this machine has CPUs 0-6)");
+  ExpectFailure(WithCpus({7}), topology, Outcome::kInvalidSpec, "cpu 7 does not exist (this machine has CPUs 0-6)");
 
   const Plan plan = Build({}, topology);
   // CPU 4 sits on node 2, whose memory we may not use, but still measures node 0.

@@ -1,1 +1,283 @@
-// Unit tests for kernels/bandwidth.cc
+// Unit tests for kernels/bandwidth.cc, bandwidth_run.cc and the per-ISA loops.
+#include "kernels/bandwidth.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kernels/bandwidth_loops.h"
+
+namespace numaprobe::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+// ---- Inner loops, on a small aligned buffer, for every ISA the CPU has. ----
+
+struct IsaLoops {
+  const char* name;
+  const BandwidthLoops* loops;
+  bool supported;
+};
+
+std::vector<IsaLoops> SupportedLoops() {
+  std::vector<IsaLoops> all = {{"sse2", &kSse2Loops, true},
+                               {"avx2", &kAvx2Loops, __builtin_cpu_supports("avx2") != 0},
+                               {"avx512", &kAvx512Loops, __builtin_cpu_supports("avx512f") != 0}};
+  std::erase_if(all, [](const IsaLoops& l) { return !l.supported; });
+  return all;
+}
+
+// 64-byte aligned scratch memory with a recognisable fill.
+struct Scratch {
+  explicit Scratch(std::size_t n) : bytes(n), data(static_cast<std::byte*>(std::aligned_alloc(64, n))) {
+    std::memset(data, 0xA5, n);
+  }
+  ~Scratch() { std::free(data); }
+  std::size_t bytes;
+  std::byte* data;
+};
+
+// Slices chosen to cover the unrolled blocks (128-512 B) and the per-line tail.
+constexpr std::size_t kOffsets[] = {0, 64, 4096};
+constexpr std::size_t kLengths[] = {64, 192, 512, 4096, 4096 + 448, 65536};
+
+TEST(BandwidthLoopsTest, WriteFillsExactlyTheSliceWithThePattern) {
+  constexpr std::uint64_t kPattern = 0x0123456789abcdef;
+  for (const IsaLoops& isa : SupportedLoops()) {
+    for (std::size_t off : kOffsets) {
+      for (std::size_t len : kLengths) {
+        Scratch buf(off + len + 4096);
+        isa.loops->write(buf.data + off, len, kPattern);
+        for (std::size_t i = 0; i < buf.bytes; i += 8) {
+          std::uint64_t word;
+          std::memcpy(&word, buf.data + i, 8);
+          const bool inside = i >= off && i < off + len;
+          ASSERT_EQ(word, inside ? kPattern : 0xA5A5A5A5A5A5A5A5) << isa.name << " off " << off << " len "
+                                                                   << len << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(BandwidthLoopsTest, CopyCopiesExactlyTheSlice) {
+  for (const IsaLoops& isa : SupportedLoops()) {
+    for (std::size_t len : kLengths) {
+      Scratch src(len);
+      Scratch dst(len + 128);
+      for (std::size_t i = 0; i < len; ++i) src.data[i] = static_cast<std::byte>(i * 7 + 3);
+      isa.loops->copy(dst.data + 64, src.data, len);
+      EXPECT_EQ(std::memcmp(dst.data + 64, src.data, len), 0) << isa.name << " len " << len;
+      for (std::size_t i : {std::size_t{0}, std::size_t{63}, len + 64, len + 127}) {
+        EXPECT_EQ(dst.data[i], std::byte{0xA5}) << isa.name << " wrote outside the slice at " << i;
+      }
+    }
+  }
+}
+
+TEST(BandwidthLoopsTest, ReadReturnsTheWordSumAndSeesEveryByte) {
+  for (const IsaLoops& isa : SupportedLoops()) {
+    for (std::size_t len : kLengths) {
+      Scratch buf(len);
+      for (std::size_t i = 0; i < len; ++i) buf.data[i] = static_cast<std::byte>(i * 13 + 1);
+      std::uint64_t expected = 0;
+      for (std::size_t i = 0; i < len; i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, buf.data + i, 8);
+        expected += word;
+      }
+      const std::uint64_t sum = isa.loops->read(buf.data, len);
+      EXPECT_EQ(sum, expected) << isa.name << " len " << len;
+      for (std::size_t i : {std::size_t{0}, len / 2 + 5, len - 1}) {
+        buf.data[i] ^= std::byte{0x10};
+        EXPECT_NE(isa.loops->read(buf.data, len), sum) << isa.name << " missed byte " << i;
+        buf.data[i] ^= std::byte{0x10};
+      }
+    }
+  }
+}
+
+TEST(BandwidthIsaTest, ResolvesToWhatTheCpuHas) {
+  EXPECT_EQ(ResolveIsa(Isa::kSse2), Isa::kSse2);
+  const Isa best = __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kSse2;
+  EXPECT_EQ(ResolveIsa(Isa::kAuto), best);  // never AVX-512 unless asked
+  EXPECT_EQ(ResolveIsa(Isa::kAvx512), __builtin_cpu_supports("avx512f") ? Isa::kAvx512 : best);
+  EXPECT_EQ(IsaName(Isa::kAvx2), "avx2");
+  EXPECT_EQ(BandwidthOpName(BandwidthOp::kCopy), "copy");
+}
+
+// ---- MeasureBandwidth. ----
+
+class MeasureBandwidthTest : public ::testing::Test {
+ protected:
+  static BandwidthBuffer MakeBuffer(std::size_t bytes) {
+    Expected<BandwidthBuffer> buffer = BandwidthBuffer::Create({0, bytes, PagePolicy::kAuto});
+    if (!buffer) ADD_FAILURE() << buffer.failure().reason;
+    return std::move(buffer).value();
+  }
+  static BandwidthRunSpec Spec(BandwidthOp op, std::vector<int> cpus = {0}) {
+    BandwidthRunSpec spec;
+    spec.cpus = std::move(cpus);
+    spec.op = op;
+    spec.burst_bytes = 256u << 10;
+    spec.warmup_bytes = 128u << 10;
+    spec.bursts = 3;
+    spec.max_attempts = 50;  // the test host is shared: tolerate disturbed bursts
+    return spec;
+  }
+};
+
+TEST_F(MeasureBandwidthTest, CountsBytesExactly) {
+  BandwidthBuffer buffer = MakeBuffer(16u << 20);
+  for (BandwidthOp op : {BandwidthOp::kRead, BandwidthOp::kWrite, BandwidthOp::kCopy}) {
+    const BandwidthRunSpec spec = Spec(op);
+    const BandwidthResult r = MeasureBandwidth(buffer, spec);
+    ASSERT_EQ(r.outcome, Outcome::kOk) << BandwidthOpName(op) << ": " << r.reason;
+    const std::uint64_t per_burst = spec.burst_bytes * (op == BandwidthOp::kCopy ? 2 : 1);
+    EXPECT_EQ(r.bytes_per_burst, per_burst);
+    EXPECT_EQ(r.bytes_per_second.n, 3u);
+    EXPECT_EQ(r.bytes_total, per_burst * r.bytes_per_second.n);
+    EXPECT_GT(r.bytes_per_second.median, 0);
+    EXPECT_GT(r.cpu_seconds, 0);
+    EXPECT_TRUE(r.buffer.placement.verified());
+  }
+}
+
+TEST_F(MeasureBandwidthTest, BurstsRotateAndNeverRunPastTheEnd) {
+  BandwidthBuffer buffer = MakeBuffer(4u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kCopy);
+  spec.bursts = 12;  // 8 copy footprints of 512 KiB fit: the cursor must wrap
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  const std::size_t footprint = 2 * spec.burst_bytes;
+  ASSERT_GE(r.burst_offsets.size(), 12u);
+  bool wrapped = false;
+  for (std::size_t i = 0; i < r.burst_offsets.size(); ++i) {
+    EXPECT_LE(r.burst_offsets[i] + footprint, buffer.info().bytes) << "burst " << i;
+    if (i == 0) continue;
+    EXPECT_NE(r.burst_offsets[i], r.burst_offsets[i - 1]) << "burst " << i << " repeated its predecessor";
+    const bool next = r.burst_offsets[i] == r.burst_offsets[i - 1] + footprint;
+    wrapped |= !next;
+    EXPECT_TRUE(next || r.burst_offsets[i] == 0) << "burst " << i;
+  }
+  EXPECT_TRUE(wrapped);
+  EXPECT_EQ(buffer.cursor(), r.burst_offsets.back() + footprint);
+}
+
+TEST_F(MeasureBandwidthTest, RejectsInvalidSpecsWithReasons) {
+  BandwidthBuffer buffer = MakeBuffer(4u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kRead, {});
+  BandwidthResult r = MeasureBandwidth(buffer, spec);
+  EXPECT_EQ(r.outcome, Outcome::kInvalidSpec);
+  EXPECT_THAT(r.reason, HasSubstr("cpu"));
+
+  spec = Spec(BandwidthOp::kRead);
+  spec.burst_bytes = 4096 + 32;
+  r = MeasureBandwidth(buffer, spec);
+  EXPECT_EQ(r.outcome, Outcome::kInvalidSpec);
+  EXPECT_THAT(r.reason, HasSubstr("multiple of 64"));
+
+  spec.burst_bytes = 1024;
+  EXPECT_EQ(MeasureBandwidth(buffer, spec).outcome, Outcome::kInvalidSpec);
+
+  spec = Spec(BandwidthOp::kCopy);
+  spec.burst_bytes = 1u << 20;  // copy footprint 2 MiB: 4 MiB holds 2, not 4
+  r = MeasureBandwidth(buffer, spec);
+  EXPECT_EQ(r.outcome, Outcome::kInvalidSpec);
+  EXPECT_THAT(r.reason, HasSubstr("4 MiB"));
+  EXPECT_THAT(r.reason, HasSubstr("2 MiB"));
+  EXPECT_EQ(r.bytes_per_second.n, 0u);
+
+  spec = Spec(BandwidthOp::kRead, {0, 0});
+  EXPECT_EQ(MeasureBandwidth(buffer, spec).outcome, Outcome::kInvalidSpec);
+}
+
+TEST_F(MeasureBandwidthTest, TwoThreadsOnTwoCpus) {
+  const std::vector<int> cpus = AllowedCpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs, have " << cpus.size();
+  BandwidthBuffer buffer = MakeBuffer(16u << 20);
+  for (BandwidthOp op : {BandwidthOp::kRead, BandwidthOp::kCopy}) {
+    const BandwidthRunSpec spec = Spec(op, {cpus[0], cpus[1]});
+    const BandwidthResult r = MeasureBandwidth(buffer, spec);
+    ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+    EXPECT_EQ(r.bytes_per_burst, 2 * spec.burst_bytes * (op == BandwidthOp::kCopy ? 2 : 1));
+    EXPECT_EQ(r.bytes_total, r.bytes_per_burst * 3);
+  }
+}
+
+TEST_F(MeasureBandwidthTest, PinFailureGivesNoFigure) {
+  BandwidthBuffer buffer = MakeBuffer(4u << 20);
+  const BandwidthResult r = MeasureBandwidth(buffer, Spec(BandwidthOp::kRead, {4095}));
+  EXPECT_EQ(r.outcome, Outcome::kPinFailed);
+  EXPECT_THAT(r.reason, HasSubstr("4095"));
+  EXPECT_EQ(r.bytes_per_second.n, 0u);
+  EXPECT_EQ(r.bytes_total, 0u);
+}
+
+TEST_F(MeasureBandwidthTest, StopFlagCancels) {
+  BandwidthBuffer buffer = MakeBuffer(16u << 20);
+  std::atomic<bool> stop{true};
+  BandwidthRunSpec spec = Spec(BandwidthOp::kRead);
+  spec.stop = &stop;
+  EXPECT_EQ(MeasureBandwidth(buffer, spec).outcome, Outcome::kCancelled);
+
+  // Raised mid-run: a run of ~10^6 bursts must end promptly.
+  stop = false;
+  spec.bursts = 1'000'000;
+  spec.max_attempts = 2'000'000;
+  std::thread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  stopper.join();
+  EXPECT_EQ(r.outcome, Outcome::kCancelled) << r.reason;
+  EXPECT_EQ(r.bytes_per_second.n, 0u);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST_F(MeasureBandwidthTest, AvxRequestReportsTheIsaUsed) {
+  BandwidthBuffer buffer = MakeBuffer(4u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kRead);
+  spec.isa = Isa::kAvx512;
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  EXPECT_EQ(r.isa, ResolveIsa(Isa::kAvx512));
+}
+
+// Not a speed target (see bench/): checks the figure is in bytes per second.
+TEST_F(MeasureBandwidthTest, ReadBandwidthIsPlausible) {
+  BandwidthBuffer buffer = MakeBuffer(64u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kRead);
+  spec.burst_bytes = 4u << 20;
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  EXPECT_GT(r.bytes_per_second.median, 1e9);
+  EXPECT_LT(r.bytes_per_second.median, 1e13);
+}
+
+}  // namespace
+}  // namespace numaprobe::kernels

@@ -23,11 +23,7 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 constexpr std::size_t kL3Bytes = std::size_t{32} << 20;
 
 std::string ReadFixture(const std::string& name) {
-  // NUMAPROBE_FIXTURES is tests/fixtures; fall back to this file's location
-  // while tests/CMakeLists.txt still points it at tests/<dir>/fixtures.
-  std::filesystem::path dir = NUMAPROBE_FIXTURES;
-  if (!std::filesystem::exists(dir / "topology")) dir = std::filesystem::path(__FILE__).parent_path() / "../fixtures";
-  std::ifstream in(dir / "topology" / name);
+  std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
@@ -182,6 +178,10 @@ TEST(TopologyTest, HostTopologyLoads) {
   ASSERT_FALSE(topology->nodes().empty());
   EXPECT_TRUE(topology->nodes().front().has_memory());
   EXPECT_FALSE(topology->cpu_model.empty());
+  // Linux always has node distances, even where hwloc drops a 1x1 matrix.
+  ASSERT_TRUE(topology->has_distances());
+  const int node = topology->nodes().front().id;
+  EXPECT_EQ(topology->Distance(node, node), 10);
   for (const CpuInfo& cpu : topology->cpus()) EXPECT_GE(cpu.node, 0) << "cpu " << cpu.id;
 }
 

@@ -1,0 +1,50 @@
+// The Prometheus view of a Snapshot. Every contract family (names, labels,
+// HELP) is defined here and in metrics_health.cc; tests/fixtures/metrics.golden
+// pins the exact output and promtool lints it.
+//
+// A scrape only reads: Collect() copies the store's current shared_ptr and
+// formats it. It never starts or waits for a probe (ecosystem notes §1.3),
+// which is why every HELP says the value comes from the last scheduled probe.
+//
+// Thread safety: BuildFamilies and ProcessFamilies are pure/reentrant;
+// MetricsCollectable::Collect may run on any number of threads at once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include "daemon/result_store.h"
+#include "daemon/snapshot.h"
+
+namespace numaprobe::daemon {
+
+// Every numaprobe_* family for `snapshot`, in a fixed order, series sorted.
+// Families known in advance are present even without series.
+std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
+
+// The parts of BuildFamilies, one per file: measured figures and baseline
+// (metrics.cc), self-description and health (metrics_health.cc).
+void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+
+// The standard process_* families of the client libraries, read from
+// <proc_root>/self and <proc_root>/stat (prometheus-cpp has no such
+// collector). A file that cannot be read drops its families, never the scrape.
+std::vector<prometheus::MetricFamily> ProcessFamilies(const std::string& proc_root = "/proc");
+
+class MetricsCollectable : public prometheus::Collectable {
+ public:
+  // `store` must outlive this object.
+  explicit MetricsCollectable(const ResultStore& store) : store_(store) {}
+
+  // BuildFamilies(current snapshot) followed by ProcessFamilies().
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  const ResultStore& store_;
+};
+
+}  // namespace numaprobe::daemon

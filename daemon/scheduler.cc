@@ -1,0 +1,392 @@
+#include "daemon/scheduler.h"
+
+#include <sched.h>
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "daemon/baseline.h"
+#include "daemon/budget.h"
+#include "daemon/buffer_pool.h"
+#include "daemon/host_info.h"
+#include "daemon/probe_runner.h"
+#include "daemon/sd_notify.h"
+#include "daemon/snapshot_update.h"
+#include "daemon/state.h"
+#include "kernels/clock.h"
+
+namespace numaprobe::daemon {
+
+namespace k = kernels;
+
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config) {
+  std::vector<Task> tasks;
+  if (config.latency.enabled) {
+    for (const auto& pair : plan.memory_pairs) tasks.push_back({Task::Kind::kLatency, pair, {}, {}, 0});
+  }
+  if (config.bandwidth.enabled) {
+    for (const auto& pair : plan.memory_pairs) {
+      for (k::BandwidthOp op : config.bandwidth.ops) tasks.push_back({Task::Kind::kBandwidth, pair, op, {}, 0});
+    }
+  }
+  if (config.core_to_core.enabled) {
+    for (const auto& c2c : plan.c2c_pairs) tasks.push_back({Task::Kind::kC2c, {}, {}, c2c, 0});
+  }
+  return tasks;
+}
+
+k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
+  auto topology = k::Topology::FromHost();
+  if (!topology.ok()) return topology.failure();
+  auto plan = BuildPlan(config.targets, topology.value());
+  if (plan.ok() && topology_out != nullptr) *topology_out = std::move(topology).value();
+  return plan;
+}
+
+namespace {
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string Rfc3339Now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Applies to the calling thread; threads the kernels start inherit it.
+std::string ApplyPriority(ProbePriority priority) {
+  sched_param param{};
+  if (priority == ProbePriority::kIdle) {
+    if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) return std::string("SCHED_IDLE: ") + std::strerror(errno);
+    return "";
+  }
+  if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) return std::string("SCHED_BATCH: ") + std::strerror(errno);
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
+    return std::string("nice 19: ") + std::strerror(errno);
+  }
+  return "";
+}
+
+bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
+  return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
+}
+
+}  // namespace
+
+class Scheduler::Loop {
+ public:
+  Loop(Config config, ResultStore& store, k::Topology topology, Plan plan)
+      : store_(store),
+        config_(std::move(config)),
+        topology_(std::move(topology)),
+        budget_(config_.schedule.duty_cycle),
+        baseline_(config_.baseline.rounds),
+        rng_(std::random_device{}()),
+        watchdog_(SdWatchdogInterval()) {
+    Adopt(std::move(plan), /*reload=*/false);
+  }
+
+  void RequestStop() {
+    stop_.store(true);
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+
+  void RequestReload(Config config) {
+    std::lock_guard lock(mu_);
+    pending_ = std::move(config);
+    cv_.notify_all();
+  }
+
+  void Run() {
+    if (auto error = ApplyPriority(config_.schedule.priority); !error.empty()) {
+      spdlog::warn("cannot lower probe priority ({}); probes run at normal priority", error);
+    }
+    while (!stop_.load()) {
+      ApplyPendingChanges();
+      const std::int64_t round_start = k::MonotonicNs();
+      std::vector<Task> tasks = RoundTasks(plan_, config_);
+      bool complete = !tasks.empty();
+      round_values_.clear();
+      round_failures_ = 0;
+      for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (!WaitUntil(budget_.next_allowed_ns()) || ChangesPending()) {
+          complete = false;
+          break;
+        }
+        RunTask(tasks[i], tasks);
+      }
+      if (complete && !stop_.load()) EndRound();
+      std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
+      const auto interval_ns = static_cast<std::int64_t>(
+          std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
+      WaitUntil(round_start + interval_ns);
+    }
+  }
+
+ private:
+  // Sleeps until `deadline_ns` (monotonic), waking for stop, reload and the
+  // systemd watchdog. False if stopping; true early if a change is pending.
+  bool WaitUntil(std::int64_t deadline_ns) {
+    while (true) {
+      SdNotify("WATCHDOG=1");
+      if (stop_.load()) return false;
+      if (ChangesPending()) return true;
+      const std::int64_t now = k::MonotonicNs();
+      if (now >= deadline_ns) return true;
+      std::int64_t wait_ns = deadline_ns - now;
+      if (watchdog_) wait_ns = std::min<std::int64_t>(wait_ns, watchdog_->count() * 1'000'000);
+      // Re-check the cpuset at least every 10 s while idle.
+      wait_ns = std::min<std::int64_t>(wait_ns, 10'000'000'000);
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [&] { return stop_.load() || pending_.has_value(); });
+    }
+  }
+
+  // A reload, or a change of the CPUs / memory nodes this process may use
+  // (container cpusets change at run time), restarts the round on a new plan.
+  bool ChangesPending() {
+    {
+      std::lock_guard lock(mu_);
+      if (pending_) return true;
+    }
+    return !SameRestriction(k::Restriction::FromProcess(), restriction_);
+  }
+
+  void ApplyPendingChanges() {
+    std::optional<Config> next;
+    {
+      std::lock_guard lock(mu_);
+      next.swap(pending_);
+    }
+    const bool restriction_changed = !SameRestriction(k::Restriction::FromProcess(), restriction_);
+    if (!next && !restriction_changed) return;
+    if (next) {
+      config_ = std::move(*next);
+      budget_.set_ratio(config_.schedule.duty_cycle);
+      if (auto error = ApplyPriority(config_.schedule.priority); !error.empty()) {
+        spdlog::warn("cannot set probe priority ({})", error);
+      }
+    }
+    if (restriction_changed) spdlog::info("allowed CPUs or memory nodes changed: rebuilding the probe plan");
+    k::Topology topology;
+    auto plan = PlanOnHost(config_, &topology);
+    if (!plan.ok()) {
+      // Explicitly configured CPUs or nodes left the allowed set. Keep probing
+      // them: their runs fail (pin_failed, bind_failed, placement_mismatch once
+      // cgroup v2 has migrated the pages) and withdraw their figures, so the
+      // operator sees why, instead of a plan that silently shrank.
+      spdlog::error("the configured targets are no longer allowed ({}); their probes will report failures",
+                    plan.failure().reason);
+      restriction_ = k::Restriction::FromProcess();
+      return;
+    }
+    topology_ = std::move(topology);
+    Adopt(std::move(plan).value(), next.has_value());
+  }
+
+  // Installs a new plan (start, reload or cpuset change) and everything derived from it.
+  void Adopt(Plan plan, bool reload) {
+    plan_ = std::move(plan);
+    restriction_ = k::Restriction::FromProcess();
+    for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
+    spdlog::info("probe plan: {} memory pairs, {} core-to-core pairs", plan_.memory_pairs.size(),
+                 plan_.c2c_pairs.size());
+    const BufferSettings buffers = BufferSettingsFrom(config_);
+    if (!pool_ || reload) pool_ = std::make_unique<BufferPool>(buffers);
+    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_));
+    host_ = ReadHostInfo(topology_.cpu_model);
+    fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
+    LoadBaseline();
+    store_.Update([&](Snapshot& s) {
+      PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
+      PublishBaseline(s);
+    });
+  }
+
+  // Called on every (re)plan: adopts the persisted baseline if it belongs to
+  // this host fingerprint, keeps a recording in progress, and otherwise starts
+  // a new recording, saying why (the file is also how `baseline reset` reaches
+  // a running daemon: it empties the file, then SIGHUP).
+  void LoadBaseline() {
+    const LoadedState state = LoadState(config_.state_directory);
+    const bool mine_matches = !baseline_origin_.empty() && baseline_.baseline().fingerprint == fingerprint_;
+    if (state.baseline && state.baseline->complete && state.baseline->fingerprint == fingerprint_) {
+      if (!(mine_matches && baseline_.complete())) {
+        baseline_.Restore(*state.baseline);
+        baseline_origin_ = "restored";
+        spdlog::info("restored the baseline recorded {} for host fingerprint {}", state.baseline->created, fingerprint_);
+      }
+      return;
+    }
+    if (mine_matches && !baseline_.complete()) return;  // keep recording
+    if (state.status == LoadedState::Status::kCorrupt) {
+      spdlog::error("state file unusable ({}); it will be replaced by a new baseline", state.error);
+      baseline_origin_ = "state_file_corrupt";
+    } else if (state.baseline) {
+      spdlog::warn("host fingerprint changed from {} to {}: recording a new baseline", state.baseline->fingerprint,
+                   fingerprint_);
+      baseline_origin_ = "fingerprint_changed";
+    } else {
+      baseline_origin_ = baseline_origin_.empty() ? "first_start" : "reset";
+    }
+    baseline_.Reset(fingerprint_);
+    spdlog::info("recording a baseline over the next {} complete rounds ({})", config_.baseline.rounds,
+                 baseline_origin_);
+  }
+
+  void PublishBaseline(Snapshot& s) const {
+    s.baseline_origin = baseline_origin_;
+    s.baseline_complete = baseline_.complete();
+    s.baseline = baseline_.complete() ? baseline_.baseline().values : std::vector<BaselineValue>{};
+  }
+
+  // What one probe run produced, independent of its kind.
+  struct Ran {
+    k::Outcome outcome = k::Outcome::kOk;
+    std::string reason;
+    std::string what;
+    double kernel_cpu_seconds = 0;
+    std::optional<BaselineValue> baseline;  // the median, for a successful memory probe
+    std::function<void(Snapshot&, double unix_now, double cost)> record;
+  };
+
+  Ran Execute(const Task& task) {
+    const int cpu_label = config_.targets.per_cpu ? task.pair.cpu : -1;
+    Ran ran;
+    if (task.kind == Task::Kind::kLatency) {
+      auto r = runner_->RunLatency(task.pair, &stop_);
+      ran = {r.result.outcome, r.result.reason, fmt::format("latency cpu {} -> node {}", task.pair.cpu, task.pair.mem_node),
+             r.result.cpu_seconds,
+             BaselineValue{"latency", cpu_label, task.pair.cpu_node, task.pair.mem_node, "", r.result.seconds_per_load.median},
+             [r](Snapshot& s, double now, double cost) { RecordLatency(s, r, now, cost); }};
+    } else if (task.kind == Task::Kind::kBandwidth) {
+      auto r = runner_->RunBandwidth(task.pair, task.op, &stop_);
+      const std::string op(k::BandwidthOpName(task.op));
+      ran = {r.result.outcome, r.result.reason,
+             fmt::format("{} bandwidth cpu {} -> node {}", op, task.pair.cpu, task.pair.mem_node), r.result.cpu_seconds,
+             BaselineValue{"bandwidth", cpu_label, task.pair.cpu_node, task.pair.mem_node, op,
+                           r.result.bytes_per_second.median},
+             [r](Snapshot& s, double now, double cost) { RecordBandwidth(s, r, now, cost); }};
+    } else {
+      auto r = runner_->RunC2c(task.c2c, &stop_);
+      const k::CpuInfo* a = topology_.FindCpu(task.c2c.cpu_a);
+      const int a_node = a != nullptr ? a->node : -1;
+      ran = {r.result.outcome, r.result.reason,
+             fmt::format("core-to-core cpu {} <-> cpu {}", task.c2c.cpu_a, task.c2c.cpu_b), r.result.cpu_seconds,
+             std::nullopt, [r, a_node](Snapshot& s, double now, double cost) { RecordC2c(s, r, a_node, now, cost); }};
+    }
+    return ran;
+  }
+
+  void RunTask(const Task& task, std::vector<Task>& round) {
+    const std::int64_t start_ns = k::MonotonicNs();
+    const std::int64_t cpu_start_ns = k::ThreadCpuNs();
+    const Ran ran = Execute(task);
+    // The kernels measure on threads of their own and report those threads'
+    // CPU time; buffer preparation runs on this thread and is counted here.
+    const double cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + ran.kernel_cpu_seconds;
+    const std::int64_t end_ns = k::MonotonicNs();
+    budget_.Charge(start_ns, end_ns, cost);
+    const bool ok = ran.outcome == k::Outcome::kOk;
+    if (ok && ran.baseline) round_values_.push_back(*ran.baseline);
+    const bool will_retry = ran.outcome == k::Outcome::kDisturbed && task.attempt == 0;
+    if (!ok && !will_retry) ++round_failures_;
+    store_.Update([&](Snapshot& s) {
+      ran.record(s, UnixNow(), cost);
+      s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
+    });
+    if (ok) {
+      spdlog::debug("{}: ok ({:.1f} ms CPU)", ran.what, cost * 1e3);
+    } else if (ran.outcome != k::Outcome::kCancelled) {
+      spdlog::warn("{}: {}: {}", ran.what, k::OutcomeName(ran.outcome), ran.reason);
+    }
+    // Disturbed runs are retried once at the end of the round, within the budget.
+    if (will_retry) {
+      Task retry = task;
+      retry.attempt = 1;
+      round.push_back(retry);
+    }
+  }
+
+  void EndRound() {
+    // Only rounds in which every planned probe succeeded form the baseline, so
+    // that it has a value for every pair and op.
+    bool completed = false;
+    if (!baseline_.complete() && round_failures_ == 0) {
+      for (const auto& value : round_values_) baseline_.Add(value);
+      completed = baseline_.EndRound(Rfc3339Now());
+    } else if (!baseline_.complete()) {
+      spdlog::info("{} probes of this round failed: the round does not count toward the baseline", round_failures_);
+    }
+    if (completed) {
+      if (auto error = SaveState(config_.state_directory, baseline_.baseline()); !error.empty()) {
+        spdlog::error("cannot persist the baseline ({}); it is kept in memory only", error);
+      } else {
+        spdlog::info("baseline recorded and saved in {}", config_.state_directory);
+      }
+    }
+    store_.Update([&](Snapshot& s) {
+      ++s.rounds_completed;
+      PublishBaseline(s);
+    });
+  }
+
+  ResultStore& store_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Config> pending_;  // guarded by mu_
+
+  // Owned by the loop thread.
+  Config config_;
+  k::Topology topology_;
+  Plan plan_;
+  k::Restriction restriction_;
+  HostInfo host_;
+  std::string fingerprint_;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<ProbeRunner> runner_;
+  DutyBudget budget_;
+  BaselineRecorder baseline_;
+  std::string baseline_origin_;
+  std::vector<BaselineValue> round_values_;  // successful medians of the current round
+  int round_failures_ = 0;                   // probes of the current round that finally failed
+  std::mt19937_64 rng_;
+  std::optional<std::chrono::milliseconds> watchdog_;
+};
+
+k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store) {
+  k::Topology topology;
+  auto plan = PlanOnHost(config, &topology);
+  if (!plan.ok()) return plan.failure();
+  return std::unique_ptr<Scheduler>(
+      new Scheduler(std::make_unique<Loop>(std::move(config), store, std::move(topology), std::move(plan).value())));
+}
+
+Scheduler::Scheduler(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
+
+Scheduler::~Scheduler() { Stop(); }
+
+void Scheduler::Start() {
+  thread_ = std::thread([this] { loop_->Run(); });
+}
+
+void Scheduler::Stop() {
+  loop_->RequestStop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Scheduler::Reload(Config config) { loop_->RequestReload(std::move(config)); }
+
+}  // namespace numaprobe::daemon

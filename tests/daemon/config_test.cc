@@ -1,0 +1,294 @@
+// Unit tests for daemon/config.cc (and the schema walk in daemon/config_reader.cc)
+#include "daemon/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace k = kernels;
+using std::chrono::milliseconds;
+using ::testing::AllOf;
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::SizeIs;
+
+}  // namespace
+
+// Lets gtest print errors as the operator would see them.
+void PrintTo(const ConfigError& error, std::ostream* out) { *out << error.ToString(); }
+
+namespace {
+
+// NUMAPROBE_FIXTURES is <source>/tests/fixtures.
+std::filesystem::path SourceRoot() { return std::filesystem::path(NUMAPROBE_FIXTURES).parent_path().parent_path(); }
+
+std::filesystem::path ConfigFixture(const std::string& name) {
+  return std::filesystem::path(NUMAPROBE_FIXTURES) / "config" / name;
+}
+
+Config Parsed(const std::string& yaml) {
+  ConfigResult result = ParseConfig(yaml);
+  if (auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
+    for (const ConfigError& e : *errors) ADD_FAILURE() << e.ToString();
+    return Config{};
+  }
+  return std::get<Config>(result);
+}
+
+std::vector<ConfigError> Errors(const ConfigResult& result) {
+  if (std::holds_alternative<Config>(result)) {
+    ADD_FAILURE() << "config was accepted";
+    return {};
+  }
+  return std::get<std::vector<ConfigError>>(result);
+}
+std::vector<ConfigError> Errors(const std::string& yaml) { return Errors(ParseConfig(yaml)); }
+
+auto Error(const std::string& key, int line, const std::string& text) {
+  return AllOf(Field(&ConfigError::key, key), Field(&ConfigError::line, line),
+               Field(&ConfigError::message, HasSubstr(text)));
+}
+
+// Field by field: Config has no operator==, and a failure should name the field.
+void ExpectSame(const Config& a, const Config& b) {
+#define SAME(field) EXPECT_EQ(a.field, b.field) << #field
+  SAME(latency.enabled); SAME(latency.stride_bytes); SAME(latency.buffer_bytes); SAME(latency.samples);
+  SAME(latency.loads_per_sample);
+  SAME(bandwidth.enabled); SAME(bandwidth.ops); SAME(bandwidth.threads); SAME(bandwidth.buffer_bytes);
+  SAME(bandwidth.burst_bytes); SAME(bandwidth.bursts);
+  SAME(core_to_core.enabled); SAME(core_to_core.samples); SAME(core_to_core.round_trips);
+  SAME(targets.cpus); SAME(targets.mem_nodes); SAME(targets.per_cpu); SAME(targets.c2c_cpus);
+  SAME(schedule.duty_cycle); SAME(schedule.interval); SAME(schedule.jitter); SAME(schedule.priority);
+  SAME(memory.budget_bytes); SAME(memory.pages); SAME(baseline.rounds); SAME(state_directory);
+#undef SAME
+}
+
+TEST(ParseConfig, DocumentedDefaultFileIsExactlyTheDefaults) {
+  const ConfigResult result = LoadConfigFile((SourceRoot() / "config/numaprobe.yaml").string());
+  ASSERT_TRUE(std::holds_alternative<Config>(result)) << ::testing::PrintToString(Errors(result));
+  ExpectSame(std::get<Config>(result), Config{});
+}
+
+TEST(ParseConfig, EmptyDocumentsMeanDefaults) {
+  for (const char* text : {"", "\n", "# nothing but a comment\n", "---\n", "probes:\ntargets:\n"}) {
+    SCOPED_TRACE(text);
+    ExpectSame(Parsed(text), Config{});
+  }
+}
+
+TEST(ParseConfig, EveryKeyNonDefault) {
+  const Config c = Parsed(R"(
+probes:
+  latency: {enabled: false, stride_bytes: 256, buffer_size: 64MiB, samples: 9, loads_per_sample: 100000}
+  bandwidth:
+    enabled: true
+    ops: [copy, read]
+    threads: 2
+    buffer_size: 1GiB
+    burst_size: 16MiB
+    bursts: 3
+  core_to_core: {enabled: false, samples: 11, round_trips: 500}
+targets:
+  cpus: "0-3,8"
+  mem_nodes: [1, 0]
+  per_cpu: true
+  c2c_cpus: [4, 2, 2]
+schedule: {duty_cycle: 0.05, interval: 1h30m, jitter: 0, priority: nice19}
+memory: {budget: 2GiB, pages: 4k}
+baseline: {rounds: 5}
+state_directory: /srv/numaprobe
+)");
+  EXPECT_FALSE(c.latency.enabled);
+  EXPECT_EQ(c.latency.stride_bytes, 256u);
+  EXPECT_EQ(c.latency.buffer_bytes, 64u << 20);
+  EXPECT_EQ(c.latency.samples, 9);
+  EXPECT_EQ(c.latency.loads_per_sample, 100'000u);
+  EXPECT_TRUE(c.bandwidth.enabled);
+  EXPECT_EQ(c.bandwidth.ops, (std::vector{k::BandwidthOp::kCopy, k::BandwidthOp::kRead}));
+  EXPECT_EQ(c.bandwidth.threads, 2);
+  EXPECT_EQ(c.bandwidth.buffer_bytes, 1u << 30);
+  EXPECT_EQ(c.bandwidth.burst_bytes, 16u << 20);
+  EXPECT_EQ(c.bandwidth.bursts, 3);
+  EXPECT_FALSE(c.core_to_core.enabled);
+  EXPECT_EQ(c.core_to_core.samples, 11);
+  EXPECT_EQ(c.core_to_core.round_trips, 500);
+  EXPECT_EQ(c.targets.cpus, (std::vector{0, 1, 2, 3, 8}));
+  EXPECT_EQ(c.targets.mem_nodes, (std::vector{0, 1}));
+  EXPECT_TRUE(c.targets.per_cpu);
+  EXPECT_EQ(c.targets.c2c_cpus, (std::vector{2, 4}));
+  EXPECT_DOUBLE_EQ(c.schedule.duty_cycle, 0.05);
+  EXPECT_EQ(c.schedule.interval, milliseconds(5'400'000));
+  EXPECT_DOUBLE_EQ(c.schedule.jitter, 0.0);
+  EXPECT_EQ(c.schedule.priority, ProbePriority::kNice19);
+  EXPECT_EQ(c.memory.budget_bytes, 2u << 30);
+  EXPECT_EQ(c.memory.pages, k::PagePolicy::kSmall);
+  EXPECT_EQ(c.baseline.rounds, 5);
+  EXPECT_EQ(c.state_directory, "/srv/numaprobe");
+}
+
+TEST(ParseConfig, UnknownKeysAtEveryLevelWithSuggestions) {
+  const auto errors = Errors("probes:\n  latency:\n    strid: 256\nschedul:\n  interval: 5m\n");
+  EXPECT_THAT(errors, Contains(Error("probes.latency.strid", 3, "unknown key (did you mean stride_bytes?)")));
+  EXPECT_THAT(errors, Contains(Error("schedul", 4, "did you mean schedule?")));
+  EXPECT_EQ(errors.front().ToString(), "line 3: probes.latency.strid: unknown key (did you mean stride_bytes?)");
+  EXPECT_THAT(Errors("probes:\n  colour: red\n"), Contains(Error("probes.colour", 2, "unknown key")));
+}
+
+TEST(ParseConfig, WrongTypesNameKeyAndLine) {
+  EXPECT_THAT(Errors("schedule:\n  jitter: 0.1\n  duty_cycle: lots\n"),
+              Contains(Error("schedule.duty_cycle", 3, "expected a number, got 'lots'")));
+  EXPECT_THAT(Errors("probes:\n  latency:\n    samples: 7.5\n"),
+              Contains(Error("probes.latency.samples", 3, "expected an integer, got '7.5'")));
+  EXPECT_THAT(Errors("probes:\n  latency:\n    enabled: yes\n"),
+              Contains(Error("probes.latency.enabled", 3, "expected true or false, got 'yes'")));
+  EXPECT_THAT(Errors("probes:\n  bandwidth:\n    ops: read\n"),
+              Contains(Error("probes.bandwidth.ops", 3, "expected a list such as [read, write, copy], got 'read'")));
+  EXPECT_THAT(Errors("probes:\n  bandwidth:\n    ops: [read, fill]\n"),
+              Contains(Error("probes.bandwidth.ops", 3, "got 'fill'")));
+  EXPECT_THAT(Errors("schedule:\n  interval: [5m]\n"), Contains(Error("schedule.interval", 2, "got a list")));
+  EXPECT_THAT(Errors("schedule:\n  priority:\n"), Contains(Error("schedule.priority", 2, "got nothing")));
+  EXPECT_THAT(Errors("schedule:\n  priority: realtime\n"),
+              Contains(Error("schedule.priority", 2, "expected one of idle, nice19, got 'realtime'")));
+  EXPECT_THAT(Errors("memory:\n  pages: 1g\n"), Contains(Error("memory.pages", 2, "auto, hugetlb, thp, 4k")));
+  EXPECT_THAT(Errors("probes: [latency]\n"), Contains(Error("probes", 1, "expected a mapping, got a list")));
+  EXPECT_THAT(Errors("state_directory: {a: 1}\n"), Contains(Error("state_directory", 1, "expected a string")));
+}
+
+TEST(ParseConfig, BadSizesDurationsAndCpuLists) {
+  EXPECT_THAT(Errors("memory:\n  budget: 1.5GiB\n"), Contains(Error("memory.budget", 2, "expected a size")));
+  EXPECT_THAT(Errors("memory:\n  budget: 2G\n"), Contains(Error("memory.budget", 2, "'2G'")));
+  EXPECT_THAT(Errors("schedule:\n  interval: 300\n"), Contains(Error("schedule.interval", 2, "expected a duration")));
+  EXPECT_THAT(Errors("schedule:\n  interval: 30m1h\n"), Contains(Error("schedule.interval", 2, "must decrease")));
+  EXPECT_THAT(Errors("targets:\n  cpus: \"0-3,x\"\n"), Contains(Error("targets.cpus", 2, "'x'")));
+  EXPECT_THAT(Errors("targets:\n  cpus: \"3-1\"\n"), Contains(Error("targets.cpus", 2, "'3-1'")));
+  EXPECT_THAT(Errors("targets:\n  mem_nodes:\n    - 0\n    - -1\n"),
+              Contains(Error("targets.mem_nodes", 4, "expected an id in [0, 65535], got '-1'")));
+  EXPECT_THAT(Errors("targets:\n  c2c_cpus: [3]\n"), Contains(Error("targets.c2c_cpus", 2, "at least two")));
+}
+
+struct RangeCase {
+  const char* yaml;
+  const char* key;
+  const char* message;
+};
+
+TEST(ParseConfig, EveryNumericKeyIsRangeChecked) {
+  const RangeCase cases[] = {
+      {"probes:\n  latency:\n    stride_bytes: 32\n", "probes.latency.stride_bytes", "32 is out of range [64, 4096]"},
+      {"probes:\n  latency:\n    stride_bytes: 100\n", "probes.latency.stride_bytes", "not a power of two"},
+      {"probes:\n  latency:\n    buffer_size: 64KiB\n", "probes.latency.buffer_size", "at least 1MiB"},
+      {"probes:\n  latency:\n    samples: 0\n", "probes.latency.samples", "0 is out of range [1, 100]"},
+      {"probes:\n  latency:\n    loads_per_sample: 999\n", "probes.latency.loads_per_sample", "[1000, 100000000]"},
+      {"probes:\n  bandwidth:\n    threads: 257\n", "probes.bandwidth.threads", "257 is out of range [1, 256]"},
+      {"probes:\n  bandwidth:\n    burst_size: 32KiB\n", "probes.bandwidth.burst_size", "[64KiB, 64TiB]"},
+      {"probes:\n  bandwidth:\n    burst_size: 65540\n", "probes.bandwidth.burst_size", "multiple of 64"},
+      {"probes:\n  bandwidth:\n    bursts: 101\n", "probes.bandwidth.bursts", "[1, 100]"},
+      {"probes:\n  bandwidth:\n    ops: []\n", "probes.bandwidth.ops", "must not be empty"},
+      {"probes:\n  bandwidth:\n    ops: [read, read]\n", "probes.bandwidth.ops", "'read' is listed twice"},
+      {"probes:\n  bandwidth:\n    buffer_size: 128MiB\n", "probes.bandwidth.buffer_size",
+       "at least 4 x burst_size x threads x 2 (copy) = 256MiB"},
+      {"probes:\n  bandwidth:\n    threads: 4\n", "probes.bandwidth.threads", "= 1GiB"},
+      {"probes:\n  core_to_core:\n    samples: 101\n", "probes.core_to_core.samples", "[1, 100]"},
+      {"probes:\n  core_to_core:\n    round_trips: 5\n", "probes.core_to_core.round_trips", "[10, 1000000]"},
+      {"schedule:\n  duty_cycle: 0.9\n", "schedule.duty_cycle", "0.9 is out of range (0, 0.5]"},
+      {"schedule:\n  duty_cycle: 0\n", "schedule.duty_cycle", "0 is out of range (0, 0.5]"},
+      {"schedule:\n  interval: 500ms\n", "schedule.interval", "500ms is out of range [1s, 24h]"},
+      {"schedule:\n  interval: 25h\n", "schedule.interval", "[1s, 24h]"},
+      {"schedule:\n  jitter: 1.5\n", "schedule.jitter", "1.5 is out of range [0, 0.9]"},
+      {"schedule:\n  jitter: -0.1\n", "schedule.jitter", "[0, 0.9]"},
+      {"memory:\n  budget: 8MiB\n", "memory.budget", "8MiB is out of range [16MiB, 64TiB]"},
+      {"baseline:\n  rounds: 0\n", "baseline.rounds", "[1, 100]"},
+      {"state_directory: var/lib/numaprobe\n", "state_directory", "not an absolute path"},
+  };
+  for (const RangeCase& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    const int line = c.yaml[0] == 'p' ? 3 : (c.yaml[0] == 's' && c.yaml[1] == 't' ? 1 : 2);
+    EXPECT_THAT(Errors(c.yaml), ElementsAre(Error(c.key, line, c.message)));
+  }
+}
+
+TEST(ParseConfig, CrossFieldRules) {
+  EXPECT_THAT(Errors("probes:\n  latency: {enabled: false}\n  bandwidth: {enabled: false}\n"
+                     "  core_to_core: {enabled: false}\n"),
+              Contains(Error("probes", 1, "every probe is disabled")));
+  EXPECT_THAT(Errors("memory:\n  budget: 128MiB\n"),
+              Contains(Error("probes.bandwidth.buffer_size", 2, "larger than memory.budget (128MiB)")));
+  // Without copy the buffer needs only 4 burst footprints.
+  Parsed("probes:\n  bandwidth: {ops: [read, write], buffer_size: 128MiB}\nmemory: {budget: 128MiB}\n");
+  // A bad input to a rule yields one error, not a second one from the rule.
+  EXPECT_THAT(Errors("probes:\n  bandwidth: {threads: many}\n"), SizeIs(1));
+}
+
+TEST(ParseConfig, SyntaxErrorsCarryTheLine) {
+  const auto errors = Errors(LoadConfigFile(ConfigFixture("bad_syntax.yaml").string()));
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_GE(errors[0].line, 4);
+  EXPECT_THAT(errors[0].message, HasSubstr("invalid YAML"));
+  EXPECT_THAT(Errors("a: {b: 1\nc: 2\n"), Contains(Field(&ConfigError::line, ::testing::Ge(2))));
+  EXPECT_THAT(Errors("probes: 1\n---\nprobes: 2\n"), Contains(Error("", 0, "one YAML document")));
+  EXPECT_THAT(Errors("just a string\n"), Contains(Error("", 1, "expected a mapping, got 'just a string'")));
+  EXPECT_THAT(Errors("schedule:\n  jitter: 0.1\n  jitter: 0.2\n"),
+              Contains(Error("schedule.jitter", 3, "duplicate key (first set on line 2)")));
+}
+
+TEST(ParseConfig, FixturesReportEveryErrorWithKeyAndLine) {
+  auto unknown = Errors(LoadConfigFile(ConfigFixture("bad_unknown_key.yaml").string()));
+  EXPECT_THAT(unknown, Contains(Error("probes.latency.strid", 4, "did you mean stride_bytes?")));
+  EXPECT_THAT(unknown, Contains(Error("schedul", 6, "unknown key")));
+
+  auto types = Errors(LoadConfigFile(ConfigFixture("bad_types.yaml").string()));
+  EXPECT_THAT(types, SizeIs(7));
+  EXPECT_THAT(types, Contains(Error("schedule.duty_cycle", 9, "expected a number, got 'lots'")));
+  EXPECT_THAT(types, Contains(Error("targets.cpus", 14, "'x'")));
+
+  auto range = Errors(LoadConfigFile(ConfigFixture("bad_range.yaml").string()));
+  EXPECT_THAT(range, SizeIs(8));
+  EXPECT_THAT(range, Contains(Error("schedule.duty_cycle", 9, "0.9 is out of range (0, 0.5]")));
+  EXPECT_THAT(range, Contains(Error("baseline.rounds", 15, "101 is out of range [1, 100]")));
+}
+
+TEST(LoadConfigFile, UnreadableFileIsOneErrorNamingThePath) {
+  const auto errors = Errors(LoadConfigFile("/nonexistent/numaprobe.yaml"));
+  ASSERT_THAT(errors, SizeIs(1));
+  EXPECT_EQ(errors[0].ToString(), "cannot read /nonexistent/numaprobe.yaml: No such file or directory");
+  // A directory opens fine and must not read as an empty (valid) config.
+  EXPECT_THAT(Errors(LoadConfigFile(SourceRoot().string())),
+              Contains(Field(&ConfigError::message, HasSubstr("Is a directory"))));
+}
+
+TEST(SettingsFrom, MapConfigOntoKernelSpecs) {
+  const Config c = Parsed(R"(
+probes:
+  latency: {stride_bytes: 256, buffer_size: 64MiB, samples: 9, loads_per_sample: 100000}
+  bandwidth: {ops: [write], threads: 2, buffer_size: 512MiB, burst_size: 16MiB, bursts: 3}
+  core_to_core: {samples: 11, round_trips: 500}
+memory: {budget: 2GiB, pages: hugetlb}
+)");
+  const ProbeSettings probe = ProbeSettingsFrom(c);
+  EXPECT_EQ(probe.latency.samples, 9);
+  EXPECT_EQ(probe.latency.loads_per_sample, 100'000u);
+  EXPECT_EQ(probe.bandwidth.burst_bytes, 16u << 20);
+  EXPECT_EQ(probe.bandwidth.bursts, 3);
+  EXPECT_EQ(probe.bandwidth_threads, 2);
+  EXPECT_EQ(probe.ops, std::vector{k::BandwidthOp::kWrite});
+  EXPECT_EQ(probe.c2c.samples, 11);
+  EXPECT_EQ(probe.c2c.round_trips, 500);
+
+  const BufferSettings buffers = BufferSettingsFrom(c);
+  EXPECT_EQ(buffers.latency_bytes, 64u << 20);
+  EXPECT_EQ(buffers.stride, 256u);
+  EXPECT_EQ(buffers.bandwidth_bytes, 512u << 20);
+  EXPECT_EQ(buffers.pages, k::PagePolicy::kHugetlb);
+  EXPECT_EQ(buffers.budget_bytes, 2u << 30);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

@@ -1,0 +1,272 @@
+// Unit tests for daemon/http.cc, daemon/listen_address.cc and
+// daemon/landing_page.cc: a real server on 127.0.0.1:0, fetched with a tiny
+// raw-socket HTTP/1.1 client (no curl in unit tests).
+#include "daemon/http.h"
+
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/landing_page.h"
+#include "daemon/listen_address.h"
+#include "tests/daemon/metrics_test_util.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct HttpResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string head;                            // status line and headers as sent
+  std::string body;
+  std::string Header(const std::string& name) const {
+    const auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+// One request on a fresh connection; the server closes it after the response.
+HttpResponse Fetch(int port, const std::string& path, const std::string& method = "GET") {
+  HttpResponse response;
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return response;
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return response;
+  }
+  const std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return response;
+  }
+  std::string raw;
+  char buffer[8192];
+  for (ssize_t n; (n = recv(fd, buffer, sizeof buffer, 0)) > 0;) raw.append(buffer, static_cast<std::size_t>(n));
+  close(fd);
+
+  const auto end = raw.find("\r\n\r\n");
+  if (end == std::string::npos || raw.compare(0, 9, "HTTP/1.1 ") != 0) return response;
+  response.status = std::stoi(raw.substr(9, 3));
+  response.head = raw.substr(0, end + 2);
+  for (std::size_t line = raw.find("\r\n") + 2; line < end;) {
+    const std::size_t next = raw.find("\r\n", line);
+    const std::string header = raw.substr(line, next - line);
+    const auto colon = header.find(':');
+    std::string name = header.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    response.headers[name] = header.substr(header.find_first_not_of(' ', colon + 1));
+    line = next + 2;
+  }
+  response.body = raw.substr(end + 4);
+  return response;
+}
+
+std::unique_ptr<HttpServer> StartOrDie(const ResultStore& store, HttpOptions options = {}) {
+  if (options.listen_addresses == HttpOptions{}.listen_addresses) options.listen_addresses = {"127.0.0.1:0"};
+  auto server = HttpServer::Start(options, store);
+  EXPECT_TRUE(server.ok()) << (server.ok() ? "" : server.failure().reason);
+  return server.ok() ? std::move(server).value() : nullptr;
+}
+
+TEST(Http, ServesHealthReadinessMetricsAndErrors) {
+  ResultStore store;
+  auto server = StartOrDie(store);
+  ASSERT_NE(server, nullptr);
+  ASSERT_EQ(server->ListeningPorts().size(), 1u);
+  const int port = server->ListeningPorts()[0];
+  ASSERT_GT(port, 0);
+
+  const HttpResponse healthy = Fetch(port, "/-/healthy");
+  EXPECT_EQ(healthy.status, 200);
+  EXPECT_EQ(healthy.body, "OK");
+
+  const HttpResponse not_ready = Fetch(port, "/-/ready");
+  EXPECT_EQ(not_ready.status, 503);
+  EXPECT_EQ(not_ready.body, "Not ready: first probe round not complete");
+  store.Update([](Snapshot& s) { s.rounds_completed = 1; });
+  const HttpResponse ready = Fetch(port, "/-/ready");
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(ready.body, "Ready");
+
+  const HttpResponse metrics = Fetch(port, "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.Header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_THAT(metrics.body, HasSubstr("numaprobe_rounds_completed_total 1\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("# TYPE process_cpu_seconds_total counter\n"));
+  EXPECT_THAT(metrics.body, Not(HasSubstr("exposer_")));
+  EXPECT_EQ(metrics.Header("content-length"), std::to_string(metrics.body.size()));
+
+  // One Date header: ours (civetweb's own comes from the racy gmtime()).
+  EXPECT_NE(metrics.head.find("\r\nDate: "), std::string::npos) << metrics.head;
+  EXPECT_EQ(metrics.head.find("\r\nDate: "), metrics.head.rfind("\r\nDate: ")) << metrics.head;
+
+  const HttpResponse head = Fetch(port, "/metrics", "HEAD");
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.body, "");
+  EXPECT_GT(std::stoul(head.Header("content-length")), 0u);
+
+  EXPECT_EQ(Fetch(port, "/nope").status, 404);
+  EXPECT_EQ(Fetch(port, "/metrics/extra").status, 404);
+  const HttpResponse post = Fetch(port, "/metrics", "POST");
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.Header("allow"), "GET, HEAD");
+  EXPECT_EQ(Fetch(port, "/-/healthy", "DELETE").status, 405);
+}
+
+TEST(Http, LandingPageShowsMatricesAndEscapes) {
+  ResultStore store;
+  store.Update([](Snapshot& s) {
+    s = FixedSnapshot();
+    s.host.cpu_model = "<script>alert(1)</script> & co";
+  });
+  auto server = StartOrDie(store);
+  ASSERT_NE(server, nullptr);
+  const HttpResponse page = Fetch(server->ListeningPorts()[0], "/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.Header("content-type"), "text/html; charset=utf-8");
+  EXPECT_THAT(page.body, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt; &amp; co"));
+  EXPECT_THAT(page.body, Not(HasSubstr("<script>")));
+  EXPECT_THAT(page.body, HasSubstr("<td>135.0</td>"));  // latency 0 -> 1, ns
+  EXPECT_THAT(page.body, HasSubstr("<td>20.00</td>"));  // read bandwidth 0 -> 0, GB/s
+  EXPECT_THAT(page.body, HasSubstr("Memory bandwidth, copy"));
+  EXPECT_THAT(page.body, HasSubstr("<a href=\"/metrics\">"));
+  EXPECT_THAT(page.body, HasSubstr("<a href=\"/-/ready\">"));
+  EXPECT_THAT(page.body, HasSubstr("last scheduled probe"));
+}
+
+TEST(Http, HtmlEscapeCoversAttributeQuotes) {
+  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+}
+
+TEST(Http, CustomTelemetryPathAndSeveralAddresses) {
+  ResultStore store;
+  HttpOptions options;
+  options.listen_addresses = {"127.0.0.1:0", "localhost:0"};
+  options.telemetry_path = "/probe/metrics";
+  auto server = StartOrDie(store, options);
+  ASSERT_NE(server, nullptr);
+  ASSERT_EQ(server->ListeningPorts().size(), 2u);
+  for (int port : server->ListeningPorts()) {
+    EXPECT_EQ(Fetch(port, "/probe/metrics").status, 200);
+    EXPECT_EQ(Fetch(port, "/metrics").status, 404);
+    EXPECT_THAT(Fetch(port, "/").body, HasSubstr("<a href=\"/probe/metrics\">"));
+  }
+}
+
+TEST(Http, RejectsBadAddressesNamingThem) {
+  ResultStore store;
+  for (const std::string address : {"10062", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http", ":-1", "",
+                                     "::1:10062", "[::1", "[::1]10062", "[not-v6]:80", "bad host!:80", "[::1]:99999"}) {
+    HttpOptions options;
+    options.listen_addresses = {"127.0.0.1:0", address};
+    auto server = HttpServer::Start(options, store);
+    ASSERT_FALSE(server.ok()) << address;
+    const std::string shown = address.empty() ? "\"\"" : address;
+    EXPECT_THAT(server.failure().reason, HasSubstr("cannot listen on " + shown + ": ")) << address;
+  }
+  for (const std::string path : {"", "metrics", "/-/ready"}) {
+    HttpOptions options;
+    options.listen_addresses = {"127.0.0.1:0"};
+    options.telemetry_path = path;
+    auto server = HttpServer::Start(options, store);
+    ASSERT_FALSE(server.ok()) << path;
+    EXPECT_THAT(server.failure().reason, HasSubstr("telemetry path"));
+  }
+}
+
+TEST(Http, TranslatesListenAddressesForCivetweb) {
+  EXPECT_EQ(ToCivetPort(":10062", true).value(), "+10062");  // dual stack
+  EXPECT_EQ(ToCivetPort(":10062", false).value(), "10062");  // IPv4 only
+  EXPECT_EQ(ToCivetPort("127.0.0.1:0", false).value(), "127.0.0.1:0");
+  EXPECT_EQ(ToCivetPort("0.0.0.0:65535", true).value(), "0.0.0.0:65535");
+  EXPECT_EQ(ToCivetPort("localhost:10062", false).value(), "localhost:10062");
+  EXPECT_EQ(ToCivetPort("[::1]:10062", true).value(), "[::1]:10062");
+  const auto no_ipv6 = ToCivetPort("[::1]:10062", false);
+  ASSERT_FALSE(no_ipv6.ok());
+  EXPECT_THAT(no_ipv6.failure().reason, HasSubstr("cannot listen on [::1]:10062: IPv6 is not available"));
+}
+
+TEST(Http, SecondServerOnTheSamePortFailsNamingTheAddress) {
+  ResultStore store;
+  auto first = StartOrDie(store);
+  ASSERT_NE(first, nullptr);
+  const std::string address = "127.0.0.1:" + std::to_string(first->ListeningPorts()[0]);
+  HttpOptions options;
+  options.listen_addresses = {"127.0.0.1:0", address};
+  auto second = HttpServer::Start(options, store);
+  ASSERT_FALSE(second.ok());
+  EXPECT_THAT(second.failure().reason, HasSubstr("cannot listen on " + address + ": "));
+  EXPECT_THAT(second.failure().reason, HasSubstr("in use"));
+  EXPECT_EQ(Fetch(first->ListeningPorts()[0], "/-/healthy").status, 200);  // the first one is unaffected
+}
+
+// civetweb alone needs up to 2 s to stop (its accept loop's poll quantum);
+// the daemon must exit within 1 s of SIGTERM.
+TEST(Http, StopsPromptlyOnTheWildcardAddress) {
+  ResultStore store;
+  HttpOptions options;
+  options.listen_addresses = {":0"};
+  auto server = StartOrDie(store, options);
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(Fetch(server->ListeningPorts()[0], "/-/healthy").status, 200);  // reachable via loopback
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+}
+
+// Scrapes on civetweb's threads while the "scheduler" publishes snapshots:
+// meant for the tsan preset, which must stay silent.
+TEST(Http, ConcurrentScrapesWhileTheStoreUpdates) {
+  ResultStore store;
+  auto server = StartOrDie(store);
+  ASSERT_NE(server, nullptr);
+  const int port = server->ListeningPorts()[0];
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (std::uint64_t round = 1; !done.load(); ++round) {
+      store.Update([round](Snapshot& s) {
+        s = FixedSnapshot();
+        s.rounds_completed = round;
+      });
+      std::this_thread::yield();
+    }
+  });
+  std::vector<std::thread> readers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 4; ++i) {
+    readers.emplace_back([&, i] {
+      for (int j = 0; j < 10; ++j) {
+        ok += Fetch(port, i % 2 == 0 ? "/metrics" : "/").status == 200 ? 1 : 0;
+      }
+    });
+  }
+  for (std::thread& reader : readers) reader.join();
+  done = true;
+  writer.join();
+  EXPECT_EQ(ok.load(), 40);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

@@ -1,0 +1,236 @@
+// Unit tests for daemon/metrics.cc, metrics_health.cc, metrics_process.cc and
+// family_builder.cc: the metric contract.
+//
+// The golden file tests/fixtures/metrics.golden is the exact text exposition
+// of BuildFamilies() for FixedSnapshot() below (build_info's version and
+// revision replaced by VERSION and REVISION). After an intended change to the
+// metrics, regenerate it and review the diff:
+//
+//   NUMAPROBE_UPDATE_GOLDEN=1 build/release/tests/daemon/daemon_test --gtest_filter='Metrics.Golden*'
+//
+// The promtool test lints the same text with `promtool check metrics` (Debian
+// package `prometheus`); without promtool it is skipped, or fails when CI=true.
+#include "daemon/metrics.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "daemon/version.h"
+#include "tests/daemon/metrics_test_util.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+using prometheus::MetricFamily;
+
+std::string Serialize(const std::vector<MetricFamily>& families) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+void ReplaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (auto pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+}
+
+// The build's version and revision change with every commit, the golden must not.
+std::string Normalized(std::string text) {
+  ReplaceAll(text, "revision=\"" + std::string(kRevision) + "\"", "revision=\"REVISION\"");
+  ReplaceAll(text, "version=\"" + std::string(kVersion) + "\"", "version=\"VERSION\"");
+  return text;
+}
+
+std::filesystem::path GoldenPath() {
+  return std::filesystem::path(NUMAPROBE_FIXTURES) / "metrics.golden";
+}
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(Metrics, GoldenFile) {
+  const std::string actual = Normalized(Serialize(BuildFamilies(FixedSnapshot())));
+  const std::filesystem::path golden = GoldenPath();
+  if (const char* update = std::getenv("NUMAPROBE_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
+    std::ofstream(golden) << actual;
+    GTEST_SKIP() << "rewrote " << golden;
+  }
+  ASSERT_TRUE(std::filesystem::exists(golden)) << golden << " missing; run with NUMAPROBE_UPDATE_GOLDEN=1";
+  EXPECT_EQ(ReadFile(golden), actual) << "metrics changed; if intended, regenerate " << golden
+                                      << " with NUMAPROBE_UPDATE_GOLDEN=1 and review the diff";
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs `command` with `input` on stdin; stdout and stderr are captured.
+CommandResult RunCommand(const std::string& command, const std::string& input) {
+  char path[] = "/tmp/numaprobe_metrics_XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return {};
+  close(fd);
+  std::ofstream(path) << input;
+  CommandResult result;
+  if (FILE* pipe = popen((command + " < " + path + " 2>&1").c_str(), "r")) {
+    char buffer[4096];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.output.append(buffer, n);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::remove(path);
+  return result;
+}
+
+TEST(Metrics, PromtoolCheckMetricsReportsNothing) {
+  constexpr const char* kPromtool = "/usr/bin/promtool";
+  if (access(kPromtool, X_OK) != 0) {
+    const char* ci = std::getenv("CI");
+    if (ci != nullptr && std::string(ci) == "true") FAIL() << kPromtool << " missing (install Debian's prometheus)";
+    GTEST_SKIP() << kPromtool << " missing (install Debian's prometheus package to lint metrics)";
+  }
+  // The golden snapshot, the per-CPU/threads variant and the process families:
+  // everything a scrape can contain.
+  ResultStore store;
+  store.Update([](Snapshot& s) { s = FixedSnapshot(); });
+  for (const std::string& text : {Serialize(MetricsCollectable(store).Collect()),
+                                   Serialize(BuildFamilies(PerCpuSnapshot(2))), Serialize(BuildFamilies({}))}) {
+    const CommandResult result = RunCommand(std::string(kPromtool) + " check metrics", text);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_EQ(result.output, "") << text;
+  }
+}
+
+TEST(Metrics, RemoteLocalRatioDividesByTheLocalPairOfTheCpuNode) {
+  const auto families = BuildFamilies(FixedSnapshot());
+  const char* ratio = "numaprobe_memory_latency_remote_local_ratio";
+  EXPECT_DOUBLE_EQ(*Value(families, ratio, {{"cpu_node", "0"}, {"mem_node", "1"}}), 1.35e-7 / 0.9e-7);
+  EXPECT_DOUBLE_EQ(*Value(families, ratio, {{"cpu_node", "0"}, {"mem_node", "0"}}), 1.0);
+  EXPECT_DOUBLE_EQ(*Value(families, ratio, {{"cpu_node", "1"}, {"mem_node", "1"}}), 1.0);
+  // Node 2 has CPUs but no memory of its own: no reference, so no ratio.
+  EXPECT_TRUE(Value(families, "numaprobe_memory_latency_seconds", {{"cpu_node", "2"}, {"mem_node", "0"}}));
+  EXPECT_FALSE(Value(families, ratio, {{"cpu_node", "2"}, {"mem_node", "0"}}));
+}
+
+TEST(Metrics, PairAbsentFromTheSnapshotHasNoLatencySeries) {
+  const auto families = BuildFamilies(FixedSnapshot());
+  // 1 -> 0 is planned (it has a distance) but its last probe found the memory
+  // elsewhere, so the snapshot holds no figure for it.
+  EXPECT_TRUE(Value(families, "numaprobe_numa_distance", {{"cpu_node", "1"}, {"mem_node", "0"}}));
+  for (const char* name : {"numaprobe_memory_latency_seconds", "numaprobe_memory_latency_spread_seconds",
+                           "numaprobe_memory_latency_min_seconds", "numaprobe_memory_latency_remote_local_ratio"}) {
+    EXPECT_FALSE(Value(families, name, {{"cpu_node", "1"}, {"mem_node", "0"}})) << name;
+  }
+}
+
+TEST(Metrics, PerCpuModeAddsTheCpuLabelAndRatiosPerCpu) {
+  const auto families = BuildFamilies(PerCpuSnapshot(1));
+  const char* latency = "numaprobe_memory_latency_seconds";
+  EXPECT_DOUBLE_EQ(*Value(families, latency, {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}}), 1.5e-7);
+  EXPECT_DOUBLE_EQ(*Value(families, latency, {{"cpu", "3"}, {"cpu_node", "0"}, {"mem_node", "1"}}), 1.2e-7);
+  // Each CPU against its own local figure, not the node's.
+  const char* ratio = "numaprobe_memory_latency_remote_local_ratio";
+  EXPECT_DOUBLE_EQ(*Value(families, ratio, {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}}), 1.5 / 1.0);
+  EXPECT_DOUBLE_EQ(*Value(families, ratio, {{"cpu", "3"}, {"cpu_node", "0"}, {"mem_node", "1"}}), 1.2 / 0.8);
+  EXPECT_TRUE(Value(families, "numaprobe_memory_bandwidth_bytes_per_second",
+                    {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}}));
+  EXPECT_TRUE(Value(families, "numaprobe_memory_latency_baseline_seconds",
+                    {{"cpu", "3"}, {"cpu_node", "0"}, {"mem_node", "0"}}));
+  for (const MetricFamily& family : families) {
+    if (family.name.rfind("numaprobe_memory_latency", 0) != 0 || family.name.find("baseline") != std::string::npos) {
+      continue;
+    }
+    for (const auto& metric : family.metric) EXPECT_TRUE(LabelOf(metric, "cpu")) << family.name;
+  }
+}
+
+TEST(Metrics, ThreadsLabelOnlyWithMoreThanOneThread) {
+  const char* bandwidth = "numaprobe_memory_bandwidth_bytes_per_second";
+  for (const MetricFamily& family : BuildFamilies(FixedSnapshot())) {
+    for (const auto& metric : family.metric) EXPECT_FALSE(LabelOf(metric, "threads")) << family.name;
+  }
+  const auto families = BuildFamilies(PerCpuSnapshot(2));
+  EXPECT_DOUBLE_EQ(
+      *Value(families, bandwidth, {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}),
+      9e9);
+  EXPECT_TRUE(Value(families, "numaprobe_memory_bandwidth_baseline_bytes_per_second",
+                    {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}));
+}
+
+TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
+  Snapshot s = FixedSnapshot();
+  s.distances[{10, 10}] = 10;
+  s.distances[{2, 10}] = 32;
+  s.c2c.push_back(s.c2c.front());  // a repeated pair must not repeat the series
+  s.c2c.back().unix_seconds += 1;
+  s.c2c.back().record.result.one_way_seconds.median = 9e-8;
+  const auto families = BuildFamilies(s);
+  const MetricFamily& distance = *Find(families, "numaprobe_numa_distance");
+  EXPECT_EQ(*LabelOf(distance.metric.back(), "cpu_node"), "10");
+  const auto& before_last = distance.metric[distance.metric.size() - 2];  // {2,10}: after {2,1}, before {10,10}
+  EXPECT_EQ(*LabelOf(before_last, "cpu_node"), "2");
+  EXPECT_EQ(*LabelOf(before_last, "mem_node"), "10");
+  const MetricFamily& c2c = *Find(families, "numaprobe_core_to_core_latency_seconds");
+  EXPECT_EQ(c2c.metric.size(), FixedSnapshot().c2c.size());
+  EXPECT_DOUBLE_EQ(*Value(families, c2c.name,
+                          {{"cpu_a", "1"}, {"cpu_b", "3"}, {"line_node", "0"}, {"relation", "same_node"}}),
+                   9e-8);  // the newer result wins
+  for (const MetricFamily& family : families) EXPECT_EQ(family.metric.empty() ? 0 : family.metric[0].timestamp_ms, 0);
+}
+
+TEST(Metrics, ProcessFamiliesFromThisProcess) {
+  const auto families = ProcessFamilies();
+  for (const char* name : {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                           "process_start_time_seconds", "process_open_fds", "process_max_fds", "process_threads"}) {
+    ASSERT_TRUE(Value(families, name, {})) << name;
+  }
+  EXPECT_GT(*Value(families, "process_resident_memory_bytes", {}), 1 << 20);
+  EXPECT_GE(*Value(families, "process_threads", {}), 1);
+  EXPECT_GE(*Value(families, "process_open_fds", {}), 3);
+  const double now = static_cast<double>(std::time(nullptr));
+  EXPECT_NEAR(*Value(families, "process_start_time_seconds", {}), now, 3600);
+}
+
+TEST(Metrics, ProcessFamiliesFromAFixtureTree) {
+  const std::filesystem::path root = std::filesystem::temp_directory_path() / ("numaprobe_proc_" + std::to_string(getpid()));
+  std::filesystem::create_directories(root / "self/fd");
+  for (const char* fd : {"0", "1", "2", "7"}) std::ofstream(root / "self/fd" / fd) << "";
+  // comm with spaces and parentheses; utime 250, stime 50, threads 6,
+  // starttime 1000 ticks, vsize 1 GiB, rss 2560 pages.
+  std::ofstream(root / "self/stat") << "42 (numa (probe) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 6 0 "
+                                       "1000 1073741824 2560 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3\n";
+  std::ofstream(root / "self/limits") << "Limit                     Soft Limit           Hard Limit           Units\n"
+                                         "Max open files            4096                 524288               files\n";
+  std::ofstream(root / "stat") << "cpu  1 2 3\nbtime 1700000000\nprocesses 5\n";
+  const auto families = ProcessFamilies(root.string());
+  std::filesystem::remove_all(root);
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(*Value(families, "process_cpu_seconds_total", {}), 300 / ticks);
+  EXPECT_DOUBLE_EQ(*Value(families, "process_threads", {}), 6);
+  EXPECT_DOUBLE_EQ(*Value(families, "process_start_time_seconds", {}), 1700000000 + 1000 / ticks);
+  EXPECT_DOUBLE_EQ(*Value(families, "process_virtual_memory_bytes", {}), 1073741824);
+  EXPECT_DOUBLE_EQ(*Value(families, "process_resident_memory_bytes", {}), 2560.0 * sysconf(_SC_PAGESIZE));
+  EXPECT_DOUBLE_EQ(*Value(families, "process_max_fds", {}), 4096);
+  EXPECT_DOUBLE_EQ(*Value(families, "process_open_fds", {}), 4);
+  EXPECT_EQ(Find(families, "process_cpu_seconds_total")->type, prometheus::MetricType::Counter);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

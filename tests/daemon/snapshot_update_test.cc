@@ -1,0 +1,102 @@
+// Unit tests for daemon/snapshot_update.cc
+#include "daemon/snapshot_update.h"
+
+#include <gtest/gtest.h>
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace k = kernels;
+
+LatencyRecord Latency(int mem_node, k::Outcome outcome, double median = 1e-7) {
+  LatencyRecord r;
+  r.pair = {1, 0, mem_node};
+  r.result.outcome = outcome;
+  r.result.seconds_per_load.median = median;
+  r.result.seconds_per_load.n = 7;
+  r.result.stride = 128;
+  r.result.buffer.node = mem_node;
+  r.result.discards.context_switch = 2;
+  return r;
+}
+
+class SnapshotUpdateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto topo = k::Topology::FromSynthetic("pack:2 [numa] core:2 pu:1", {});
+    ASSERT_TRUE(topo.ok()) << topo.failure().reason;
+    topology_ = std::move(topo).value();
+    plan_.memory_pairs = {{1, 0, 0}, {1, 0, 1}};
+    PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
+  }
+  Config config_;
+  k::Topology topology_;
+  Plan plan_;
+  Snapshot s_;
+};
+
+TEST_F(SnapshotUpdateTest, KnownSeriesStartAtZero) {
+  EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 0u);
+  EXPECT_EQ(s_.runs_total.at({"c2c", "timeout"}), 0u);
+  EXPECT_EQ(s_.discards_total.at({"bandwidth", "migration"}), 0u);
+  EXPECT_EQ(s_.placement_failures_total.at({1, "placement_mismatch"}), 0u);
+  EXPECT_EQ(s_.distances.size(), 2u);
+  EXPECT_DOUBLE_EQ(s_.duty_cycle_budget_ratio, 0.002);
+}
+
+TEST_F(SnapshotUpdateTest, SuccessPublishesAndCounts) {
+  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  ASSERT_EQ(s_.latency.size(), 1u);
+  EXPECT_DOUBLE_EQ(s_.latency[0].unix_seconds, 1000.0);
+  EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 1u);
+  EXPECT_DOUBLE_EQ(s_.cpu_seconds_total.at("latency"), 0.03);
+  EXPECT_EQ(s_.discards_total.at({"latency", "context_switch"}), 2u);
+  EXPECT_DOUBLE_EQ(s_.last_success.at({"latency", 0, 1}), 1000.0);
+  ASSERT_EQ(s_.probe_config.size(), 1u);
+  EXPECT_EQ(s_.probe_config[0].labels.at("mem_node"), "1");
+  EXPECT_EQ(s_.probe_config[0].labels.at("stride"), "128");
+}
+
+TEST_F(SnapshotUpdateTest, PlacementFailureWithdrawsTheFigure) {
+  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kPlacementMismatch), 2000.0, 0.01);
+  EXPECT_TRUE(s_.latency.empty()) << "a figure whose memory moved must not stay published";
+  EXPECT_EQ(s_.placement_failures_total.at({1, "placement_mismatch"}), 1u);
+  EXPECT_EQ(s_.runs_total.at({"latency", "placement_mismatch"}), 1u);
+  EXPECT_DOUBLE_EQ(s_.last_success.at({"latency", 0, 1}), 1000.0);
+}
+
+TEST_F(SnapshotUpdateTest, OtherFailuresKeepTheLastGoodFigure) {
+  RecordLatency(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed, 5e-7), 2000.0, 0.03);
+  ASSERT_EQ(s_.latency.size(), 1u);
+  EXPECT_DOUBLE_EQ(s_.latency[0].record.result.seconds_per_load.median, 1e-7);
+  EXPECT_DOUBLE_EQ(s_.latency[0].unix_seconds, 1000.0);
+  EXPECT_EQ(s_.runs_total.at({"latency", "disturbed"}), 1u);
+}
+
+TEST_F(SnapshotUpdateTest, ReplanDropsPairsThatLeftThePlan) {
+  RecordLatency(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  plan_.memory_pairs = {{1, 0, 0}};
+  PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
+  ASSERT_EQ(s_.latency.size(), 1u);
+  EXPECT_EQ(s_.latency[0].record.pair.mem_node, 0);
+  EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 2u) << "counters are monotonic across replans";
+}
+
+TEST_F(SnapshotUpdateTest, BandwidthIsKeyedByOp) {
+  BandwidthRecord b;
+  b.pair = {1, 0, 0};
+  b.result.outcome = k::Outcome::kOk;
+  b.result.op = k::BandwidthOp::kRead;
+  RecordBandwidth(s_, b, 1.0, 0.01);
+  b.result.op = k::BandwidthOp::kWrite;
+  RecordBandwidth(s_, b, 2.0, 0.01);
+  RecordBandwidth(s_, b, 3.0, 0.01);
+  ASSERT_EQ(s_.bandwidth.size(), 2u);
+  EXPECT_DOUBLE_EQ(s_.bandwidth[1].unix_seconds, 3.0);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

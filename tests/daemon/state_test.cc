@@ -1,0 +1,297 @@
+// Unit tests for daemon/state.cc: the host fingerprint and the atomically
+// written state file.
+#include "daemon/state.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+using kernels::PagePolicy;
+using kernels::Topology;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::MatchesRegex;
+
+std::string ReadText(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteText(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
+Topology Synthetic(const std::string& description) {
+  auto topology = Topology::FromSynthetic(description, {});
+  EXPECT_TRUE(topology.ok()) << (topology.ok() ? "" : topology.failure().reason);
+  return topology.ok() ? std::move(topology).value() : Topology{};
+}
+
+Topology Xml(const std::string& xml) {
+  auto topology = Topology::FromXml(xml, {});
+  EXPECT_TRUE(topology.ok()) << (topology.ok() ? "" : topology.failure().reason);
+  return topology.ok() ? std::move(topology).value() : Topology{};
+}
+
+std::string FixtureXml() {
+  return ReadText(fs::path(NUMAPROBE_FIXTURES) / "topology" / "2s_nps2_cxl.xml");
+}
+
+HostInfo Host() {
+  HostInfo host;
+  host.cpu_model = "Test CPU";
+  host.microcode = "0x1";
+  host.kernel = "6.1.0";
+  return host;
+}
+
+TEST(HostFingerprintTest, PinnedForAKnownHost) {
+  // Pinned: a change of the canonical string or the hash silently starts a new
+  // baseline on every host of a fleet, so it must be a deliberate one.
+  EXPECT_EQ(HostFingerprint(Host(), Xml(FixtureXml()), PagePolicy::kAuto), "8c892c03bfb70190");
+}
+
+TEST(HostFingerprintTest, StableForTheSameInput) {
+  const std::string a = HostFingerprint(Host(), Synthetic("pack:2 [numa] core:2 pu:1"), PagePolicy::kAuto);
+  const std::string b = HostFingerprint(Host(), Synthetic("pack:2 [numa] core:2 pu:1"), PagePolicy::kAuto);
+  EXPECT_EQ(a, b);
+  EXPECT_THAT(a, MatchesRegex("[0-9a-f]{16}"));
+}
+
+TEST(HostFingerprintTest, ChangesWithEveryComponent) {
+  const Topology two_nodes = Synthetic("pack:2 [numa] core:2 pu:1");
+  const std::string base = HostFingerprint(Host(), two_nodes, PagePolicy::kAuto);
+
+  HostInfo model = Host();
+  model.cpu_model = "Other CPU";
+  EXPECT_NE(HostFingerprint(model, two_nodes, PagePolicy::kAuto), base) << "cpu model";
+  HostInfo microcode = Host();
+  microcode.microcode = "0x2";
+  EXPECT_NE(HostFingerprint(microcode, two_nodes, PagePolicy::kAuto), base) << "microcode";
+  HostInfo kernel = Host();
+  kernel.kernel = "6.1.1";
+  EXPECT_NE(HostFingerprint(kernel, two_nodes, PagePolicy::kAuto), base) << "kernel";
+  EXPECT_NE(HostFingerprint(Host(), Synthetic("pack:3 [numa] core:2 pu:1"), PagePolicy::kAuto), base)
+      << "node count";
+  EXPECT_NE(HostFingerprint(Host(), two_nodes, PagePolicy::kSmall), base) << "page policy";
+
+  // Facts that do not change the figures do not change the fingerprint.
+  HostInfo thp = Host();
+  thp.thp = "never";
+  EXPECT_EQ(HostFingerprint(thp, two_nodes, PagePolicy::kAuto), base);
+}
+
+TEST(HostFingerprintTest, ChangesWithADistance) {
+  std::string xml = FixtureXml();
+  const std::string row = "<u64values length=\"30\">10 12 32 32 20 ";
+  const auto at = xml.find(row);
+  ASSERT_NE(at, std::string::npos);
+  const std::string base = HostFingerprint(Host(), Xml(xml), PagePolicy::kAuto);
+  xml.replace(at, row.size(), "<u64values length=\"30\">10 13 32 32 20 ");  // distance 0 -> 1
+  const Topology edited = Xml(xml);
+  ASSERT_EQ(edited.Distance(0, 1), 13);
+  EXPECT_NE(HostFingerprint(Host(), edited, PagePolicy::kAuto), base);
+}
+
+class StateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::path(::testing::TempDir()) / "numaprobe_state_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    dir_ = (root_ / "state").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::permissions(root_, fs::perms::owner_all, ec);
+    if (fs::exists(dir_)) fs::permissions(dir_, fs::perms::owner_all, ec);
+    fs::remove_all(root_, ec);
+  }
+
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+    return names;
+  }
+
+  static Baseline Sample() {
+    Baseline baseline;
+    baseline.fingerprint = "0123456789abcdef";
+    baseline.created = "2024-05-01T12:00:00Z";
+    baseline.complete = true;
+    BaselineValue latency;
+    latency.probe = "latency";
+    latency.cpu_node = 0;
+    latency.mem_node = 1;
+    latency.value = 1.25e-7;
+    BaselineValue bandwidth;
+    bandwidth.probe = "bandwidth";
+    bandwidth.cpu = 3;
+    bandwidth.cpu_node = 1;
+    bandwidth.mem_node = 0;
+    bandwidth.op = "copy";
+    bandwidth.value = 1.5e10;
+    baseline.values = {latency, bandwidth};
+    return baseline;
+  }
+
+  fs::path root_;
+  std::string dir_;
+};
+
+TEST_F(StateTest, MissingFileIsNotAnError) {
+  const LoadedState state = LoadState(dir_);
+  EXPECT_EQ(state.status, LoadedState::Status::kMissing);
+  EXPECT_FALSE(state.baseline.has_value());
+}
+
+TEST_F(StateTest, SaveThenLoadRoundTrips) {
+  ASSERT_EQ(SaveState(dir_, Sample()), "");  // creates the directory
+  EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
+  const LoadedState state = LoadState(dir_);
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  ASSERT_TRUE(state.baseline.has_value());
+  const Baseline& got = *state.baseline;
+  EXPECT_EQ(got.fingerprint, "0123456789abcdef");
+  EXPECT_EQ(got.created, "2024-05-01T12:00:00Z");
+  EXPECT_TRUE(got.complete);
+  ASSERT_EQ(got.values.size(), 2u);
+  EXPECT_EQ(got.values[0].probe, "latency");
+  EXPECT_EQ(got.values[0].cpu, -1);
+  EXPECT_EQ(got.values[0].mem_node, 1);
+  EXPECT_DOUBLE_EQ(got.values[0].value, 1.25e-7);
+  EXPECT_EQ(got.values[1].cpu, 3);
+  EXPECT_EQ(got.values[1].op, "copy");
+  EXPECT_DOUBLE_EQ(got.values[1].value, 1.5e10);
+}
+
+TEST_F(StateTest, AtomicWriteLeavesNoTemporaryFiles) {
+  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  ASSERT_EQ(SaveState(dir_, Sample()), "");  // replacing an existing file
+  EXPECT_THAT(Entries(), ElementsAre("state.json"));
+}
+
+TEST_F(StateTest, FailedRenameRemovesTheTemporaryFile) {
+  // A non-empty directory named state.json cannot be renamed over.
+  fs::create_directories(fs::path(dir_) / "state.json" / "keep");
+  const std::string error = SaveState(dir_, Sample());
+  EXPECT_THAT(error, HasSubstr(dir_ + "/state.json"));
+  EXPECT_THAT(Entries(), ElementsAre("state.json"));
+}
+
+TEST_F(StateTest, CorruptFilesAreReportedAndReplaced) {
+  const std::string path = dir_ + "/state.json";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"garbage", "\x01not json at all"},
+      {"empty", ""},
+      {"truncated", R"({"format": 1, "baseline": {"fingerprint": "ab)"},
+      {"not an object", "[1, 2]"},
+      {"no format", R"({"baseline": null})"},
+      {"wrong format", R"({"format": 2})"},
+      {"format as string", R"({"format": "1"})"},
+      {"baseline not an object", R"({"format": 1, "baseline": 7})"},
+      {"fingerprint a number",
+       R"({"format": 1, "baseline": {"fingerprint": 5, "created": "", "complete": true, "values": []}})"},
+      {"complete a string",
+       R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": "yes", "values": []}})"},
+      {"values missing", R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true}})"},
+      {"node a float", R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
+          {"probe": "latency", "cpu": -1, "cpu_node": 0.5, "mem_node": 0, "op": "", "value": 1}]}})"},
+      {"value null", R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
+          {"probe": "latency", "cpu": -1, "cpu_node": 0, "mem_node": 0, "op": "", "value": null}]}})"},
+  };
+  for (const auto& [name, text] : cases) {
+    SCOPED_TRACE(name);
+    fs::create_directories(dir_);
+    WriteText(path, text);
+    const LoadedState state = LoadState(dir_);
+    EXPECT_EQ(state.status, LoadedState::Status::kCorrupt);
+    EXPECT_THAT(state.error, HasSubstr(path));
+    EXPECT_FALSE(state.baseline.has_value());
+
+    ASSERT_EQ(SaveState(dir_, Sample()), "");
+    EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kOk);
+  }
+}
+
+TEST_F(StateTest, CorruptMessageNamesTheField) {
+  fs::create_directories(dir_);
+  WriteText(dir_ + "/state.json",
+            R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
+                {"probe": "latency", "cpu": "x", "cpu_node": 0, "mem_node": 0, "op": "", "value": 1}]}})");
+  EXPECT_THAT(LoadState(dir_).error, HasSubstr("baseline.values[0].cpu"));
+}
+
+TEST_F(StateTest, UnreadableFileIsCorrupt) {
+  fs::create_directories(fs::path(dir_) / "state.json");  // read() fails with EISDIR
+  const LoadedState state = LoadState(dir_);
+  EXPECT_EQ(state.status, LoadedState::Status::kCorrupt);
+  EXPECT_THAT(state.error, HasSubstr(dir_ + "/state.json"));
+}
+
+TEST_F(StateTest, DirectoryUnderARegularFileIsAnErrorNamingThePath) {
+  // Works as root too, where permission bits do not stop a write: ENOTDIR.
+  const std::string file = (root_ / "plainfile").string();
+  WriteText(file, "x");
+  const std::string dir = file + "/sub";
+  const std::string error = SaveState(dir, Sample());
+  EXPECT_THAT(error, HasSubstr(dir));
+  EXPECT_THAT(error, HasSubstr("Not a directory"));
+  EXPECT_EQ(LoadState(dir).status, LoadedState::Status::kCorrupt);
+}
+
+TEST_F(StateTest, ReadOnlyDirectoryIsAnErrorNamingThePath) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
+  const std::string error = SaveState(dir_, Sample());
+  EXPECT_THAT(error, HasSubstr(dir_));
+  EXPECT_THAT(error, HasSubstr("Permission denied"));
+}
+
+TEST_F(StateTest, NonFiniteValueIsRefused) {
+  Baseline baseline = Sample();
+  baseline.values[0].value = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THAT(SaveState(dir_, baseline), HasSubstr("not finite"));
+  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kMissing);
+}
+
+TEST_F(StateTest, ResetRemovesTheBaseline) {
+  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  ASSERT_EQ(ResetState(dir_), "");
+  const LoadedState state = LoadState(dir_);
+  EXPECT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  EXPECT_FALSE(state.baseline.has_value());
+  EXPECT_THAT(Entries(), ElementsAre("state.json"));
+}
+
+TEST_F(StateTest, ResetReplacesACorruptFile) {
+  fs::create_directories(dir_);
+  WriteText(dir_ + "/state.json", "garbage");
+  ASSERT_EQ(ResetState(dir_), "");
+  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kOk);
+}
+
+TEST_F(StateTest, ResetWithoutStateIsSuccessAndCreatesNothing) {
+  EXPECT_EQ(ResetState(dir_), "");
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

@@ -1,0 +1,236 @@
+"""Static checks of grafana/dashboards/*.json: identity, data source and
+template variables, units, query selectors, the metric contract, and that every
+query parses (promtool)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+import grafana_lib as g
+
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+DASHBOARDS = g.load_dashboards()
+IDS = [p.name for p in DASHBOARDS]
+ALLOWED_UNITS = {"s", "Bps", "percentunit", "none", "short", "cps"}
+# Static stand-ins for built-in Grafana variables.
+BUILTINS = {"__rate_interval": "1m", "__interval": "1m", "__range": "1h", "__range_s": "3600"}
+
+
+def recorded_names() -> set[str]:
+    doc = yaml.safe_load(g.RECORDING_RULES.read_text(encoding="utf-8"))
+    return {r["record"] for grp in doc["groups"] for r in grp["rules"]}
+
+
+def static_values(dash: dict) -> dict[str, str]:
+    """Substitution used to parse queries: All for multi-value variables."""
+    values = dict(BUILTINS)
+    for v in dash["templating"]["list"]:
+        if v["type"] == "datasource":
+            continue
+        values[v["name"]] = (v.get("allValue") or ".+") if v.get("includeAll") else "host-a:10062"
+    return values
+
+
+def panels(dash):
+    return list(g.iter_panels(dash["panels"]))
+
+
+def test_dashboards_exist():
+    assert {p.name for p in DASHBOARDS} == {"numaprobe-host.json", "numaprobe-fleet.json"}
+
+
+def test_uids_unique_and_stable():
+    uids = [d.get("uid") for d in DASHBOARDS.values()]
+    assert all(uid and re.fullmatch(r"[a-z0-9-]{1,40}", uid) for uid in uids), uids
+    assert len(set(uids)) == len(uids), f"duplicate dashboard uids: {uids}"
+    titles = [d["title"] for d in DASHBOARDS.values()]
+    assert len(set(titles)) == len(titles)
+    for path, d in DASHBOARDS.items():
+        assert d.get("id") is None, f"{path.name}: an instance-specific id breaks imports"
+        assert path.stem == d["uid"], f"{path.name}: file name and uid differ"
+        assert 36 <= d["schemaVersion"] <= 39, f"{path.name}: schemaVersion for Grafana 9/10"
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_panel_ids_unique(path):
+    ids = [p.get("id") for p in panels(DASHBOARDS[path])]
+    assert all(isinstance(i, int) for i in ids), "every panel needs an integer id"
+    dup = {i for i in ids if ids.count(i) > 1}
+    assert not dup, f"duplicate panel ids {dup}"
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_every_panel_and_target_uses_the_datasource_variable(path):
+    dash = DASHBOARDS[path]
+    for p in panels(dash):
+        assert p.get("datasource") == g.DATASOURCE_REF, f"panel {p.get('title')!r}: datasource"
+        for t in p.get("targets", []):
+            assert t.get("datasource") == g.DATASOURCE_REF, f"panel {p.get('title')!r} {t['refId']}: datasource"
+    for v, _ in g.variable_queries(dash):
+        assert v.get("datasource") == g.DATASOURCE_REF, f"variable {v['name']}: datasource"
+
+
+def _datasource_uids(node):
+    if isinstance(node, dict):
+        ds = node.get("datasource")
+        if isinstance(ds, dict):
+            yield ds.get("uid")
+        elif isinstance(ds, str):
+            yield ds
+        for v in node.values():
+            yield from _datasource_uids(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _datasource_uids(v)
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_no_hard_coded_datasource(path):
+    dash = DASHBOARDS[path]
+    # The built-in annotation query uses Grafana's own pseudo data source.
+    uids = set(_datasource_uids({k: v for k, v in dash.items() if k != "annotations"}))
+    assert uids == {"${datasource}"}, f"hard-coded data sources: {uids - {'${datasource}'}}"
+    assert not dash.get("__inputs"), "no import-time inputs: the datasource variable does the job"
+    assert "${DS_" not in path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_template_variables(path):
+    dash = DASHBOARDS[path]
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    ds = variables["datasource"]
+    assert ds["type"] == "datasource" and ds["query"] == "prometheus"
+    job, instance = variables["job"], variables["instance"]
+    for v in (job, instance):
+        assert v["type"] == "query"
+        query = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+        selector, label = g.label_values_selector(query)
+        assert label == v["name"] and "numaprobe_build_info" in selector
+        assert v.get("refresh") == 2, f"{v['name']}: refresh on time range change"
+    assert job["multi"] and job["includeAll"] and job["allValue"] == ".+"
+    assert 'job=~"$job"' in instance["definition"], "instance values follow the selected jobs"
+    if dash["uid"] == "numaprobe-fleet":
+        assert instance["multi"] and instance["includeAll"] and instance["allValue"] == ".+"
+    else:
+        # The host dashboard shows one host's matrices: one instance at a time.
+        assert not instance["multi"] and not instance["includeAll"]
+    for v in variables.values():
+        if v.get("includeAll"):
+            assert v.get("allValue") == ".+", f"{v['name']}: allValue .+ (a regex matching any value)"
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_panels_titled_described_and_with_units(path):
+    for p in panels(DASHBOARDS[path]):
+        assert p.get("title"), f"panel {p.get('id')} has no title"
+        if p["type"] == "row":
+            continue
+        assert p.get("description"), f"panel {p['title']!r}: description"
+        assert p.get("targets"), f"panel {p['title']!r}: no queries"
+        unit = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
+        assert unit in ALLOWED_UNITS, f"panel {p['title']!r}: unit {unit!r} not in {sorted(ALLOWED_UNITS)}"
+        title = p["title"].lower()
+        if re.search(r"ratio|drift|deviat|spread|duty cycle|failure ratio", title):
+            assert unit == "percentunit", f"panel {p['title']!r}: ratios and drift use percentunit"
+        elif "bandwidth" in title:
+            assert unit == "Bps", f"panel {p['title']!r}: bandwidth uses Bps"
+        elif "latency" in title or "age" in title.split() or "oldest" in title:
+            assert unit == "s", f"panel {p['title']!r}: times use s (base units)"
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_queries_filter_by_job_and_instance(path):
+    """Every selector filters job=~"$job", and instance=~"$instance" where the
+    series has an instance label (all but the per-cohort recording rules)."""
+    dash = DASHBOARDS[path]
+    for p, t in g.iter_queries(dash):
+        for sel in g.selectors(t["expr"]):
+            where = f"panel {p['title']!r} {t['refId']}: {sel}"
+            assert sel.name, where
+            assert sel.has("job", "=~", "$job"), f"{where} lacks job=~\"$job\""
+            level = sel.name.split(":")[0] if ":" in sel.name else "instance"
+            if "instance" in level:
+                assert sel.has("instance", "=~", "$instance"), f"{where} lacks instance=~\"$instance\""
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_queries_use_only_contract_or_recorded_metrics(path):
+    known = g.contract_metrics() | recorded_names() | g.PROMETHEUS_SERIES
+    dash = DASHBOARDS[path]
+    exprs = [(f"panel {p['title']!r} {t['refId']}", t["expr"]) for p, t in g.iter_queries(dash)]
+    exprs += [(f"variable {v['name']}", g.label_values_selector(q)[0]) for v, q in g.variable_queries(dash)]
+    for where, expr in exprs:
+        unknown = g.metric_names(expr) - known
+        assert not unknown, f"{where}: {sorted(unknown)} are neither in contract_metrics.txt nor recorded"
+        for sel in g.selectors(expr):
+            if sel.name.endswith("_total"):
+                assert sel.ranged, f"{where}: counter {sel.name} outside rate()/increase()"
+
+
+def test_all_queries_parse():
+    """promtool parses every query: each becomes a recording rule in a temp file."""
+    rules = []
+    for path, dash in DASHBOARDS.items():
+        values = static_values(dash)
+        for p, t in g.iter_queries(dash):
+            rules.append({"record": f"dashboard:check_{len(rules)}:expr", "expr": g.substitute(t["expr"], values),
+                          "labels": {"panel": f"{dash['uid']}/{p['title']}/{t['refId']}"}})
+        for v, q in g.variable_queries(dash):
+            selector, _ = g.label_values_selector(q)
+            rules.append({"record": f"dashboard:check_{len(rules)}:expr", "expr": g.substitute(selector, values)})
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "dashboard-queries.yaml"
+        f.write_text(yaml.safe_dump({"groups": [{"name": "dashboard-queries", "rules": rules}]}))
+        res = subprocess.run([PROMTOOL, "check", "rules", str(f)], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
+def test_matrix_panels(path):
+    """Matrices are tables of an instant query in table format, pivoted by groupingToMatrix."""
+    matrices = []
+    for p in panels(DASHBOARDS[path]):
+        for tr in p.get("transformations", []):
+            if tr["id"] == "groupingToMatrix":
+                assert p["type"] == "table"
+                assert all(t["instant"] and t["format"] == "table" for t in p["targets"]), p["title"]
+                assert tr["options"]["valueField"] == "Value"
+                cell = p["fieldConfig"]["defaults"]["custom"]["cellOptions"]["type"]
+                assert cell == "color-background", f"{p['title']}: colour-scaled cells"
+                matrices.append((tr["options"]["rowField"], tr["options"]["columnField"], p))
+    if DASHBOARDS[path]["uid"] == "numaprobe-host":
+        axes = [(r, c) for r, c, _ in matrices]
+        assert axes.count(("cpu_node", "mem_node")) == 2, "latency and bandwidth matrices"
+        assert ("cpu_a", "cpu_b") in axes, "core-to-core matrix"
+        bw = [p for r, c, p in matrices if "bandwidth" in p["title"].lower()]
+        assert bw and bw[0].get("repeat") == "op", "bandwidth matrix repeated per op"
+        types = {p["type"] for p in panels(DASHBOARDS[path])}
+        assert "state-timeline" in types, "probe health state timeline"
+
+
+def test_fleet_failure_ratio_matches_the_alert():
+    """The fleet's failure table counts the same results as NumaProbeProbesFailing."""
+    alerts = yaml.safe_load(g.ALERTING_RULES.read_text(encoding="utf-8"))
+    expr = next(r["expr"] for grp in alerts["groups"] for r in grp["rules"] if r.get("alert") == "NumaProbeProbesFailing")
+    alert_results = {v for sel in g.selectors(expr) for l, o, v in sel.matchers if l == "result"}
+    fleet = next(d for d in DASHBOARDS.values() if d["uid"] == "numaprobe-fleet")
+    panel = next(p for p in panels(fleet) if p["title"] == "Probe failure ratio by host (last hour)")
+    panel_results = {v for sel in g.selectors(panel["targets"][0]["expr"]) for l, o, v in sel.matchers if l == "result"}
+    assert len(alert_results) == 1 and panel_results == alert_results
+
+
+def test_multinode_list_names_existing_panels():
+    existing = {(d["uid"], p["title"]) for d in DASHBOARDS.values() for p in panels(d)}
+    listed = g.multinode_panels()
+    assert listed, "multinode_panels.txt is empty"
+    assert not listed - existing, f"multinode_panels.txt names missing panels: {sorted(listed - existing)}"
+    for d in DASHBOARDS.values():
+        for p in panels(d):
+            if (d["uid"], p["title"]) in listed:
+                assert "NUMA nodes" in p["description"], f"{p['title']}: say in the description it needs 2+ nodes"

@@ -1,0 +1,302 @@
+"""Integration: the real numaprobe daemon scraped by a real Prometheus (Debian's
+`prometheus` package) on loopback, with grafana/rules/recording.yaml loaded.
+Every query of every dashboard panel, with its template variables substituted
+the way Grafana does, must evaluate through /api/v1/query and return data on
+this machine, except the panels listed in multinode_panels.txt, which need two
+or more NUMA nodes and only have to evaluate without error.
+
+Runs only when NUMAPROBE_BIN names the daemon binary (ctest sets it).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+import grafana_lib as g
+
+NUMAPROBE_BIN = os.environ.get("NUMAPROBE_BIN")
+pytestmark = pytest.mark.skipif(
+    not NUMAPROBE_BIN, reason="NUMAPROBE_BIN is not set (ctest sets it to the built numaprobe binary)")
+
+JOB = "numaprobe"
+# How long the daemon and Prometheus get to produce every series the panels need.
+DATA_TIMEOUT_S = float(os.environ.get("NUMAPROBE_LIVE_TIMEOUT", "300"))
+# Grafana's built-in variables. With a 1 s scrape interval Grafana would pick a
+# few seconds for $__rate_interval; 1m keeps increase() meaningful for a daemon
+# that bumps its counters once per round.
+BUILTINS = {"__rate_interval": "1m", "__interval": "15s", "__interval_ms": "15000",
+            "__range": "5m", "__range_s": "300", "__range_ms": "300000"}
+
+
+def daemon_config(state_dir: Path) -> str:
+    """The daemon configuration for this test. It mirrors config/numaprobe.yaml
+    (every probe and op, every allowed node pair, automatic targets), with
+    smaller buffers and samples, a 2 s round interval, a larger duty-cycle
+    budget and a one-round baseline so that every metric, the baseline and the
+    recorded ratios exist within a minute, and a private state directory."""
+    return yaml.safe_dump({
+        "probes": {
+            "latency": {"stride_bytes": 128, "buffer_size": "64MiB", "samples": 5, "loads_per_sample": 5000},
+            "bandwidth": {"ops": ["read", "write", "copy"], "buffer_size": "64MiB", "burst_size": "4MiB",
+                          "bursts": 3},
+            "core_to_core": {"samples": 5, "round_trips": 500},
+        },
+        "schedule": {"duty_cycle": 0.2, "interval": "2s", "jitter": 0.1},
+        "memory": {"budget": "512MiB"},
+        "baseline": {"rounds": 1},
+        "state_directory": str(state_dir),
+    }, sort_keys=False)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+class Process:
+    def __init__(self, name: str, argv: list[str], log: Path):
+        self.name, self.log = name, log
+        self._out = open(log, "wb")
+        self.proc = subprocess.Popen(argv, stdout=self._out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def tail(self, n: int = 40) -> str:
+        lines = self.log.read_text(errors="replace").splitlines()
+        return f"--- last lines of {self.name} log ({self.log}):\n" + "\n".join(lines[-n:])
+
+    def wait_ready(self, url: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"{self.name} exited with {self.proc.returncode} before {url} was ready\n{self.tail()}")
+            try:
+                status, body = http_get(url, timeout=2)
+                if status == 200:
+                    return
+                last = f"HTTP {status}: {body[:200]!r}"
+            except OSError as e:
+                last = str(e)
+            time.sleep(0.5)
+        pytest.fail(f"{self.name}: {url} not ready after {timeout:.0f}s ({last})\n{self.tail()}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._out.close()
+
+
+@dataclass
+class Stack:
+    numaprobe_url: str
+    prometheus_url: str
+    target: str
+    daemon: Process
+    prometheus: Process
+
+    def query(self, expr: str) -> dict:
+        url = f"{self.prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        status, body = http_get(url, timeout=30)
+        try:
+            return json.loads(body)
+        except ValueError:
+            return {"status": "error", "errorType": f"HTTP {status}", "error": body[:300].decode(errors="replace")}
+
+    def label_values(self, selector: str, label: str) -> list[str]:
+        url = (f"{self.prometheus_url}/api/v1/label/{urllib.parse.quote(label)}/values?"
+               + urllib.parse.urlencode({"match[]": selector}))
+        status, body = http_get(url, timeout=30)
+        res = json.loads(body)
+        assert res["status"] == "success", f"label_values({selector}, {label}): {res}"
+        return sorted(res["data"])
+
+
+def prometheus_rules(dest: Path) -> Path:
+    """recording.yaml with group intervals dropped: every group is evaluated at
+    the test's 1 s evaluation interval instead of, e.g., every 2 minutes."""
+    doc = yaml.safe_load(g.RECORDING_RULES.read_text(encoding="utf-8"))
+    for group in doc["groups"]:
+        group.pop("interval", None)
+    dest.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("grafana-live")
+    binary = Path(NUMAPROBE_BIN)
+    assert binary.is_file() and os.access(binary, os.X_OK), f"NUMAPROBE_BIN={binary} is not an executable"
+    prometheus_bin = shutil.which("prometheus") or "/usr/bin/prometheus"
+    assert Path(prometheus_bin).exists(), "prometheus not found: apt-get install prometheus"
+
+    state = tmp / "state"
+    state.mkdir()
+    config = tmp / "numaprobe.yaml"
+    config.write_text(daemon_config(state))
+    port = free_port()
+    target = f"127.0.0.1:{port}"
+    daemon = Process("numaprobe", [str(binary), "serve", f"--web.listen-address={target}",
+                                   "--config.file", str(config)], tmp / "numaprobe.log")
+    procs = [daemon]
+    try:
+        daemon.wait_ready(f"http://{target}/-/ready", timeout=120)
+
+        prom_config = tmp / "prometheus.yml"
+        prom_config.write_text(yaml.safe_dump({
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
+            "rule_files": [str(prometheus_rules(tmp / "recording.yaml"))],
+            "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": [target]}]}],
+        }, sort_keys=False))
+        prom_port = free_port()
+        prometheus = Process("prometheus", [prometheus_bin, f"--config.file={prom_config}",
+                                            f"--storage.tsdb.path={tmp / 'tsdb'}",
+                                            f"--web.listen-address=127.0.0.1:{prom_port}"],
+                             tmp / "prometheus.log")
+        procs.append(prometheus)
+        prometheus.wait_ready(f"http://127.0.0.1:{prom_port}/-/ready", timeout=60)
+        s = Stack(f"http://{target}", f"http://127.0.0.1:{prom_port}", target, daemon, prometheus)
+        deadline = time.monotonic() + 60
+        while not s.query(f'up{{job="{JOB}"}} == 1').get("data", {}).get("result"):
+            if time.monotonic() > deadline:
+                pytest.fail(f"Prometheus does not scrape {target}\n{prometheus.tail()}")
+            time.sleep(1)
+        yield s
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+
+@dataclass
+class Case:
+    dashboard: str
+    panel: str
+    ref: str
+    expr: str
+    multinode: bool
+    last: str = "not evaluated"
+
+
+def resolve_variables(stack: Stack, dash: dict) -> tuple[dict[str, str], dict[str, tuple[dict, list[str]]]]:
+    """Grafana's substitution text per variable, and each query variable's values."""
+    text = dict(BUILTINS)
+    resolved = {}
+    for v in dash["templating"]["list"]:
+        if v["type"] == "datasource":
+            continue
+        query = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+        selector, label = g.label_values_selector(query)
+        values = stack.label_values(g.substitute(selector, text), label)
+        assert values, f"{dash['uid']}: variable ${v['name']} ({query}) has no values"
+        if v["name"] == "job":
+            assert JOB in values, f"$job values {values} lack {JOB}"
+            values = [JOB]
+        elif v["name"] == "instance":
+            assert stack.target in values, f"$instance values {values} lack {stack.target}"
+            values = [stack.target]
+        resolved[v["name"]] = (v, values)
+        text[v["name"]] = g.format_variable(v, values)
+    return text, resolved
+
+
+def collect_cases(stack: Stack) -> list[Case]:
+    multinode = g.multinode_panels()
+    cases = []
+    for dash in g.load_dashboards().values():
+        text, resolved = resolve_variables(stack, dash)
+        for panel, t in g.iter_queries(dash):
+            repeat = panel.get("repeat")
+            # A repeated panel is one copy per value of its variable.
+            variants = ([{repeat: g.format_variable(resolved[repeat][0], [val])} for val in resolved[repeat][1]]
+                        if repeat else [{}])
+            for extra in variants:
+                values = {**text, **extra}
+                title = g.substitute(panel["title"], {k: v.replace("\\", "") for k, v in values.items()})
+                cases.append(Case(dash["uid"], title, t["refId"], g.substitute(t["expr"], values),
+                                  (dash["uid"], panel["title"]) in multinode))
+    return cases
+
+
+def has_data(res: dict) -> bool:
+    data = res.get("data", {})
+    if data.get("resultType") in ("scalar", "string"):
+        return True
+    return bool(data.get("result"))
+
+
+def test_every_dashboard_query_returns_data(stack, multinode_report):
+    cases = collect_cases(stack)
+    assert len(cases) > 40, f"only {len(cases)} queries found"
+    waiting = [c for c in cases if not c.multinode]
+    deadline = time.monotonic() + DATA_TIMEOUT_S
+    while True:
+        still = []
+        for c in waiting:
+            res = stack.query(c.expr)
+            if res.get("status") != "success":
+                c.last = f"error {res.get('errorType')}: {res.get('error')}"
+                if res.get("errorType") == "bad_data":  # a parse error will not go away
+                    pytest.fail(f"{c.dashboard} / {c.panel} [{c.ref}]: {c.last}\n  {c.expr}")
+                still.append(c)
+            elif not has_data(res):
+                c.last = "no data"
+                still.append(c)
+        waiting = still
+        if not waiting or time.monotonic() > deadline:
+            break
+        if stack.daemon.proc.poll() is not None:
+            pytest.fail(f"numaprobe exited with {stack.daemon.proc.returncode}\n{stack.daemon.tail()}")
+        time.sleep(2)
+
+    errors = []
+    for c in (c for c in cases if c.multinode):
+        res = stack.query(c.expr)
+        if res.get("status") != "success":
+            errors.append(f"{c.dashboard} / {c.panel} [{c.ref}]: error {res.get('errorType')}: {res.get('error')}"
+                          f"\n  {c.expr}")
+        else:
+            multinode_report.append(f"{c.dashboard} / {c.panel} [{c.ref}]: parse-clean, "
+                                    f"{len(res['data']['result'])} series")
+    errors += [f"{c.dashboard} / {c.panel} [{c.ref}]: {c.last}\n  {c.expr}" for c in waiting]
+    assert not errors, (f"{len(errors)} of {len(cases)} dashboard queries failed after {DATA_TIMEOUT_S:.0f}s:\n"
+                        + "\n".join(errors) + "\n" + stack.daemon.tail(15))
+
+
+def test_exposition_has_the_contract_metrics(stack):
+    """Every metric of contract_metrics.txt (what the dashboards and rules may use)
+    is in the daemon's /metrics."""
+    status, body = http_get(f"{stack.numaprobe_url}/metrics", timeout=10)
+    assert status == 200
+    exposed = set()
+    for line in body.decode().splitlines():
+        if line.startswith("# TYPE "):
+            exposed.add(line.split()[2])
+        elif line and not line.startswith("#"):
+            exposed.add(line.split("{")[0].split()[0])
+    missing = g.contract_metrics() - exposed
+    assert not missing, f"contract metrics missing from {stack.numaprobe_url}/metrics: {sorted(missing)}"

@@ -1,0 +1,144 @@
+"""Runs the real `numaprobe serve` on a free loopback port for integration tests."""
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+# Small buffers and short samples so a round takes well under a second of CPU;
+# the schedule and budget are the test's to choose.
+FAST_CONFIG = """\
+probes:
+  latency: {{stride_bytes: 128, buffer_size: 64MiB, samples: 5, loads_per_sample: 5000}}
+  bandwidth: {{ops: [read, write, copy], buffer_size: 64MiB, burst_size: 4MiB, bursts: 3}}
+  core_to_core: {{samples: 5, round_trips: 500}}
+schedule: {{duty_cycle: {duty_cycle}, interval: {interval}, jitter: 0.1, priority: {priority}}}
+memory: {{budget: 512MiB, pages: {pages}}}
+baseline: {{rounds: {baseline_rounds}}}
+state_directory: {state_directory}
+"""
+
+
+def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baseline_rounds=1, state_directory=None,
+                 priority="idle"):
+    path = os.path.join(directory, "numaprobe.yaml")
+    with open(path, "w") as f:
+        f.write(FAST_CONFIG.format(duty_cycle=duty_cycle, interval=interval, pages=pages, priority=priority,
+                                   baseline_rounds=baseline_rounds,
+                                   state_directory=state_directory or os.path.join(directory, "state")))
+    return path
+
+
+class Daemon:
+    """A running `numaprobe serve`; use as a context manager."""
+
+    def __init__(self, binary, config_file, extra_args=()):
+        self.binary = binary
+        self.config_file = config_file
+        self.extra_args = list(extra_args)
+        self.proc = None
+        self.port = None
+        self.log_path = tempfile.mktemp(prefix="numaprobe-log-")
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+    def start(self, timeout=15):
+        self.log = open(self.log_path, "w+")
+        self.proc = subprocess.Popen(
+            [self.binary, "serve", "--config.file", self.config_file,
+             "--web.listen-address", "127.0.0.1:0", "--log.level", "debug", *self.extra_args],
+            stdout=self.log, stderr=subprocess.STDOUT, text=True)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = re.search(r"Listening on port (\d+)", self.logs())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError(f"numaprobe exited with {self.proc.returncode}:\n{self.logs()}")
+            time.sleep(0.05)
+        raise AssertionError(f"numaprobe did not start listening within {timeout}s:\n{self.logs()}")
+
+    def logs(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def get(self, path, timeout=5):
+        """(status, content_type, body) of GET path."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+                return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+
+    def metrics(self):
+        status, _, body = self.get("/metrics")
+        assert status == 200, body
+        return body
+
+    def wait_ready(self, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.get("/-/ready")[0] == 200:
+                return
+            assert self.proc.poll() is None, self.logs()
+            time.sleep(0.2)
+        raise AssertionError(f"not ready within {timeout}s:\n{self.logs()}")
+
+    def wait_for(self, predicate, timeout=30, what="condition"):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if predicate():
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}:\n{self.logs()[-4000:]}")
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=5):
+        """SIGTERM; returns (exit code, seconds it took)."""
+        start = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=timeout)
+        return code, time.monotonic() - start
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def parse_metrics(text):
+    """{name: [(labels dict, value)]} from the text exposition format."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)$', line)
+        assert m, f"unparseable exposition line: {line!r}"
+        labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        out.setdefault(m.group(1), []).append((labels, float(m.group(4))))
+    return out
+
+
+def has_sample(text, sample):
+    """True if `sample` ("name{labels} value") is a whole line of the exposition:
+    a substring test would also match HELP texts."""
+    return sample in text.splitlines()
+
+
+def cpu_seconds_of(pid):
+    """utime + stime of a process, in seconds (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks

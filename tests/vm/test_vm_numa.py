@@ -1,0 +1,567 @@
+"""Multi-node NUMA end-to-end tests: the real numaprobe binary inside QEMU guests.
+
+Two guests boot (one per topology) and run every scenario of that topology in one
+boot; the tests then assert on what each scenario saved. Only structure and
+placement are asserted, never timings: under emulation every node is the same
+host memory.
+
+Prerequisites (qemu-system-x86, cpio, busybox-static, one cached Debian kernel,
+a built numaprobe in $NUMAPROBE_BIN) missing: the tests skip saying why, or fail
+when CI=true. The daemon tests skip until `numaprobe serve --help` works.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+import vmharness as vh
+
+# --------------------------------------------------------------------- topologies
+
+# Symmetric, but not the kernel's default 20: a value only QEMU's SLIT can give.
+TWO = vh.VmTopology("two_symmetric", (vh.VmNode(2, 512), vh.VmNode(2, 512)), {(0, 1): 17})
+
+# As in shared/notes/numa-vm.md: node 3 has memory and no CPUs; distances differ.
+FOUR = vh.VmTopology(
+    "four_asymmetric",
+    (vh.VmNode(2, 384), vh.VmNode(2, 384), vh.VmNode(2, 384), vh.VmNode(0, 384)),
+    {(0, 1): 12, (0, 2): 32, (1, 2): 32, (0, 3): 20, (1, 3): 20, (2, 3): 40})
+
+# Small, fast probes: TCG is slow and the figures mean nothing here anyway.
+LATENCY = "--latency-buffer 4M --samples 3 --loads 2000"
+BANDWIDTH = "--bandwidth-buffer 4M --burst 1M --bursts 2 --ops read --threads 1"
+C2C = "--round-trips 200"
+SMALL = f"{LATENCY} {BANDWIDTH} {C2C}"
+HUGEPAGES_NODE1 = "/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
+
+# The daemon (issue 3), schema of config/numaprobe.yaml: small buffers, a round
+# every second, half a CPU of budget, baseline after one round.
+SERVE_CONFIG = """\
+probes:
+  latency: {enabled: true, buffer_size: 4MiB, samples: 3, loads_per_sample: 2000}
+  bandwidth: {enabled: true, ops: [read], threads: 1, buffer_size: 4MiB, burst_size: 1MiB, bursts: 2}
+  core_to_core: {enabled: true, samples: 3, round_trips: 200}
+schedule: {duty_cycle: 0.5, interval: 1s, jitter: 0}
+memory: {budget: 64MiB, pages: auto}
+baseline: {rounds: 1}
+state_directory: /tmp/numaprobe-state
+"""
+SERVE_ADDRESS = "127.0.0.1:10062"
+SERVE_ARGS = f"--config.file /tmp/serve.yaml --web.listen-address {SERVE_ADDRESS}"
+
+# ---------------------------------------------------------------- guest scripts
+
+def serve_helpers(config: str) -> str:
+    """Shell shared by the daemon scenarios (busybox sh, GUEST_LIB helpers): writes
+    `config`, validates it, and defines start_serve / wait_for / stop_serve.
+    Busybox 1.35's `wget -T` segfaults: each fetch is bounded with `timeout`."""
+    return f"""
+cat >/tmp/serve.yaml <<'EOF'
+{config}EOF
+run check_config numaprobe check-config /tmp/serve.yaml
+uptime_cs() {{ awk '{{split($1, a, "."); print a[1] * 100 + a[2]}}' /proc/uptime; }}
+# wait_for URL SECONDS: 0 once URL answers 200
+wait_for() {{
+  i=0
+  while [ $i -lt $2 ]; do
+    timeout 15 wget -q -O /dev/null "$1" 2>/dev/null && return 0
+    kill -0 $SERVE_PID 2>/dev/null || return 1
+    sleep 1; i=$((i + 1))
+  done
+  return 1
+}}
+start_serve() {{
+  numaprobe serve {SERVE_ARGS} >"$OUT/serve.log" 2>&1 &
+  SERVE_PID=$!
+  echo $SERVE_PID >"$OUT/serve.pid"
+}}
+# stop_serve: SIGTERM, wait, record exit code and centiseconds taken
+stop_serve() {{
+  t0=$(uptime_cs)
+  kill -TERM $SERVE_PID
+  wait $SERVE_PID
+  echo $? >"$OUT/serve.rc"
+  echo $(( $(uptime_cs) - t0 )) >"$OUT/stop_centiseconds"
+}}
+"""
+
+
+def scenario_topology_probe(name: str) -> vh.Scenario:
+    """Whole machine: topology and every probe with default pairs."""
+    return vh.Scenario(name, f"""
+snapshot_nodes sysfs_nodes
+run topology numaprobe topology --format json
+run probe numaprobe probe --format json --tests latency,bandwidth,c2c {SMALL}
+""", timeout=120)
+
+
+SCENARIO_CPUSET_CPUS = vh.Scenario("cpuset_cpus", f"""
+# cgroup v2 cpuset with node 0's CPUs only; this shell (and its children) moves in.
+echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/cpus0
+echo 0-1 >/sys/fs/cgroup/cpus0/cpuset.cpus
+echo 0 >/sys/fs/cgroup/cpus0/cgroup.procs
+save cgroup /proc/self/cgroup
+save cpus_effective /sys/fs/cgroup/cpus0/cpuset.cpus.effective
+run topology numaprobe topology --format json
+run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,c2c {SMALL}
+# The same restriction through an affinity mask instead of a cgroup.
+echo 0 >/sys/fs/cgroup/cgroup.procs
+run taskset_topology taskset -c 0-1 numaprobe topology --format json
+""", timeout=120)
+
+SCENARIO_CPUSET_MEMS = vh.Scenario("cpuset_mems", f"""
+echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/mems0
+echo 0 >/sys/fs/cgroup/mems0/cpuset.mems
+echo 0 >/sys/fs/cgroup/mems0/cgroup.procs
+save mems_effective /sys/fs/cgroup/mems0/cpuset.mems.effective
+run topology numaprobe topology --format json
+run explicit numaprobe probe --format json --tests latency --nodes 0,1 {LATENCY}
+run default numaprobe probe --format json --tests latency {LATENCY}
+""", timeout=60)
+
+# Node 1 requested explicitly (targets.mem_nodes), as issue 4 states it: losing it at run time
+# must be counted as a placement failure and its figures withdrawn.
+SCENARIO_SERVE_MEMS = vh.Scenario("serve_mems", serve_helpers(SERVE_CONFIG + "targets: {mem_nodes: [0, 1]}\n") + """
+# The daemon starts with both nodes allowed; then its cgroup loses node 1 at run
+# time (cgroup v2 migrates the pages already there to node 0).
+echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/daemon
+echo 0 >/sys/fs/cgroup/daemon/cgroup.procs
+start_serve
+if wait_for http://127.0.0.1:10062/-/ready 60; then note "ready"; else note "never ready"; fi
+timeout 15 wget -q -O "$OUT/metrics_before" http://127.0.0.1:10062/metrics
+echo 0 >/sys/fs/cgroup/daemon/cpuset.mems
+save mems_effective /sys/fs/cgroup/daemon/cpuset.mems.effective
+# Wait until a placement failure on node 1 is published (or give up).
+i=0
+while [ $i -lt 45 ] && kill -0 $SERVE_PID 2>/dev/null; do
+  timeout 15 wget -q -O "$OUT/metrics_after" http://127.0.0.1:10062/metrics
+  grep -q '^numaprobe_placement_failures_total{.*mem_node="1"' "$OUT/metrics_after" && break
+  sleep 1; i=$((i + 1))
+done
+sleep 3
+timeout 15 wget -q -O "$OUT/metrics_after" http://127.0.0.1:10062/metrics
+stop_serve
+""", timeout=150)
+
+SCENARIO_HUGEPAGES = vh.Scenario("hugepages", f"""
+save pool_before {HUGEPAGES_NODE1}
+run none numaprobe probe --format json --tests latency --pages hugetlb --nodes 1 {LATENCY}
+echo 8 >{HUGEPAGES_NODE1}
+save pool_after {HUGEPAGES_NODE1}
+save meminfo_node1 /sys/devices/system/node/node1/meminfo
+# Pool on node 1 only: node 1 gets 2 MiB hugetlb pages, node 0 fails with a reason.
+run some numaprobe probe --format json --tests latency --pages hugetlb {LATENCY}
+run small numaprobe probe --format json --tests latency --pages 4k {LATENCY}
+echo 0 >{HUGEPAGES_NODE1}
+""", timeout=90)
+
+# Last in its guest: takes CPU 3 (node 1's representative CPU) offline.
+SCENARIO_OFFLINE_CPU = vh.Scenario("offline_cpu", f"""
+echo 0 >/sys/devices/system/cpu/cpu3/online
+save cpus_online /sys/devices/system/cpu/online
+run topology numaprobe topology --format json
+run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,c2c {SMALL}
+echo 1 >/sys/devices/system/cpu/cpu3/online
+""", timeout=120)
+
+SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(SERVE_CONFIG) + f"""
+run topology numaprobe topology --format json
+start_serve
+if wait_for http://127.0.0.1:10062/-/ready 90; then note "ready"; else note "never ready"; fi
+timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
+stop_serve
+""", timeout=150)
+
+# ------------------------------------------------------------------------ fixtures
+
+
+def unavailable(reason: str):
+    """Skip saying why; in CI (CI=true) a missing prerequisite is a failure."""
+    if vh.in_ci():
+        pytest.fail(f"VM test prerequisite missing in CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def serve_status() -> str | None:
+    """None when `numaprobe serve` exists, else why the daemon tests skip."""
+    binary = vh.default_binary()
+    try:
+        p = subprocess.run([str(binary), "serve", "--help"], capture_output=True, text=True, timeout=30)
+    except OSError as e:
+        return f"cannot run {binary}: {e}"
+    # CLI11 answers --help with exit 0 even after an unknown word: look for serve's own usage.
+    if p.returncode != 0 or not re.search(r"^Usage: \S*numaprobe serve\b", p.stdout, re.M):
+        return ("`numaprobe serve --help` does not show the serve subcommand (exit %d): the "
+                "daemon (issue 3) is not in this binary yet" % p.returncode)
+    return None
+
+
+@pytest.fixture(scope="session")
+def serve_missing():
+    return serve_status()
+
+
+def _boot(topology, scenarios):
+    try:
+        return vh.boot(topology, scenarios)
+    except vh.HarnessUnavailable as e:
+        unavailable(str(e))
+
+
+@pytest.fixture(scope="module")
+def two(serve_missing):
+    scenarios = [scenario_topology_probe("probe"), SCENARIO_CPUSET_CPUS, SCENARIO_CPUSET_MEMS,
+                 SCENARIO_HUGEPAGES]
+    if serve_missing is None:
+        scenarios.append(SCENARIO_SERVE_MEMS)
+    scenarios.append(SCENARIO_OFFLINE_CPU)
+    return _boot(TWO, scenarios)
+
+
+@pytest.fixture(scope="module")
+def four(serve_missing):
+    scenarios = [scenario_topology_probe("probe")]
+    if serve_missing is None:
+        scenarios.append(SCENARIO_SERVE)
+    return _boot(FOUR, scenarios)
+
+
+# ------------------------------------------------------------------------- helpers
+
+FIGURES = {"latency": ("median_seconds", "min_seconds", "mad_seconds"),
+           "bandwidth": ("median_bytes_per_second",),
+           "c2c": ("median_seconds",)}
+
+
+def ok_run(res: vh.ScenarioResult, step: str, want_rc: int = 0) -> dict:
+    """The JSON a step printed, after checking its exit code."""
+    rc = res.rc(step)
+    if rc != want_rc:
+        failed = ""
+        try:
+            report = json.loads(res.text(step + ".out"))
+            failed = "\n".join(f"  {kind}: {failure_summary(r)}" for kind in FIGURES
+                               for r in report.get(kind, []) if r.get("outcome") != "ok")
+        except (json.JSONDecodeError, AttributeError):
+            pass
+        err = "\n".join(l for l in res.text(step + ".err").splitlines() if not re.match(r"\[\d+/\d+\]", l))
+        pytest.fail(f"{res.name}/{step}: exit {rc}, expected {want_rc}\n"
+                    f"results not ok:\n{failed or '  (none)'}\nstderr:\n{err[-3000:]}\n"
+                    + res.describe(), pytrace=False)
+    return res.json(step)
+
+
+def failure_summary(r: dict) -> str:
+    keys = ("cpu", "cpu_a", "cpu_b", "cpu_node", "mem_node", "line_node", "op", "outcome", "reason")
+    return json.dumps({k: r[k] for k in keys if k in r})
+
+
+def assert_on_node(buffer: dict, node: int, what: str):
+    """The buffer was verified page by page to live on `node`."""
+    assert buffer["node"] == node, f"{what}: buffer node {buffer['node']} != {node}"
+    p = buffer["placement"]
+    assert p["verified"] is True, f"{what}: placement not verified: {p}"
+    assert p["expected_node"] == node, f"{what}: expected_node {p['expected_node']} != {node}"
+    assert p["pages_misplaced"] == 0, f"{what}: {p['pages_misplaced']} pages misplaced: {p}"
+    assert p["pages_unknown"] == 0, f"{what}: {p['pages_unknown']} pages of unknown node: {p}"
+    assert p["observed_node"] == -1, f"{what}: a page observed on node {p['observed_node']}: {p}"
+    # Every page, not a sample: at least one check per 2 MiB.
+    assert p["pages_checked"] >= max(1, buffer["bytes"] // 2**21), f"{what}: too few pages checked: {p}"
+    # No seccomp in the guest: the kernel's own page-by-page answer must be used.
+    assert p["method"] == "move_pages", f"{what}: placement checked by {p['method']}"
+
+
+def assert_ok_result(kind: str, r: dict):
+    what = f"{kind} {failure_summary(r)}"
+    assert r["outcome"] == "ok", what
+    for figure in FIGURES[kind]:
+        assert isinstance(r.get(figure), (int, float)) and r[figure] > 0, f"{what}: {figure} = {r.get(figure)}"
+    if kind == "c2c":
+        assert_on_node(r["line"], r["line_node"], what)
+    else:
+        assert_on_node(r["buffer"], r["mem_node"], what)
+
+
+def assert_no_figure(kind: str, r: dict):
+    for figure in FIGURES[kind]:
+        assert r.get(figure) is None, f"{kind} with outcome {r['outcome']} publishes {figure}={r[figure]}"
+
+
+def assert_distances(topology_json: dict, vm: vh.VmTopology):
+    d = topology_json["distances"]
+    assert d["nodes"] == list(range(len(vm.nodes)))
+    assert d["matrix"] == vm.matrix(), f"distances {d['matrix']} != QEMU's {vm.matrix()}"
+
+
+def assert_nodes(topology_json: dict, vm: vh.VmTopology, cpus: set[int] | None = None):
+    nodes = {n["id"]: n for n in topology_json["nodes"]}
+    assert sorted(nodes) == list(range(len(vm.nodes))), f"nodes {sorted(nodes)}"
+    for i, spec in enumerate(vm.nodes):
+        want = [c for c in vm.node_cpus(i) if cpus is None or c in cpus]
+        assert nodes[i]["cpus"] == want, f"node {i} cpus {nodes[i]['cpus']} != {want}"
+        assert nodes[i]["memory_bytes"] > spec.mem_mib * 2**20 // 2, f"node {i}: {nodes[i]}"
+    for c in topology_json["cpus"]:
+        assert c["node"] == vm.cpu_node(c["id"]), f"cpu {c}"
+
+
+def used_cpus(probe: dict) -> set[int]:
+    """Every CPU any result (or the plan) names."""
+    cpus = set()
+    for r in probe.get("latency", []):
+        cpus.add(r["cpu"])
+    for r in probe.get("bandwidth", []):
+        cpus.add(r["cpu"])
+        cpus.update(r.get("cpus") or [])
+    for r in probe.get("c2c", []):
+        cpus.update((r["cpu_a"], r["cpu_b"]))
+    return cpus | plan_cpus(probe["topology"])
+
+
+def plan_cpus(topology_json: dict) -> set[int]:
+    plan = topology_json["plan"]
+    return ({p["cpu"] for p in plan["memory_pairs"]}
+            | {c for p in plan["c2c_pairs"] for c in (p["cpu_a"], p["cpu_b"])})
+
+
+def pairs(results: list[dict]) -> set[tuple[int, int]]:
+    return {(r["cpu_node"], r["mem_node"]) for r in results}
+
+
+# ------------------------------------------------------------------ 2 nodes, symmetric
+
+
+def test_two_nodes_all_pairs_verified(two):
+    res = two["probe"]
+    topo = ok_run(res, "topology")
+    probe = ok_run(res, "probe")
+    assert_nodes(topo, TWO)
+    assert_nodes(probe["topology"], TWO)
+    assert_distances(topo, TWO)
+    assert_distances(probe["topology"], TWO)
+    want = {(c, m) for c in (0, 1) for m in (0, 1)}
+    assert pairs(probe["latency"]) == want
+    assert len(probe["latency"]) == 4
+    for r in probe["latency"]:
+        assert TWO.cpu_node(r["cpu"]) == r["cpu_node"], r
+        assert_ok_result("latency", r)
+    assert pairs(probe["bandwidth"]) == want
+    for r in probe["bandwidth"]:
+        assert_ok_result("bandwidth", r)
+    assert probe["c2c"], "no core-to-core result"
+    for r in probe["c2c"]:
+        assert_ok_result("c2c", r)
+        same = TWO.cpu_node(r["cpu_a"]) == TWO.cpu_node(r["cpu_b"])
+        assert (r["relation"] == "cross_node") != same, r
+    assert "cross_node" in {r["relation"] for r in probe["c2c"]}
+
+
+# ------------------------------------------------- 4 nodes, asymmetric, CPU-less node
+
+
+def test_four_nodes_memory_only_node_and_distances(four):
+    res = four["probe"]
+    topo = ok_run(res, "topology")
+    probe = ok_run(res, "probe")
+    for t in (topo, probe["topology"]):
+        assert_nodes(t, FOUR)
+        assert_distances(t, FOUR)
+        assert {c["node"] for c in t["cpus"]} == {0, 1, 2}
+    node3 = next(n for n in topo["nodes"] if n["id"] == 3)
+    assert node3["cpus"] == [] and node3["memory_bytes"] > 0
+    want = {(c, m) for c in (0, 1, 2) for m in (0, 1, 2, 3)}
+    for kind in ("latency", "bandwidth"):
+        got = pairs(probe[kind])
+        assert got == want, f"{kind} pairs: missing {sorted(want - got)}, extra {sorted(got - want)}"
+        assert 3 not in {r["cpu_node"] for r in probe[kind]}
+        for r in probe[kind]:
+            assert_ok_result(kind, r)
+    assert 3 not in {p["cpu_node"] for p in topo["plan"]["memory_pairs"]}
+    for r in probe["c2c"]:
+        assert_ok_result("c2c", r)
+
+
+# --------------------------------------------------------------- restricted cpuset
+
+
+def test_cpuset_cpus_only_node0_cpus_used_remote_memory_measured(two):
+    res = two["cpuset_cpus"]
+    assert res.text("cpus_effective").strip() == "0-1", res.describe()
+    topo = ok_run(res, "topology")
+    probe = ok_run(res, "probe")
+    for t in (topo, probe["topology"], ok_run(res, "taskset_topology")):
+        assert [c["id"] for c in t["cpus"]] == [0, 1]
+        assert sorted(t["disallowed_cpus"]) == [2, 3]
+        assert_nodes(t, TWO, cpus={0, 1})
+        assert plan_cpus(t) <= {0, 1}, t["plan"]
+    assert used_cpus(probe) <= {0, 1}, f"CPUs outside the cpuset used: {used_cpus(probe)}"
+    assert pairs(probe["latency"]) == {(0, 0), (0, 1)}
+    assert {r["cpu"] for r in probe["latency"]} == {0, 1}, "--per-cpu should use both allowed CPUs"
+    for kind in ("latency", "bandwidth", "c2c"):
+        assert probe[kind], f"no {kind} result"
+        for r in probe[kind]:
+            assert_ok_result(kind, r)
+
+
+def test_cpuset_mems_node1_not_allowed(two):
+    res = two["cpuset_mems"]
+    assert res.text("mems_effective").strip() == "0", res.describe()
+    topo = ok_run(res, "topology")
+    assert topo["disallowed_nodes"] == [1]
+    assert [n["id"] for n in topo["nodes"]] == [0]
+    # Node 1 asked for explicitly: refused, naming node 1 and why.
+    rc, err = res.rc("explicit"), res.text("explicit.err")
+    assert rc != 0, f"probe --nodes 0,1 under cpuset.mems=0 exited 0:\n{res.text('explicit.out')[:2000]}"
+    assert re.search(r"\bnode 1\b", err) and re.search(r"cpuset\.mems|not allowed", err), err
+    out = res.text("explicit.out").strip()
+    if out:
+        for r in json.loads(out).get("latency", []):
+            if r["mem_node"] == 1:
+                assert r["outcome"] != "ok" and r.get("reason"), r
+                assert_no_figure("latency", r)
+    # By default the plan leaves node 1 out and measures node 0 only.
+    probe = ok_run(res, "default")
+    assert pairs(probe["latency"]) == {(0, 0), (1, 0)}
+    for r in probe["latency"]:
+        assert_ok_result("latency", r)
+
+
+# ----------------------------------------------------------------------- offline CPU
+
+
+def test_offline_cpu_never_used(two):
+    res = two["offline_cpu"]
+    assert res.text("cpus_online").strip() == "0-2", res.describe()
+    topo = ok_run(res, "topology")
+    probe = ok_run(res, "probe")
+    for t in (topo, probe["topology"]):
+        assert 3 not in {c["id"] for c in t["cpus"]}
+        assert all(3 not in n["cpus"] for n in t["nodes"])
+        assert 3 not in plan_cpus(t), t["plan"]
+    assert 3 not in used_cpus(probe), "offline CPU 3 was used"
+    assert pairs(probe["latency"]) == {(c, m) for c in (0, 1) for m in (0, 1)}, "node 1 must still measure from CPU 2"
+    for kind in ("latency", "bandwidth", "c2c"):
+        for r in probe[kind]:
+            assert_ok_result(kind, r)
+
+
+# ------------------------------------------------------------------------ huge pages
+
+
+def test_hugetlb_without_pool_fails_cleanly(two):
+    res = two["hugepages"]
+    assert res.text("pool_before").strip() == "0"
+    probe = ok_run(res, "none", want_rc=1)
+    assert probe["latency"], "no latency result"
+    for r in probe["latency"]:
+        assert r["outcome"] != "ok", r
+        assert r["reason"] and re.search(r"huge", r["reason"], re.I), f"reason: {r['reason']!r}"
+        assert_no_figure("latency", r)
+
+
+def test_hugetlb_pool_on_one_node(two):
+    res = two["hugepages"]
+    assert res.text("pool_after").strip() == "8", res.describe()
+    probe = ok_run(res, "some", want_rc=1)  # node 0 has no pool
+    assert pairs(probe["latency"]) == {(c, m) for c in (0, 1) for m in (0, 1)}
+    for r in probe["latency"]:
+        if r["mem_node"] == 1:
+            assert_ok_result("latency", r)
+            assert r["buffer"]["page_size"] == "2MiB-hugetlb", r["buffer"]
+        else:
+            assert r["outcome"] != "ok" and r["reason"], r
+            assert_no_figure("latency", r)
+
+
+def test_4k_pages(two):
+    probe = ok_run(two["hugepages"], "small")
+    for r in probe["latency"]:
+        assert_ok_result("latency", r)
+        assert r["buffer"]["page_size"] == "4KiB", r["buffer"]
+
+
+# ---------------------------------------------------------------------------- daemon
+
+METRIC_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text: str) -> list[tuple[str, dict, float]]:
+    series = []
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        m = METRIC_LINE.match(line)
+        if m:
+            series.append((m.group(1), dict(LABEL.findall(m.group(2) or "")), float(m.group(3))))
+    return series
+
+
+def daemon_result(boot, name: str, serve_missing) -> vh.ScenarioResult:
+    if serve_missing:
+        pytest.skip(serve_missing)
+    res = boot[name]
+    if res.rc("check_config") != 0:
+        pytest.fail("check-config rejects the test config (update SERVE_CONFIG in "
+                    "tests/vm/test_vm_numa.py):\n" + res.text("check_config.err")
+                    + res.text("check_config.out"), pytrace=False)
+    return res
+
+
+def assert_stopped_cleanly(res: vh.ScenarioResult):
+    log = res.text("serve.log")[-3000:]
+    assert res.text("serve.rc").strip() == "0", f"daemon exit {res.text('serve.rc').strip()} on SIGTERM:\n{log}"
+    # 1 s on real hardware; emulation is ~10x slower.
+    assert int(res.text("stop_centiseconds")) <= 1000, f"SIGTERM took {res.text('stop_centiseconds')} cs:\n{log}"
+
+
+def test_daemon_series_for_every_allowed_pair(four, serve_missing):
+    res = daemon_result(four, "serve", serve_missing)
+    assert "ready" in res.text("_log"), f"daemon never became ready:\n{res.text('serve.log')[-3000:]}"
+    topo = ok_run(res, "topology")
+    series = parse_metrics(res.text("metrics"))
+    names = {s[0] for s in series}
+
+    def has(name, **labels):
+        return any(n == name and all(l.get(k) == str(v) for k, v in labels.items()) for n, l, _ in series)
+
+    missing = []
+    for p in topo["plan"]["memory_pairs"]:
+        for name in ("numaprobe_memory_latency_seconds", "numaprobe_memory_bandwidth_bytes_per_second",
+                     "numaprobe_numa_distance"):
+            if not has(name, cpu_node=p["cpu_node"], mem_node=p["mem_node"]):
+                missing.append(f"{name}{{cpu_node={p['cpu_node']},mem_node={p['mem_node']}}}")
+    for p in topo["plan"]["c2c_pairs"]:
+        if not has("numaprobe_core_to_core_latency_seconds", cpu_a=p["cpu_a"], cpu_b=p["cpu_b"]):
+            missing.append(f"numaprobe_core_to_core_latency_seconds{{cpu_a={p['cpu_a']},cpu_b={p['cpu_b']}}}")
+    assert not missing, f"missing series: {missing}\nfamilies present: {sorted(names)}"
+    assert {p["mem_node"] for p in topo["plan"]["memory_pairs"]} == {0, 1, 2, 3}
+    for n, l, _ in series:
+        if "cpu_node" in l:
+            assert l["cpu_node"] != "3", f"memory-only node 3 as cpu_node: {n}{l}"
+    misplaced = [(l, v) for n, l, v in series if n == "numaprobe_placement_failures_total" and v > 0]
+    assert not misplaced, f"placement failures in a healthy guest: {misplaced}"
+    assert_stopped_cleanly(res)
+
+
+def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):
+    res = daemon_result(two, "serve_mems", serve_missing)
+    assert "ready" in res.text("_log"), f"daemon never became ready:\n{res.text('serve.log')[-3000:]}"
+    assert res.text("mems_effective").strip() == "0"
+    before = parse_metrics(res.text("metrics_before"))
+    assert any(n == "numaprobe_memory_latency_seconds" and l.get("mem_node") == "1" for n, l, _ in before), \
+        "node 1 was never measured before the cpuset change"
+    after = parse_metrics(res.text("metrics_after"))
+    log = "daemon log:\n" + res.text("serve.log")[-2000:]
+    stale = [f"{n}{l}" for n, l, _ in after if n == "numaprobe_memory_latency_seconds" and l.get("mem_node") == "1"]
+    assert not stale, f"latency still published for node 1 after cpuset.mems=0: {stale}\n{log}"
+    failures = sum(v for n, l, v in after
+                   if n == "numaprobe_placement_failures_total" and l.get("mem_node") == "1")
+    assert failures > 0, f"no numaprobe_placement_failures_total{{mem_node=\"1\"}} > 0 after cpuset.mems=0\n{log}"
+    assert_stopped_cleanly(res)
