@@ -9,7 +9,8 @@
 //   bench_driver bandwidth --op read|write|copy [--cpu 0] [--buffer-mib 256]
 //                [--burst-kib N] [--bursts N] [--isa auto|avx512] [--repeat 1]
 //   bench_driver latency [--cpu 0] [--buffer-mib 0 (default size)] [--short 5]
-//                [--long-seconds 2]
+//                [--long-seconds 2] [--samples N --loads N --warmup N (override
+//                the LatencyRunSpec defaults, for tuning them)]
 //   bench_driver c2c [--cpu-a 0] [--cpu-b 1] [--repeat 5] [--round-trips N]
 #include <chrono>
 #include <cstdio>
@@ -106,12 +107,15 @@ int Latency(const Flags& flags) {
     std::printf("\"run\": \"setup\"}\n");
     return 1;
   }
-  k::LatencyRunSpec spec;  // the daemon's default short estimate
+  k::LatencyRunSpec spec;  // the daemon's default short estimate, unless overridden
   spec.cpu = static_cast<int>(Int(flags, "--cpu", 0));
+  spec.samples = static_cast<int>(Int(flags, "--samples", spec.samples));
+  spec.loads_per_sample = static_cast<std::uint64_t>(Int(flags, "--loads", static_cast<long>(spec.loads_per_sample)));
+  spec.warmup_loads = static_cast<std::uint64_t>(Int(flags, "--warmup", static_cast<long>(spec.warmup_loads)));
   double short_ns = 0;
   for (long i = 0, n = Int(flags, "--short", 5); i < n; ++i) {
     // Spaced like (a very busy) daemon would space them, not back to back.
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(Int(flags, "--gap-ms", 200)));
     const k::LatencyResult r = k::MeasureLatency(buffer.value(), spec);
     PrintLatency("short", r);
     if (r.outcome == k::Outcome::kOk) short_ns = r.seconds_per_load.median * 1e9;
@@ -124,7 +128,7 @@ int Latency(const Flags& flags) {
   long_spec.max_attempts = 60;
   long_spec.loads_per_sample =
       static_cast<std::uint64_t>(seconds / long_spec.samples / ((short_ns > 0 ? short_ns : 100) * 1e-9));
-  PrintLatency("long", k::MeasureLatency(buffer.value(), long_spec));
+  if (seconds > 0) PrintLatency("long", k::MeasureLatency(buffer.value(), long_spec));
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 
 #include "daemon/commands.h"
@@ -113,7 +114,14 @@ struct ServeCommand {
       SdNotify("READY=1");
     }
     SdNotify("STOPPING=1");
-    scheduler.value()->Stop();
+    if (!scheduler.value()->Stop()) {
+      // A probe starved of CPU (SCHED_IDLE on a saturated host) still runs on
+      // the scheduler's state; do not wait for it, and do not tear that state
+      // down under it: end the process here.
+      spdlog::warn("a probe starved of CPU did not stop in time; exiting without it");
+      spdlog::shutdown();
+      std::_Exit(kExitOk);
+    }
     server.value().reset();
     spdlog::info("numaprobe stopped");
     return kExitOk;

@@ -218,9 +218,7 @@ struct HttpServer::Impl {
   Response Respond(std::string_view method, std::string_view path) const {
     if (method != "GET" && method != "HEAD") return Response{405, kText, "Method Not Allowed\n", "GET, HEAD"};
     if (path == telemetry_path) {
-      std::ostringstream text;
-      prometheus::TextSerializer().Serialize(text, metrics.Collect());
-      return Response{200, kMetricsType, text.str()};
+      return Response{200, kMetricsType, metrics.Render()};
     }
     if (path == "/") return Response{200, kHtml, RenderLandingPage(*store.Current(), telemetry_path)};
     if (path == "/-/healthy") return Response{200, kText, "OK"};
@@ -233,7 +231,7 @@ struct HttpServer::Impl {
 
   const std::string telemetry_path;
   const ResultStore& store;
-  const MetricsCollectable metrics;
+  const MetricsText metrics;
   std::vector<int> ports;
   std::vector<Listener> listeners;  // where to poke civetweb when stopping
   // Declared last, so destroyed first: civetweb's threads are joined before
@@ -267,13 +265,16 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   }
   if (!ipv6) spdlog::debug("http: IPv6 not available; \":PORT\" listens on IPv4 only");
 
-  // No document_root: nothing but our handler can answer. Keep-alive off so
-  // an idle scraper connection cannot pin one of the 4 threads; small request
-  // limit (preallocated per thread) and a request timeout equal to
-  // Prometheus' default scrape timeout.
+  // No document_root: nothing but our handler can answer. Keep-alive with
+  // TCP_NODELAY: a new TCP handshake per scrape halved throughput under 50
+  // concurrent clients (docs/performance.md). A kept-alive connection holds a
+  // civetweb thread, hence 64 threads (mostly idle stacks) and a 2 s idle
+  // timeout, so idle scrapers release them. Small request limit (preallocated
+  // per thread); request timeout equal to Prometheus' default scrape timeout.
   const std::vector<std::string> civet_options = {
-      "listening_ports", ports,   "num_threads",      "4",  "request_timeout_ms", "10000",
-      "enable_keep_alive", "no",  "max_request_size", "16384"};
+      "listening_ports",   ports, "num_threads",           "64",    "request_timeout_ms", "10000",
+      "enable_keep_alive", "yes", "keep_alive_timeout_ms", "2000",  "tcp_nodelay",        "1",
+      "max_request_size",  "16384"};
   CivetCallbacks callbacks;
   callbacks.log_message = &LogMessage;
 

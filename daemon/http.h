@@ -1,5 +1,5 @@
 // numaprobe's HTTP server (civetweb via its C++ API), serving
-//   <telemetry_path>  Prometheus text format 0.0.4 of MetricsCollectable
+//   <telemetry_path>  Prometheus text format 0.0.4 (MetricsText)
 //   /                 landing page (daemon/landing_page.h)
 //   /-/healthy        200 "OK" while the process serves
 //   /-/ready          200 "Ready" once a probe round completed, else 503

@@ -2,8 +2,11 @@
 // and nowhere else: the kernels already report seconds and bytes per second.
 #include "daemon/metrics.h"
 
+#include <prometheus/text_serializer.h>
+
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -194,13 +197,30 @@ std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
   return families;
 }
 
-std::vector<MetricFamily> MetricsCollectable::Collect() const {
+namespace {
+std::string Serialize(const std::vector<MetricFamily>& families) {
+  std::ostringstream text;
+  prometheus::TextSerializer().Serialize(text, families);
+  return text.str();
+}
+}  // namespace
+
+std::string MetricsText::Render() const {
   // Holding the shared_ptr keeps this snapshot alive even if the scheduler
-  // publishes a new one meanwhile; the store's lock is held only for the copy.
-  const std::shared_ptr<const Snapshot> snapshot = store_.Current();
-  std::vector<MetricFamily> families = BuildFamilies(*snapshot);
-  for (MetricFamily& family : ProcessFamilies()) families.push_back(std::move(family));
-  return families;
+  // publishes a new one meanwhile.
+  std::shared_ptr<const Snapshot> snapshot = store_.Current();
+  std::shared_ptr<const std::string> text;
+  {
+    std::lock_guard lock(mu_);
+    if (snapshot == rendered_for_) text = text_;
+  }
+  if (!text) {
+    text = std::make_shared<const std::string>(Serialize(BuildFamilies(*snapshot)));
+    std::lock_guard lock(mu_);
+    rendered_for_ = std::move(snapshot);
+    text_ = text;
+  }
+  return *text + Serialize(ProcessFamilies());
 }
 
 }  // namespace numaprobe::daemon

@@ -2,18 +2,19 @@
 // HELP) is defined here and in metrics_health.cc; tests/fixtures/metrics.golden
 // pins the exact output and promtool lints it.
 //
-// A scrape only reads: Collect() copies the store's current shared_ptr and
+// A scrape only reads: MetricsText copies the store's current shared_ptr and
 // formats it. It never starts or waits for a probe (ecosystem notes §1.3),
 // which is why every HELP says the value comes from the last scheduled probe.
 //
 // Thread safety: BuildFamilies and ProcessFamilies are pure/reentrant;
-// MetricsCollectable::Collect may run on any number of threads at once.
+// MetricsText::Render may run on any number of threads at once.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
 #include "daemon/result_store.h"
@@ -35,16 +36,23 @@ void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::Metr
 // collector). A file that cannot be read drops its families, never the scrape.
 std::vector<prometheus::MetricFamily> ProcessFamilies(const std::string& proc_root = "/proc");
 
-class MetricsCollectable : public prometheus::Collectable {
+// The text exposition served on the telemetry path. The snapshot's families
+// change only when the scheduler publishes (after a probe), so their text is
+// rendered once per snapshot and shared by every scrape until the next one;
+// only the process_* families are read afresh. This keeps a burst of
+// concurrent scrapes from re-serialising the same figures each time.
+class MetricsText {
  public:
   // `store` must outlive this object.
-  explicit MetricsCollectable(const ResultStore& store) : store_(store) {}
+  explicit MetricsText(const ResultStore& store) : store_(store) {}
 
-  // BuildFamilies(current snapshot) followed by ProcessFamilies().
-  std::vector<prometheus::MetricFamily> Collect() const override;
+  std::string Render() const;
 
  private:
   const ResultStore& store_;
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const Snapshot> rendered_for_;  // guarded by mu_
+  mutable std::shared_ptr<const std::string> text_;       // guarded by mu_
 };
 
 }  // namespace numaprobe::daemon

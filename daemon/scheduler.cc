@@ -1,9 +1,6 @@
 #include "daemon/scheduler.h"
 
-#include <sched.h>
 #include <spdlog/spdlog.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -15,6 +12,7 @@
 #include "daemon/buffer_pool.h"
 #include "daemon/host_info.h"
 #include "daemon/probe_runner.h"
+#include "daemon/probe_worker.h"
 #include "daemon/sd_notify.h"
 #include "daemon/snapshot_update.h"
 #include "daemon/state.h"
@@ -63,20 +61,6 @@ std::string Rfc3339Now() {
   return buf;
 }
 
-// Applies to the calling thread; threads the kernels start inherit it.
-std::string ApplyPriority(ProbePriority priority) {
-  sched_param param{};
-  if (priority == ProbePriority::kIdle) {
-    if (sched_setscheduler(0, SCHED_IDLE, &param) != 0) return std::string("SCHED_IDLE: ") + std::strerror(errno);
-    return "";
-  }
-  if (sched_setscheduler(0, SCHED_BATCH, &param) != 0) return std::string("SCHED_BATCH: ") + std::strerror(errno);
-  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) != 0) {
-    return std::string("nice 19: ") + std::strerror(errno);
-  }
-  return "";
-}
-
 bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
   return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
 }
@@ -92,7 +76,8 @@ class Scheduler::Loop {
         budget_(config_.schedule.duty_cycle),
         baseline_(config_.baseline.rounds),
         rng_(std::random_device{}()),
-        watchdog_(SdWatchdogInterval()) {
+        watchdog_(SdWatchdogInterval()),
+        worker_(config_.schedule.priority) {
     Adopt(std::move(plan), /*reload=*/false);
   }
 
@@ -108,10 +93,8 @@ class Scheduler::Loop {
     cv_.notify_all();
   }
 
-  void Run() {
-    if (auto error = ApplyPriority(config_.schedule.priority); !error.empty()) {
-      spdlog::warn("cannot lower probe priority ({}); probes run at normal priority", error);
-    }
+  // False if a probe had to be abandoned at stop (see ProbeWorker).
+  bool Run() {
     while (!stop_.load()) {
       ApplyPendingChanges();
       const std::int64_t round_start = k::MonotonicNs();
@@ -124,7 +107,7 @@ class Scheduler::Loop {
           complete = false;
           break;
         }
-        RunTask(tasks[i], tasks);
+        if (!RunTask(tasks[i], tasks)) return false;
       }
       if (complete && !stop_.load()) EndRound();
       std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
@@ -132,6 +115,7 @@ class Scheduler::Loop {
           std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
       WaitUntil(round_start + interval_ns);
     }
+    return true;
   }
 
  private:
@@ -174,9 +158,7 @@ class Scheduler::Loop {
     if (next) {
       config_ = std::move(*next);
       budget_.set_ratio(config_.schedule.duty_cycle);
-      if (auto error = ApplyPriority(config_.schedule.priority); !error.empty()) {
-        spdlog::warn("cannot set probe priority ({})", error);
-      }
+      worker_.SetPriority(config_.schedule.priority);
     }
     if (restriction_changed) spdlog::info("allowed CPUs or memory nodes changed: rebuilding the probe plan");
     k::Topology topology;
@@ -289,14 +271,36 @@ class Scheduler::Loop {
     return ran;
   }
 
-  void RunTask(const Task& task, std::vector<Task>& round) {
+  // Runs `task` on the low-priority worker while this thread keeps the
+  // watchdog fed and watches for stop. False if stopping left it unfinished.
+  bool RunTask(const Task& task, std::vector<Task>& round) {
     const std::int64_t start_ns = k::MonotonicNs();
-    const std::int64_t cpu_start_ns = k::ThreadCpuNs();
-    const Ran ran = Execute(task);
-    // The kernels measure on threads of their own and report those threads'
-    // CPU time; buffer preparation runs on this thread and is counted here.
-    const double cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + ran.kernel_cpu_seconds;
+    // On the heap and shared: an abandoned job may outlive this frame.
+    struct Job {
+      Task task;
+      Ran ran;
+      double cost = 0;
+    };
+    auto job = std::make_shared<Job>(Job{task, {}, 0});
+    worker_.Submit([this, job] {
+      const std::int64_t cpu_start_ns = k::ThreadCpuNs();
+      job->ran = Execute(job->task);
+      // The kernels measure on threads of their own and report those threads'
+      // CPU time; buffer preparation runs on the worker and is counted here.
+      job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.kernel_cpu_seconds;
+    });
+    while (!worker_.Wait(std::chrono::milliseconds(50))) {
+      SdNotify("WATCHDOG=1");
+      // Kernels notice the stop flag between samples; a probe starved of CPU
+      // (SCHED_IDLE on a saturated host) may not, and is left behind.
+      if (stop_.load() && !worker_.Wait(std::chrono::milliseconds(250))) {
+        worker_.Abandon();
+        return false;
+      }
+    }
     const std::int64_t end_ns = k::MonotonicNs();
+    const Ran& ran = job->ran;
+    const double cost = job->cost;
     budget_.Charge(start_ns, end_ns, cost);
     const bool ok = ran.outcome == k::Outcome::kOk;
     if (ok && ran.baseline) round_values_.push_back(*ran.baseline);
@@ -317,6 +321,7 @@ class Scheduler::Loop {
       retry.attempt = 1;
       round.push_back(retry);
     }
+    return true;
   }
 
   void EndRound() {
@@ -364,6 +369,7 @@ class Scheduler::Loop {
   int round_failures_ = 0;                   // probes of the current round that finally failed
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
+  ProbeWorker worker_;  // last: destroyed (joined) first
 };
 
 k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store) {
@@ -376,15 +382,21 @@ k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultS
 
 Scheduler::Scheduler(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
 
-Scheduler::~Scheduler() { Stop(); }
-
-void Scheduler::Start() {
-  thread_ = std::thread([this] { loop_->Run(); });
+Scheduler::~Scheduler() {
+  if (!Stop()) {
+    // A probe thread still runs on our state: the owner should have exited.
+    (void)loop_.release();
+  }
 }
 
-void Scheduler::Stop() {
+void Scheduler::Start() {
+  thread_ = std::thread([this] { finished_ = loop_->Run(); });
+}
+
+bool Scheduler::Stop() {
   loop_->RequestStop();
   if (thread_.joinable()) thread_.join();
+  return finished_;
 }
 
 void Scheduler::Reload(Config config) { loop_->RequestReload(std::move(config)); }

@@ -51,8 +51,10 @@ class Scheduler {
 
   void Start();
   // Raises the stop flag (probes notice it between samples), wakes the loop
-  // and joins it. Idempotent.
-  void Stop();
+  // and joins it; returns within about a second. False if a probe starved of
+  // CPU could not be stopped and was abandoned: the caller must then exit the
+  // process without destroying the Scheduler. Idempotent.
+  bool Stop();
   // Hands over an already validated config; applied between two probes.
   void Reload(Config config);
 
@@ -62,6 +64,7 @@ class Scheduler {
 
   std::unique_ptr<Loop> loop_;
   std::thread thread_;
+  bool finished_ = true;  // false once Run() returned after abandoning a probe
 };
 
 }  // namespace numaprobe::daemon

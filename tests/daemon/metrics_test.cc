@@ -110,12 +110,25 @@ TEST(Metrics, PromtoolCheckMetricsReportsNothing) {
   // everything a scrape can contain.
   ResultStore store;
   store.Update([](Snapshot& s) { s = FixedSnapshot(); });
-  for (const std::string& text : {Serialize(MetricsCollectable(store).Collect()),
+  for (const std::string& text : {MetricsText(store).Render(),
                                    Serialize(BuildFamilies(PerCpuSnapshot(2))), Serialize(BuildFamilies({}))}) {
     const CommandResult result = RunCommand(std::string(kPromtool) + " check metrics", text);
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_EQ(result.output, "") << text;
   }
+}
+
+TEST(Metrics, TextIsRenderedPerSnapshotAndFollowsUpdates) {
+  ResultStore store;
+  store.Update([](Snapshot& s) { s = FixedSnapshot(); });
+  const MetricsText metrics(store);
+  const std::string first = metrics.Render();
+  EXPECT_NE(first.find("numaprobe_duty_cycle_budget_ratio 0.002"), std::string::npos) << first;
+  EXPECT_NE(first.find("process_resident_memory_bytes"), std::string::npos);
+  store.Update([](Snapshot& s) { s.duty_cycle_budget_ratio = 0.01; });
+  const std::string second = metrics.Render();
+  EXPECT_EQ(second.find("numaprobe_duty_cycle_budget_ratio 0.002"), std::string::npos);
+  EXPECT_NE(second.find("numaprobe_duty_cycle_budget_ratio 0.01"), std::string::npos);
 }
 
 TEST(Metrics, RemoteLocalRatioDividesByTheLocalPairOfTheCpuNode) {

@@ -12,7 +12,7 @@ import urllib.request
 # the schedule and budget are the test's to choose.
 FAST_CONFIG = """\
 probes:
-  latency: {{stride_bytes: 128, buffer_size: 64MiB, samples: 5, loads_per_sample: 5000}}
+  latency: {{stride_bytes: 128, buffer_size: 64MiB, samples: 5, loads_per_sample: {loads}}}
   bandwidth: {{ops: [read, write, copy], buffer_size: 64MiB, burst_size: 4MiB, bursts: 3}}
   core_to_core: {{samples: 5, round_trips: 500}}
 schedule: {{duty_cycle: {duty_cycle}, interval: {interval}, jitter: 0.1, priority: {priority}}}
@@ -23,10 +23,10 @@ state_directory: {state_directory}
 
 
 def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baseline_rounds=1, state_directory=None,
-                 priority="idle"):
+                 priority="idle", loads=5000):
     path = os.path.join(directory, "numaprobe.yaml")
     with open(path, "w") as f:
-        f.write(FAST_CONFIG.format(duty_cycle=duty_cycle, interval=interval, pages=pages, priority=priority,
+        f.write(FAST_CONFIG.format(duty_cycle=duty_cycle, interval=interval, pages=pages, priority=priority, loads=loads,
                                    baseline_rounds=baseline_rounds,
                                    state_directory=state_directory or os.path.join(directory, "state")))
     return path
