@@ -87,25 +87,12 @@ struct ProbeCommand {
   int Run() {
     settings.c2c.samples = settings.latency.samples;
     settings.ops = ops;
-    auto topology = k::Topology::FromHost();
-    if (!topology.ok()) {
-      fmt::print(stderr, "numaprobe: cannot read the topology: {}\n", topology.failure().reason);
-      return kExitFailure;
-    }
-    auto options = plan.ToOptions();
-    if (!options.ok()) {
-      fmt::print(stderr, "numaprobe: {}\n", options.failure().reason);
-      return kExitUsage;
-    }
-    auto built = BuildPlan(options.value(), topology.value());
-    if (!built.ok()) {
-      fmt::print(stderr, "numaprobe: {}\n", built.failure().reason);
-      return kExitUsage;
-    }
-    const Plan& p = built.value();
-    ProbeReport report{ReadHostInfo(topology->cpu_model), {}, {}, {}};
+    auto host = PlanFromFlags(plan);
+    if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
+    const auto& [topology, p] = std::get<HostPlan>(host);
+    ProbeReport report{ReadHostInfo(topology.cpu_model), {}, {}, {}};
     BufferPool pool(buffers);
-    ProbeRunner runner(topology.value(), pool, settings);
+    ProbeRunner runner(topology, pool, settings);
     const int total = static_cast<int>((Wants("latency") ? p.memory_pairs.size() : 0) +
                                        (Wants("bandwidth") ? p.memory_pairs.size() * ops.size() : 0) +
                                        (Wants("c2c") ? p.c2c_pairs.size() : 0));
@@ -134,7 +121,7 @@ struct ProbeCommand {
       }
     }
     if (format == "json") {
-      std::cout << ReportToJson(report, topology.value(), p).dump(2) << '\n';
+      std::cout << ReportToJson(report, topology, p).dump(2) << '\n';
     } else {
       std::cout << FormatReport(report);
     }

@@ -17,13 +17,10 @@
 #include "daemon/scheduler.h"
 #include "daemon/sd_notify.h"
 #include "daemon/version.h"
+#include "daemon/wall_clock.h"
 
 namespace numaprobe::daemon {
 namespace {
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Loads and checks a config, logging every error; nullopt keeps the old one.
 std::optional<Config> LoadChecked(const std::string& path) {

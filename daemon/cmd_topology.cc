@@ -19,25 +19,13 @@ struct TopologyCommand {
   std::string format = "table";
 
   int Run() const {
-    auto topology = kernels::Topology::FromHost();
-    if (!topology.ok()) {
-      fmt::print(stderr, "numaprobe: cannot read the topology: {}\n", topology.failure().reason);
-      return kExitFailure;
-    }
-    auto options = plan.ToOptions();
-    if (!options.ok()) {
-      fmt::print(stderr, "numaprobe: {}\n", options.failure().reason);
-      return kExitUsage;
-    }
-    auto built = BuildPlan(options.value(), topology.value());
-    if (!built.ok()) {
-      fmt::print(stderr, "numaprobe: {}\n", built.failure().reason);
-      return kExitUsage;
-    }
+    auto host = PlanFromFlags(plan);
+    if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
+    const auto& [topology, built] = std::get<HostPlan>(host);
     if (format == "json") {
-      std::cout << TopologyToJson(topology.value(), built.value()).dump(2) << '\n';
+      std::cout << TopologyToJson(topology, built).dump(2) << '\n';
     } else {
-      std::cout << FormatTopology(topology.value(), built.value());
+      std::cout << FormatTopology(topology, built);
     }
     return kExitOk;
   }

@@ -29,6 +29,7 @@
 #include "daemon/landing_page.h"
 #include "daemon/listen_address.h"
 #include "daemon/metrics.h"
+#include "daemon/wall_clock.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -91,14 +92,7 @@ struct Response {
 // RFC 9110 IMF-fixdate. Ours because civetweb formats its Date header with
 // gmtime(), whose static buffer races between worker threads (TSan reports
 // it); civetweb adds none when the response already has one.
-std::string HttpDate() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, "%a, %d %b %Y %H:%M:%S GMT", &utc);
-  return buffer;
-}
+std::string HttpDate() { return UtcNow("%a, %d %b %Y %H:%M:%S GMT"); }
 
 void Send(mg_connection* conn, const Response& r, bool head) {
   const std::string length = std::to_string(r.body.size());

@@ -1,5 +1,8 @@
 #include "daemon/plan_flags.h"
 
+#include <fmt/format.h>
+
+#include "daemon/commands.h"
 #include "kernels/cpulist.h"
 
 namespace numaprobe::daemon {
@@ -25,6 +28,25 @@ kernels::Expected<PlanOptions> PlanFlags::ToOptions() const {
     *lists[i].second = parsed.value();
   }
   return options;
+}
+
+std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags) {
+  auto topology = kernels::Topology::FromHost();
+  if (!topology.ok()) {
+    fmt::print(stderr, "numaprobe: cannot read the topology: {}\n", topology.failure().reason);
+    return kExitFailure;
+  }
+  auto options = flags.ToOptions();
+  if (!options.ok()) {
+    fmt::print(stderr, "numaprobe: {}\n", options.failure().reason);
+    return kExitUsage;
+  }
+  auto plan = BuildPlan(options.value(), topology.value());
+  if (!plan.ok()) {
+    fmt::print(stderr, "numaprobe: {}\n", plan.failure().reason);
+    return kExitUsage;
+  }
+  return HostPlan{std::move(topology).value(), std::move(plan).value()};
 }
 
 }  // namespace numaprobe::daemon

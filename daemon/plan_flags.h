@@ -5,9 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <variant>
 
 #include "daemon/plan.h"
 #include "kernels/result.h"
+#include "kernels/topology.h"
 
 namespace numaprobe::daemon {
 
@@ -21,5 +23,15 @@ struct PlanFlags {
   // Parses the lists; a malformed list fails naming the flag.
   kernels::Expected<PlanOptions> ToOptions() const;
 };
+
+// The host's topology and the plan the flags ask for on it.
+struct HostPlan {
+  kernels::Topology topology;
+  Plan plan;
+};
+
+// On failure prints the reason on stderr and returns the exit code:
+// kExitFailure if the topology cannot be read, kExitUsage for bad flags.
+std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags);
 
 }  // namespace numaprobe::daemon

@@ -16,6 +16,7 @@
 #include "daemon/sd_notify.h"
 #include "daemon/snapshot_update.h"
 #include "daemon/state.h"
+#include "daemon/wall_clock.h"
 #include "kernels/clock.h"
 
 namespace numaprobe::daemon {
@@ -47,19 +48,6 @@ k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
 }
 
 namespace {
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string Rfc3339Now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
   return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
@@ -330,7 +318,7 @@ class Scheduler::Loop {
     bool completed = false;
     if (!baseline_.complete() && round_failures_ == 0) {
       for (const auto& value : round_values_) baseline_.Add(value);
-      completed = baseline_.EndRound(Rfc3339Now());
+      completed = baseline_.EndRound(UtcNow("%Y-%m-%dT%H:%M:%SZ"));
     } else if (!baseline_.complete()) {
       spdlog::info("{} probes of this round failed: the round does not count toward the baseline", round_failures_);
     }

@@ -1,0 +1,24 @@
+// Wall-clock time as the daemon shows it: Unix seconds for metrics, and the
+// current UTC time in a strftime format for state files and HTTP headers
+// (gmtime_r: gmtime's static buffer races between threads).
+#pragma once
+
+#include <chrono>
+#include <ctime>
+#include <string>
+
+namespace numaprobe::daemon {
+
+inline double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+inline std::string UtcNow(const char* strftime_format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[64];
+  return std::string(buffer, std::strftime(buffer, sizeof buffer, strftime_format, &utc));
+}
+
+}  // namespace numaprobe::daemon
