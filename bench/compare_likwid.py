@@ -69,7 +69,7 @@ def bandwidth(args):
     print(f"## Bandwidth vs likwid-bench (cpu {args.cpu}, {args.size_mb} MB, {args.runs} runs each)\n")
     rows, runs = [], []
     for test, op in PAIRS:
-        ref, ours, cpu_ms = [], [], []
+        ref, ours, cpu_ms, discards = [], [], [], 0
         for _ in range(args.runs):
             ref.append(likwid(test, args.size_mb, args.cpu))
             # The default 32 MiB bursts, unless the buffer is too small for 4
@@ -79,10 +79,11 @@ def bandwidth(args):
                           "--buffer-mib", args.size_mb, "--burst-kib", burst_kib)[0]
             ours.append(r["bytes_per_second"]["median"])
             cpu_ms.append(r["cpu_ms"])
+            discards += r["discards"]
         rows.append((test, op, statistics.median(ref), statistics.median(ours), spread(ours),
                      statistics.median(cpu_ms), max(cpu_ms)))
         runs.append(f"{test}: {' '.join(f'{x / 1e9:.1f}' for x in ref)} | "
-                    f"{op}: {' '.join(f'{x / 1e9:.1f}' for x in ours)}")
+                    f"{op}: {' '.join(f'{x / 1e9:.1f}' for x in ours)} ({discards} bursts discarded)")
     print("| likwid-bench | GB/s | numaprobe | GB/s | ratio | numaprobe spread | CPU ms/estimate (median, max) |")
     print("|---|---|---|---|---|---|---|")
     for test, op, ref, ours, sp, cpu_med, cpu_max in rows:
@@ -104,14 +105,15 @@ def latency(args):
     b = short[0]
     print(f"buffer {b['buffer_bytes'] >> 20} MiB ({b['page']}), stride {b['stride']}, "
           f"{b['loads_per_sample']} loads/sample\n")
-    print("| run | ns/load (median) | MAD ns | short/long | CPU ms |")
-    print("|---|---|---|---|---|")
+    print("| run | ns/load (median) | MAD ns | short/long | CPU ms | discarded samples |")
+    print("|---|---|---|---|---|---|")
     for i, r in enumerate(short):
         m = r["ns_per_load"]
-        print(f"| short {i + 1} | {m['median']:.2f} | {m['mad']:.2f} | {m['median'] / ref:.4f} | {r['cpu_ms']:.1f} |")
+        print(f"| short {i + 1} | {m['median']:.2f} | {m['mad']:.2f} | {m['median'] / ref:.4f} | {r['cpu_ms']:.1f} "
+              f"| {r['discards']} |")
     m = long_run["ns_per_load"]
     print(f"| long ({long_run['loads_per_sample']} loads x {m['n']}) | {m['median']:.2f} | {m['mad']:.2f} "
-          f"| 1 | {long_run['cpu_ms']:.0f} |")
+          f"| 1 | {long_run['cpu_ms']:.0f} | {long_run['discards']} |")
     print(f"\nshort/long (median of 5): {statistics.median(medians) / ref:.4f}; "
           f"spread of the 5 estimates: {spread(medians):.2f}%\n")
 
@@ -120,10 +122,11 @@ def c2c(args):
     print(f"## Core-to-core stability (cpus {args.cpu}, {args.cpu_b})\n")
     results = numaprobe(args.driver, "c2c", "--cpu-a", args.cpu, "--cpu-b", args.cpu_b, "--repeat", 5)
     medians = [r["one_way_ns"]["median"] for r in results]
-    print("| run | one-way ns (median) | MAD ns | CPU ms |")
-    print("|---|---|---|---|")
+    print("| run | one-way ns (median) | MAD ns | CPU ms | discarded samples |")
+    print("|---|---|---|---|---|")
     for i, r in enumerate(results):
-        print(f"| {i + 1} | {r['one_way_ns']['median']:.1f} | {r['one_way_ns']['mad']:.1f} | {r['cpu_ms']:.1f} |")
+        print(f"| {i + 1} | {r['one_way_ns']['median']:.1f} | {r['one_way_ns']['mad']:.1f} | {r['cpu_ms']:.1f} "
+              f"| {r['discards']} |")
     print(f"\nspread of the 5 medians: {spread(medians):.1f}%\n")
 
 

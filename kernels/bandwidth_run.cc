@@ -24,6 +24,9 @@ namespace {
 constexpr std::size_t kLine = 64;
 constexpr std::uint64_t kWritePattern = 0x6e756d6170726f62;
 
+// Workers start only once all exist (kOpen), or leave at once (kAbandoned).
+enum class Gate { kClosed, kOpen, kAbandoned };
+
 const BandwidthLoops& LoopsFor(Isa isa) {
   switch (isa) {
     case Isa::kAvx512:
@@ -67,9 +70,9 @@ class BurstRun {
     // others must not be left waiting at a barrier for it.
     try {
       for (std::size_t t = 0; t < slots_.size(); ++t) threads.emplace_back([this, t] { Work(t); });
-      gate_.store(kGateOpen, std::memory_order_release);
+      gate_.store(Gate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
-      gate_.store(kGateAbandoned, std::memory_order_release);
+      gate_.store(Gate::kAbandoned, std::memory_order_release);
       result_.outcome = Outcome::kAllocFailed;
       result_.reason = std::string("starting a measuring thread: ") + e.what();
     }
@@ -85,9 +88,9 @@ class BurstRun {
   enum class Burst { kNone, kWarmup, kTimed };
 
   void Work(std::size_t t) {
-    int gate;
-    while ((gate = gate_.load(std::memory_order_acquire)) == kGateClosed) std::this_thread::yield();
-    if (gate == kGateAbandoned) return;
+    Gate gate;
+    while ((gate = gate_.load(std::memory_order_acquire)) == Gate::kClosed) std::this_thread::yield();
+    if (gate == Gate::kAbandoned) return;
     Slot& me = slots_[t];
     const std::int64_t cpu_start = ThreadCpuNs();
     me.pin_error = PinCurrentThread(spec_.cpus[t]);
@@ -103,7 +106,7 @@ class BurstRun {
       } else {
         AwaitRelease(gen);
       }
-      if (quit_) break;
+      if (quit_.load(std::memory_order_relaxed)) break;
       std::byte* const base = buffer_.arena().data();
       switch (spec_.op) {
         case BandwidthOp::kRead:
@@ -163,17 +166,20 @@ class BurstRun {
 
   void Lead(std::uint64_t gen) {
     const bool on_time = AwaitArrivals(gen);
-    const auto pin_failed =
-        std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.pin_error.empty(); });
-    if (quit_) {
+    if (quit_.load(std::memory_order_relaxed)) {
       // AwaitArrivals gave up: a thread is still out there; it quits when it arrives.
-    } else if (gen == 1 && pin_failed != slots_.end()) {
-      Quit(Outcome::kPinFailed, pin_failed->pin_error);
+    } else if (const Slot* failed = gen == 1 ? PinFailure() : nullptr; failed != nullptr) {
+      Quit(Outcome::kPinFailed, failed->pin_error);
     } else {
       if (last_ == Burst::kTimed) Judge(on_time);
       Decide();
     }
     Release(gen);
+  }
+
+  const Slot* PinFailure() const {
+    const auto it = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.pin_error.empty(); });
+    return it == slots_.end() ? nullptr : &*it;
   }
 
   // After the barrier: stop, or plan the next burst (warm-up first).
@@ -182,7 +188,7 @@ class BurstRun {
       Quit(Outcome::kCancelled, "stop requested after " + std::to_string(rates_.size()) + " of " +
                                     std::to_string(spec_.bursts) + " bursts");
     } else if (rates_.size() == static_cast<std::size_t>(spec_.bursts)) {
-      quit_ = true;
+      quit_.store(true, std::memory_order_relaxed);
     } else if (attempts_ >= MaxAttempts()) {
       const Discards& d = result_.discards;
       Quit(Outcome::kDisturbed,
@@ -236,7 +242,7 @@ class BurstRun {
   bool Quit(Outcome outcome, std::string reason) {
     result_.outcome = outcome;
     result_.reason = std::move(reason);
-    quit_ = true;
+    quit_.store(true, std::memory_order_relaxed);
     return false;
   }
   bool Stopped() const { return spec_.stop != nullptr && spec_.stop->load(std::memory_order_relaxed); }
@@ -248,17 +254,15 @@ class BurstRun {
   BandwidthResult& result_;
   const BandwidthLoops& loops_;
   std::vector<Slot> slots_;
-  static constexpr int kGateClosed = 0;
-  static constexpr int kGateOpen = 1;
-  static constexpr int kGateAbandoned = 2;
-  std::atomic<int> gate_{kGateClosed};
+  std::atomic<Gate> gate_{Gate::kClosed};
   std::atomic<std::uint64_t> released_{0};
   std::atomic<std::uint64_t> sink_{0};
-  // Written by the leader before released_.store(release), read by workers
-  // after released_.load(acquire): ordered by that pair, no atomics needed.
-  bool quit_ = false;
-  std::int64_t start_ns_ = 0;
+  // Set by the leader before released_.store(release) and read by workers
+  // after released_.load(acquire), which orders it. Atomic anyway: on a
+  // barrier timeout the leader sets it while a late worker is still out.
+  std::atomic<bool> quit_{false};
   // Leader-only bookkeeping.
+  std::int64_t start_ns_ = 0;
   Burst last_ = Burst::kNone;
   int attempts_ = 0;
   std::vector<double> rates_;

@@ -26,6 +26,11 @@ CONTRACT = [
 ]
 
 
+# Sanitizer builds run several times slower; their wall-clock bounds are
+# scaled. The release build's run of this file holds the real bounds.
+SLOWDOWN = 5 if os.environ.get("NUMAPROBE_SANITIZED") == "1" else 1
+
+
 def parse_ts(text):
     return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -122,7 +127,7 @@ def test_sigterm_exits_zero_within_a_second_even_mid_probe(numaprobe_bin, workdi
         d.wait_for(lambda: "latency cpu" in d.logs(), what="a first probe")
         code, took = d.stop()
     assert code == 0
-    assert took < 1.0, took
+    assert took < 1.0 * SLOWDOWN, took
 
 
 @pytest.mark.parametrize("priority", ["idle", "nice19"])
@@ -149,8 +154,8 @@ def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
     assert all(stamps.values()), logs
     decided = (parse_ts(stamps["exiting without it|stopped"].group(1)) -
                parse_ts(stamps["Received SIGTERM"].group(1))).total_seconds()
-    assert decided < 1.0, f"{decided:.2f} s from SIGTERM to the exit decision\n{logs[-3000:]}"
-    assert took < (1.0 if priority == "nice19" else 5.0), f"{took:.2f} s\n{logs[-3000:]}"
+    assert decided < 1.0 * SLOWDOWN, f"{decided:.2f} s from SIGTERM to the exit decision\n{logs[-3000:]}"
+    assert took < (1.0 if priority == "nice19" else 5.0) * SLOWDOWN, f"{took:.2f} s\n{logs[-3000:]}"
 
 
 def test_sigint_also_stops_cleanly(numaprobe_bin, workdir):
