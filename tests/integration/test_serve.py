@@ -252,6 +252,9 @@ def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
     interval, paces them, and no single probe is a large part of the window.
     nice 19 rather than SCHED_IDLE, so that other work on a shared test machine
     cannot starve the probes below their budget."""
+    if SLOWDOWN > 1:
+        pytest.skip("sanitizer builds make each probe 10-50x costlier, so 25 s hold too few probes to "
+                    "measure a ratio; the release build's run asserts the budget")
     budget, seconds = 0.01, 25.0
     with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=budget, interval="1s", priority="nice19")) as d:
         d.wait_for(lambda: "latency cpu" in d.logs(), what="a first probe")
