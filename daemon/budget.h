@@ -21,7 +21,6 @@ class DutyBudget {
   explicit DutyBudget(double ratio, std::int64_t window_ns = 600'000'000'000);
 
   void set_ratio(double ratio) { ratio_ = ratio; }
-  double ratio() const { return ratio_; }
 
   // Records a probe that started at `start_ns` (monotonic) and cost `cpu_seconds`.
   void Charge(std::int64_t start_ns, std::int64_t end_ns, double cpu_seconds);

@@ -39,9 +39,7 @@ class BufferPool {
 
   enum class Kind { kLatency, kBandwidth };
   void Drop(Kind kind, int node);
-  void Clear() { entries_.clear(); }
   std::size_t bytes_in_use() const;
-  const BufferSettings& settings() const { return settings_; }
 
  private:
   struct Entry {

@@ -52,7 +52,6 @@ class ProbeRunner {
                                const std::atomic<bool>* stop);
   C2cRecord RunC2c(const C2cPair& pair, const std::atomic<bool>* stop);
 
-  const ProbeSettings& settings() const { return settings_; }
 
  private:
   // The CPUs a bandwidth run uses: the pair's CPU first, then other allowed

@@ -39,7 +39,6 @@ class ProbeWorker {
   bool Wait(std::chrono::milliseconds timeout);
   // Gives up on an unfinished job at shutdown (see the destructor).
   void Abandon() { abandoned_ = true; }
-  bool abandoned() const { return abandoned_; }
 
  private:
   void Run();

@@ -16,6 +16,5 @@ inline std::int64_t ReadClockNs(clockid_t clock) {
 }
 inline std::int64_t MonotonicNs() { return ReadClockNs(CLOCK_MONOTONIC); }
 inline std::int64_t ThreadCpuNs() { return ReadClockNs(CLOCK_THREAD_CPUTIME_ID); }
-inline std::int64_t ProcessCpuNs() { return ReadClockNs(CLOCK_PROCESS_CPUTIME_ID); }
 
 }  // namespace numaprobe::kernels
