@@ -7,7 +7,7 @@
 #include <cstring>
 #include <random>
 
-#include "daemon/baseline.h"
+#include "daemon/baseline_tracker.h"
 #include "daemon/budget.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/host_info.h"
@@ -62,7 +62,7 @@ class Scheduler::Loop {
         config_(std::move(config)),
         topology_(std::move(topology)),
         budget_(config_.schedule.duty_cycle),
-        baseline_(config_.baseline.rounds),
+        baseline_(config_.state_directory, config_.baseline.rounds),
         rng_(std::random_device{}()),
         watchdog_(SdWatchdogInterval()),
         worker_(config_.schedule.priority) {
@@ -88,8 +88,7 @@ class Scheduler::Loop {
       const std::int64_t round_start = k::MonotonicNs();
       std::vector<Task> tasks = RoundTasks(plan_, config_);
       bool complete = !tasks.empty();
-      round_values_.clear();
-      round_failures_ = 0;
+      baseline_.BeginRound();
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (!WaitUntil(budget_.next_allowed_ns()) || ChangesPending()) {
           complete = false;
@@ -177,48 +176,12 @@ class Scheduler::Loop {
     runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_));
     host_ = ReadHostInfo(topology_.cpu_model);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
-    LoadBaseline();
+    baseline_.Reconfigure(config_.state_directory);
+    baseline_.Load(fingerprint_);
     store_.Update([&](Snapshot& s) {
       PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
-      PublishBaseline(s);
+      baseline_.Publish(s);
     });
-  }
-
-  // Called on every (re)plan: adopts the persisted baseline if it belongs to
-  // this host fingerprint, keeps a recording in progress, and otherwise starts
-  // a new recording, saying why (the file is also how `baseline reset` reaches
-  // a running daemon: it empties the file, then SIGHUP).
-  void LoadBaseline() {
-    const LoadedState state = LoadState(config_.state_directory);
-    const bool mine_matches = !baseline_origin_.empty() && baseline_.baseline().fingerprint == fingerprint_;
-    if (state.baseline && state.baseline->complete && state.baseline->fingerprint == fingerprint_) {
-      if (!(mine_matches && baseline_.complete())) {
-        baseline_.Restore(*state.baseline);
-        baseline_origin_ = "restored";
-        spdlog::info("restored the baseline recorded {} for host fingerprint {}", state.baseline->created, fingerprint_);
-      }
-      return;
-    }
-    if (mine_matches && !baseline_.complete()) return;  // keep recording
-    if (state.status == LoadedState::Status::kCorrupt) {
-      spdlog::error("state file unusable ({}); it will be replaced by a new baseline", state.error);
-      baseline_origin_ = "state_file_corrupt";
-    } else if (state.baseline) {
-      spdlog::warn("host fingerprint changed from {} to {}: recording a new baseline", state.baseline->fingerprint,
-                   fingerprint_);
-      baseline_origin_ = "fingerprint_changed";
-    } else {
-      baseline_origin_ = baseline_origin_.empty() ? "first_start" : "reset";
-    }
-    baseline_.Reset(fingerprint_);
-    spdlog::info("recording a baseline over the next {} complete rounds ({})", config_.baseline.rounds,
-                 baseline_origin_);
-  }
-
-  void PublishBaseline(Snapshot& s) const {
-    s.baseline_origin = baseline_origin_;
-    s.baseline_complete = baseline_.complete();
-    s.baseline = baseline_.complete() ? baseline_.baseline().values : std::vector<BaselineValue>{};
   }
 
   // What one probe run produced, independent of its kind.
@@ -291,9 +254,9 @@ class Scheduler::Loop {
     const double cost = job->cost;
     budget_.Charge(start_ns, end_ns, cost);
     const bool ok = ran.outcome == k::Outcome::kOk;
-    if (ok && ran.baseline) round_values_.push_back(*ran.baseline);
     const bool will_retry = ran.outcome == k::Outcome::kDisturbed && task.attempt == 0;
-    if (!ok && !will_retry) ++round_failures_;
+    if (ok && ran.baseline) baseline_.Observe(*ran.baseline);
+    if (!ok && !will_retry) baseline_.ObserveFailure();
     store_.Update([&](Snapshot& s) {
       ran.record(s, UnixNow(), cost);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
@@ -313,25 +276,10 @@ class Scheduler::Loop {
   }
 
   void EndRound() {
-    // Only rounds in which every planned probe succeeded form the baseline, so
-    // that it has a value for every pair and op.
-    bool completed = false;
-    if (!baseline_.complete() && round_failures_ == 0) {
-      for (const auto& value : round_values_) baseline_.Add(value);
-      completed = baseline_.EndRound(UtcNow("%Y-%m-%dT%H:%M:%SZ"));
-    } else if (!baseline_.complete()) {
-      spdlog::info("{} probes of this round failed: the round does not count toward the baseline", round_failures_);
-    }
-    if (completed) {
-      if (auto error = SaveState(config_.state_directory, baseline_.baseline()); !error.empty()) {
-        spdlog::error("cannot persist the baseline ({}); it is kept in memory only", error);
-      } else {
-        spdlog::info("baseline recorded and saved in {}", config_.state_directory);
-      }
-    }
+    baseline_.EndRound();
     store_.Update([&](Snapshot& s) {
       ++s.rounds_completed;
-      PublishBaseline(s);
+      baseline_.Publish(s);
     });
   }
 
@@ -351,10 +299,7 @@ class Scheduler::Loop {
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;
-  BaselineRecorder baseline_;
-  std::string baseline_origin_;
-  std::vector<BaselineValue> round_values_;  // successful medians of the current round
-  int round_failures_ = 0;                   // probes of the current round that finally failed
+  BaselineTracker baseline_;
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
   ProbeWorker worker_;  // last: destroyed (joined) first

@@ -1,0 +1,45 @@
+// The baseline's life cycle in the daemon: adopt the persisted baseline when
+// it belongs to this host fingerprint, otherwise record a new one from the
+// first failure-free rounds, persist it, and say why the current one exists
+// (numaprobe_baseline_info{origin}).
+//
+// Thread safety: not thread-safe; owned by the scheduler loop.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/baseline.h"
+#include "daemon/snapshot.h"
+
+namespace numaprobe::daemon {
+
+class BaselineTracker {
+ public:
+  BaselineTracker(std::string state_directory, int rounds);
+
+  // On every (re)plan. The state file is also how `numaprobe baseline reset`
+  // reaches a running daemon: it empties the file, then SIGHUP.
+  void Load(const std::string& fingerprint);
+  void Reconfigure(std::string state_directory) { state_directory_ = std::move(state_directory); }
+
+  // One round: BeginRound, then Observe each probe's final result (a median,
+  // or a failure), then EndRound, which feeds the recorder only if no probe
+  // failed, so the baseline has a value for every pair and op.
+  void BeginRound();
+  void Observe(const BaselineValue& median) { round_values_.push_back(median); }
+  void ObserveFailure() { ++round_failures_; }
+  void EndRound();
+
+  void Publish(Snapshot& s) const;
+
+ private:
+  std::string state_directory_;
+  int rounds_;
+  BaselineRecorder recorder_;
+  std::string origin_;  // first_start | restored | fingerprint_changed | state_file_corrupt | reset
+  std::vector<BaselineValue> round_values_;
+  int round_failures_ = 0;
+};
+
+}  // namespace numaprobe::daemon
