@@ -1,8 +1,6 @@
 // Unit tests for kernels/bandwidth.cc, bandwidth_run.cc and the per-ISA loops.
 #include "kernels/bandwidth.h"
 
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,23 +13,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/kernels/allowed_cpus.h"
+
 #include "kernels/bandwidth_loops.h"
 
 namespace numaprobe::kernels {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
 
 // ---- Inner loops, on a small aligned buffer, for every ISA the CPU has. ----
 

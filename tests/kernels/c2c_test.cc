@@ -1,8 +1,6 @@
 // Unit tests for kernels/c2c.cc
 #include "kernels/c2c.h"
 
-#include <sched.h>
-
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -11,22 +9,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/kernels/allowed_cpus.h"
+
 namespace numaprobe::kernels {
 namespace {
 
 using ::testing::HasSubstr;
 using Clock = std::chrono::steady_clock;
-
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
 
 class C2cTest : public ::testing::Test {
  protected:
