@@ -7,12 +7,14 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "daemon/buffer_pool.h"
 #include "daemon/commands.h"
 #include "daemon/config.h"
 #include "daemon/json_report.h"
 #include "daemon/plan_flags.h"
+#include "daemon/probe_lock.h"
 #include "daemon/probe_runner.h"
 #include "daemon/progress.h"
 #include "daemon/table_report.h"
@@ -47,6 +49,7 @@ struct ProbeCommand {
   BufferSettings buffers = UnlimitedBuffers(BufferSettingsFrom(Config{}));
   ProbeSettings settings = ProbeSettingsFrom(Config{});
   std::vector<k::BandwidthOp> ops = settings.ops;
+  std::string lock_file = kDefaultProbeLockFile;
 
   void Register(CLI::App& sub) {
     plan.Register(sub);
@@ -78,6 +81,8 @@ struct ProbeCommand {
         ->transform(CLI::CheckedTransformer(kIsas, CLI::ignore_case));
     sub.add_option("--round-trips", settings.c2c.round_trips, "Core-to-core: round trips per sample")
         ->check(CLI::Range(10, 10'000'000));
+    sub.add_option("--lock-file", lock_file,
+                   "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
   }
 
   bool Wants(const std::string& test) const {
@@ -90,9 +95,21 @@ struct ProbeCommand {
     auto host = PlanFromFlags(plan);
     if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
     const auto& [topology, p] = std::get<HostPlan>(host);
+    auto lock = ProbeLock::Open(lock_file);
+    if (!lock.ok()) {
+      fmt::print(stderr, "numaprobe: {} (--lock-file \"\" runs without host-wide exclusion)\n",
+                 lock.failure().reason);
+      return kExitUsage;
+    }
     ProbeReport report{ReadHostInfo(topology.cpu_model), {}, {}, {}};
     BufferPool pool(buffers);
-    ProbeRunner runner(topology, pool, settings);
+    bool told = false;
+    ProbeRunner runner(topology, pool, settings, lock.value(), [&] {
+      if (!std::exchange(told, true)) {
+        fmt::print(stderr, "numaprobe: another numaprobe process is probing (it holds {}): waiting for it\n",
+                   lock_file);
+      }
+    });
     const int total = static_cast<int>((Wants("latency") ? p.memory_pairs.size() : 0) +
                                        (Wants("bandwidth") ? p.memory_pairs.size() * ops.size() : 0) +
                                        (Wants("c2c") ? p.c2c_pairs.size() : 0));

@@ -13,6 +13,7 @@
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "daemon/probe_lock.h"
 #include "daemon/result_store.h"
 #include "daemon/scheduler.h"
 #include "daemon/sd_notify.h"
@@ -24,15 +25,22 @@ namespace {
 
 // Loads and checks a config, logging every error; nullopt keeps the old one.
 std::optional<Config> LoadChecked(const std::string& path) {
-  if (path.empty()) return Config{};
-  ConfigResult result = LoadConfigFile(path);
-  if (auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
-    for (const auto& e : *errors) spdlog::error("{}: {}", path, e.ToString());
+  Config config;
+  if (!path.empty()) {
+    ConfigResult result = LoadConfigFile(path);
+    if (auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
+      for (const auto& e : *errors) spdlog::error("{}: {}", path, e.ToString());
+      return std::nullopt;
+    }
+    config = std::get<Config>(std::move(result));
+  }
+  const std::string source = path.empty() ? "built-in defaults" : path;
+  if (auto plan = PlanOnHost(config); !plan.ok()) {
+    spdlog::error("{}: {}", source, plan.failure().reason);
     return std::nullopt;
   }
-  Config config = std::get<Config>(std::move(result));
-  if (auto plan = PlanOnHost(config); !plan.ok()) {
-    spdlog::error("{}: {}", path, plan.failure().reason);
+  if (auto lock = ProbeLock::Open(config.probe_lock_file); !lock.ok()) {
+    spdlog::error("{}: {} (probe_lock_file: \"\" disables host-wide exclusion)", source, lock.failure().reason);
     return std::nullopt;
   }
   return config;

@@ -181,7 +181,7 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
     // An empty file (or only comments) is a valid config: every default.
     const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     ConfigSection top(errors, root, "", 0,
-                      {"probes", "targets", "schedule", "memory", "baseline", "state_directory"});
+                      {"probes", "targets", "schedule", "memory", "baseline", "state_directory", "probe_lock_file"});
     ConfigSection probes = top.Section("probes", {"latency", "bandwidth", "core_to_core"});
     ReadLatency(probes, config.latency);
     ReadBandwidth(probes, errors, config.bandwidth);
@@ -194,6 +194,10 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
     // Relative to what? The daemon's working directory is systemd's choice.
     if (config.state_directory.empty() || config.state_directory.front() != '/') {
       top.Error("state_directory", "'" + config.state_directory + "' is not an absolute path");
+    }
+    top.String("probe_lock_file", config.probe_lock_file);
+    if (!config.probe_lock_file.empty() && config.probe_lock_file.front() != '/') {
+      top.Error("probe_lock_file", "'" + config.probe_lock_file + "' is not an absolute path (or \"\" to disable)");
     }
     CheckWhole(config, errors);
   } catch (const YAML::Exception& e) {

@@ -58,6 +58,9 @@ struct Config {
     int rounds = 3;  // complete rounds whose medians form the baseline
   } baseline;
   std::string state_directory = "/var/lib/numaprobe";
+  // flock(2)ed around every probe by every numaprobe process on the host (see
+  // ProbeLock); "" disables the exclusion.
+  std::string probe_lock_file = kDefaultProbeLockFile;
 };
 
 struct ConfigError {

@@ -78,6 +78,13 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
                        Help("Complete probe rounds over the plan since start"), MetricType::Counter);
   rounds.Add({}, static_cast<double>(s.rounds_completed));
   out.push_back(rounds.Build());
+
+  FamilyBuilder lock_wait("numaprobe_probe_lock_wait_seconds_total",
+                          Help("Wall time probes waited while another numaprobe process on the host (a second "
+                               "daemon, a `numaprobe probe`) was probing"),
+                          MetricType::Counter);
+  lock_wait.Add({}, s.probe_lock_wait_seconds);
+  out.push_back(lock_wait.Build());
 }
 
 void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {

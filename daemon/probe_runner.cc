@@ -14,12 +14,22 @@ bool IsPlacementOutcome(Outcome outcome) {
   return outcome == Outcome::kPlacementMismatch || outcome == Outcome::kPlacementUnverified;
 }
 
+std::string LockWaitCancelled(const ProbeLock& lock) {
+  return "stopped while waiting for another numaprobe process to release " + lock.path();
+}
+
 }  // namespace
 
 LatencyRecord ProbeRunner::RunLatency(const MemoryPair& pair, const std::atomic<bool>* stop) {
   LatencyRecord record{pair, {}};
   record.result.cpu = pair.cpu;
   record.result.buffer.node = pair.mem_node;
+  ProbeLockHold hold(lock_, stop, on_lock_busy_);
+  if (!hold.held()) {
+    record.result.outcome = Outcome::kCancelled;
+    record.result.reason = LockWaitCancelled(lock_);
+    return record;
+  }
   auto buffer = pool_.Latency(pair.mem_node, topology_.LlcBytesOf(pair.cpu));
   if (!buffer.ok()) {
     record.result.outcome = buffer.failure().outcome;
@@ -58,6 +68,12 @@ BandwidthRecord ProbeRunner::RunBandwidth(const MemoryPair& pair, kernels::Bandw
   record.result.op = op;
   record.result.cpus = BandwidthCpus(pair);
   record.result.buffer.node = pair.mem_node;
+  ProbeLockHold hold(lock_, stop, on_lock_busy_);
+  if (!hold.held()) {
+    record.result.outcome = Outcome::kCancelled;
+    record.result.reason = LockWaitCancelled(lock_);
+    return record;
+  }
   auto buffer = pool_.Bandwidth(pair.mem_node);
   if (!buffer.ok()) {
     record.result.outcome = buffer.failure().outcome;
@@ -79,6 +95,16 @@ C2cRecord ProbeRunner::RunC2c(const C2cPair& pair, const std::atomic<bool>* stop
   spec.cpu_b = pair.cpu_b;
   spec.line_node = pair.line_node;
   spec.stop = stop;
+  ProbeLockHold hold(lock_, stop, on_lock_busy_);
+  if (!hold.held()) {
+    C2cRecord record{pair, {}};
+    record.result.cpu_a = pair.cpu_a;
+    record.result.cpu_b = pair.cpu_b;
+    record.result.line.node = pair.line_node;
+    record.result.outcome = Outcome::kCancelled;
+    record.result.reason = LockWaitCancelled(lock_);
+    return record;
+  }
   return C2cRecord{pair, kernels::MeasureCoreToCore(spec)};
 }
 

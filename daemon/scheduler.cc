@@ -11,6 +11,7 @@
 #include "daemon/budget.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/host_info.h"
+#include "daemon/probe_lock.h"
 #include "daemon/probe_runner.h"
 #include "daemon/probe_worker.h"
 #include "daemon/sd_notify.h"
@@ -57,10 +58,11 @@ bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
 
 class Scheduler::Loop {
  public:
-  Loop(Config config, ResultStore& store, k::Topology topology, Plan plan)
+  Loop(Config config, ResultStore& store, k::Topology topology, Plan plan, ProbeLock lock)
       : store_(store),
         config_(std::move(config)),
         topology_(std::move(topology)),
+        lock_(std::move(lock)),
         budget_(config_.schedule.duty_cycle),
         baseline_(config_.state_directory, config_.baseline.rounds),
         rng_(std::random_device{}()),
@@ -173,7 +175,17 @@ class Scheduler::Loop {
                  plan_.c2c_pairs.size());
     const BufferSettings buffers = BufferSettingsFrom(config_);
     if (!pool_ || reload) pool_ = std::make_unique<BufferPool>(buffers);
-    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_));
+    if (config_.probe_lock_file != lock_.path()) {
+      // cmd_serve checked that it opens; it can still have gone since.
+      auto lock = ProbeLock::Open(config_.probe_lock_file);
+      if (lock.ok()) {
+        lock_ = std::move(lock).value();
+      } else {
+        spdlog::error("{}; probes keep using {}", lock.failure().reason, lock_.path());
+      }
+    }
+    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_), lock_,
+                                            [this] { OnLockBusy(); });
     host_ = ReadHostInfo(topology_.cpu_model);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
     baseline_.Reconfigure(config_.state_directory);
@@ -182,6 +194,14 @@ class Scheduler::Loop {
       PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
       baseline_.Publish(s);
     });
+  }
+
+  // On the worker thread, when a probe finds another process probing.
+  void OnLockBusy() {
+    // A second daemon on the host makes this routine: say it once, count the rest.
+    const bool first = !lock_busy_logged_.exchange(true);
+    spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
+                "another numaprobe process is probing (it holds {}): waiting for it", lock_.path());
   }
 
   // What one probe run produced, independent of its kind.
@@ -231,11 +251,14 @@ class Scheduler::Loop {
       Task task;
       Ran ran;
       double cost = 0;
+      double lock_wait_seconds = 0;
     };
-    auto job = std::make_shared<Job>(Job{task, {}, 0});
+    auto job = std::make_shared<Job>(Job{task, {}, 0, 0});
     worker_.Submit([this, job] {
       const std::int64_t cpu_start_ns = k::ThreadCpuNs();
+      const std::int64_t waited_before_ns = lock_.waited_ns();
       job->ran = Execute(job->task);
+      job->lock_wait_seconds = static_cast<double>(lock_.waited_ns() - waited_before_ns) / 1e9;
       // The kernels measure on threads of their own and report those threads'
       // CPU time; buffer preparation runs on the worker and is counted here.
       job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.kernel_cpu_seconds;
@@ -259,6 +282,7 @@ class Scheduler::Loop {
     if (!ok && !will_retry) baseline_.ObserveFailure();
     store_.Update([&](Snapshot& s) {
       ran.record(s, UnixNow(), cost);
+      s.probe_lock_wait_seconds += job->lock_wait_seconds;
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
     });
     if (ok) {
@@ -296,6 +320,8 @@ class Scheduler::Loop {
   k::Restriction restriction_;
   HostInfo host_;
   std::string fingerprint_;
+  ProbeLock lock_;  // the worker uses it during a job; replaced only between jobs
+  std::atomic<bool> lock_busy_logged_{false};
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;
@@ -309,8 +335,10 @@ k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultS
   k::Topology topology;
   auto plan = PlanOnHost(config, &topology);
   if (!plan.ok()) return plan.failure();
-  return std::unique_ptr<Scheduler>(
-      new Scheduler(std::make_unique<Loop>(std::move(config), store, std::move(topology), std::move(plan).value())));
+  auto lock = ProbeLock::Open(config.probe_lock_file);
+  if (!lock.ok()) return lock.failure();
+  return std::unique_ptr<Scheduler>(new Scheduler(std::make_unique<Loop>(
+      std::move(config), store, std::move(topology), std::move(plan).value(), std::move(lock).value())));
 }
 
 Scheduler::Scheduler(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}

@@ -76,6 +76,8 @@ struct Snapshot {
   bool config_reload_successful = true;
   double config_reload_unix_seconds = 0;
   std::uint64_t rounds_completed = 0;
+  // Wall time probes waited for another numaprobe process's probe (ProbeLock).
+  double probe_lock_wait_seconds = 0;
   bool ready() const { return rounds_completed > 0; }
 };
 

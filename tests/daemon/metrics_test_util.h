@@ -77,6 +77,7 @@ inline Snapshot FixedSnapshot() {
   s.config_reload_successful = true;
   s.config_reload_unix_seconds = 1700000000;
   s.rounds_completed = 4;
+  s.probe_lock_wait_seconds = 0.25;
   return s;
 }
 

@@ -192,6 +192,13 @@ def test_unit_never_denies_numa_syscalls(unit):
     assert last(unit, "Service", "ProcSubset") in (None, "all"), "hwloc reads /proc/cpuinfo and /proc/meminfo"
 
 
+def test_unit_can_take_the_host_probe_lock(unit):
+    # ProtectSystem=strict makes /run read-only: the lock's directory must be listed.
+    lock_dir = os.path.dirname(default_config()["probe_lock_file"])
+    writable = " ".join(values(unit, "Service", "ReadWritePaths")).split()
+    assert lock_dir in writable, f"{lock_dir} (probe_lock_file) is not in ReadWritePaths="
+
+
 def test_unit_does_not_constrain_what_is_measured(unit):
     for key in ("CPUAffinity", "NUMAPolicy", "NUMAMask", "CPUQuota"):
         assert not values(unit, "Service", key), f"{key}= constrains or disturbs the measurement"
@@ -286,6 +293,9 @@ def test_dockerfile_config_and_state(runtime_stage):
     assert volumes and STATE_DIR in json.loads(volumes[-1])
     runs = " ".join(rest for instr, rest in runtime_stage if instr == "RUN")
     assert re.search(rf"install -d -o 65534 -g 65534 .*{STATE_DIR}", runs), "state dir not owned by 65534"
+    lock_dir = os.path.dirname(default_config()["probe_lock_file"])
+    assert lock_dir in json.loads(volumes[-1]), "probe_lock_file must be writable under --read-only"
+    assert re.search(rf"install -d -m 1777 {lock_dir}", runs), "a user other than 65534 must be able to lock too"
 
 
 def test_dockerfile_packages_exist_in_debian():
@@ -468,6 +478,10 @@ def test_config_and_state_mounts(pod, container, configmap):
     assert state_mounts, f"state_directory {state} is not a mounted volume (root filesystem is read-only)"
     assert "emptyDir" in volumes[state_mounts[0]["name"]]
     assert not state_mounts[0].get("readOnly")
+    lock_dir = os.path.dirname(config.get("probe_lock_file", default_config()["probe_lock_file"]))
+    lock_mounts = [m for m in mounts.values() if m["mountPath"] == lock_dir]
+    assert lock_mounts, f"probe_lock_file's directory {lock_dir} is not a mounted volume (root filesystem is read-only)"
+    assert not lock_mounts[0].get("readOnly")
 
 
 def test_configmap_config_passes_check_config(configmap, tmp_path):

@@ -19,16 +19,19 @@ schedule: {{duty_cycle: {duty_cycle}, interval: {interval}, jitter: 0.1, priorit
 memory: {{budget: 512MiB, pages: {pages}}}
 baseline: {{rounds: {baseline_rounds}}}
 state_directory: {state_directory}
+probe_lock_file: {probe_lock_file}
 """
 
 
 def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baseline_rounds=1, state_directory=None,
-                 priority="idle", loads=5000):
+                 priority="idle", loads=5000, probe_lock_file=None):
+    # Each test's own lock: a developer's running numaprobe must not change results.
     path = os.path.join(directory, "numaprobe.yaml")
     with open(path, "w") as f:
         f.write(FAST_CONFIG.format(duty_cycle=duty_cycle, interval=interval, pages=pages, priority=priority, loads=loads,
                                    baseline_rounds=baseline_rounds,
-                                   state_directory=state_directory or os.path.join(directory, "state")))
+                                   state_directory=state_directory or os.path.join(directory, "state"),
+                                   probe_lock_file=probe_lock_file or os.path.join(directory, "probe.lock")))
     return path
 
 

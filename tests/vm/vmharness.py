@@ -359,6 +359,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
+mkdir -p /run/lock && chmod 1777 /run/lock  # as on Debian: the default probe_lock_file lives here
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "numaprobe-vm: cgroup2 mount failed"
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 RES=/dev/ttyS1

@@ -1,0 +1,130 @@
+#include "daemon/probe_lock.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ProbeLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/numaprobe-lock-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/probe.lock";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string dir_;
+  std::string path_;
+};
+
+// flock locks belong to the open file description, so two ProbeLocks in one
+// process exclude each other exactly as two processes would.
+TEST_F(ProbeLockTest, SecondHolderWaitsUntilTheFirstReleases) {
+  auto first = ProbeLock::Open(path_);
+  auto second = ProbeLock::Open(path_);
+  ASSERT_TRUE(first.ok()) << first.failure().reason;
+  ASSERT_TRUE(second.ok()) << second.failure().reason;
+  ASSERT_TRUE(first->Acquire(nullptr));
+
+  std::atomic<bool> busy_seen{false};
+  std::atomic<bool> acquired{false};
+  std::thread waiter([&] {
+    acquired = second->Acquire(nullptr, [&] { busy_seen = true; });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_TRUE(busy_seen.load());
+  EXPECT_FALSE(acquired.load()) << "the lock was taken twice";
+  first->Release();
+  waiter.join();
+  EXPECT_TRUE(acquired.load());
+  EXPECT_GE(second->waited_ns(), 100'000'000) << "the wait was not accounted";
+  EXPECT_EQ(first->waited_ns(), 0);
+}
+
+TEST_F(ProbeLockTest, StopFlagEndsTheWait) {
+  auto holder = ProbeLock::Open(path_);
+  auto waiter = ProbeLock::Open(path_);
+  ASSERT_TRUE(holder.ok() && waiter.ok());
+  ASSERT_TRUE(holder->Acquire(nullptr));
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop = true;
+  });
+  EXPECT_FALSE(waiter->Acquire(&stop));
+  stopper.join();
+}
+
+TEST_F(ProbeLockTest, HoldReleasesAtScopeEnd) {
+  auto a = ProbeLock::Open(path_);
+  auto b = ProbeLock::Open(path_);
+  ASSERT_TRUE(a.ok() && b.ok());
+  {
+    ProbeLockHold hold(a.value(), nullptr, {});
+    ASSERT_TRUE(hold.held());
+    std::atomic<bool> stop{true};  // one try only
+    EXPECT_FALSE(b->Acquire(&stop));
+  }
+  std::atomic<bool> stop{true};
+  EXPECT_TRUE(b->Acquire(&stop)) << "the scope's lock was not released";
+}
+
+TEST_F(ProbeLockTest, CreatedReadableByOtherUsersWhateverTheUmask) {
+  const mode_t old = umask(077);
+  auto lock = ProbeLock::Open(path_);
+  umask(old);
+  ASSERT_TRUE(lock.ok()) << lock.failure().reason;
+  EXPECT_EQ(fs::status(path_).permissions() & fs::perms::others_read, fs::perms::others_read);
+}
+
+TEST_F(ProbeLockTest, ReadOnlyFileStillLocks) {
+  { ASSERT_TRUE(ProbeLock::Open(path_).ok()); }
+  fs::permissions(path_, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  auto lock = ProbeLock::Open(path_);
+  ASSERT_TRUE(lock.ok()) << lock.failure().reason;
+  EXPECT_TRUE(lock->Acquire(nullptr));
+}
+
+TEST_F(ProbeLockTest, EmptyPathDisablesExclusion) {
+  auto a = ProbeLock::Open("");
+  auto b = ProbeLock::Open("");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_FALSE(a->enabled());
+  EXPECT_TRUE(a->Acquire(nullptr));
+  std::atomic<bool> stop{true};
+  EXPECT_TRUE(b->Acquire(&stop));
+}
+
+TEST_F(ProbeLockTest, BadPathsAreNamed) {
+  auto missing_dir = ProbeLock::Open(dir_ + "/no/such/dir/probe.lock");
+  ASSERT_FALSE(missing_dir.ok());
+  EXPECT_NE(missing_dir.failure().reason.find(dir_ + "/no/such/dir/probe.lock"), std::string::npos);
+  EXPECT_NE(missing_dir.failure().reason.find("No such file"), std::string::npos) << missing_dir.failure().reason;
+
+  auto directory = ProbeLock::Open(dir_);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.failure().reason.find("not a regular file"), std::string::npos) << directory.failure().reason;
+
+  // A FIFO must be refused, not block the open.
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  auto from_fifo = ProbeLock::Open(fifo);
+  ASSERT_FALSE(from_fifo.ok());
+  EXPECT_NE(from_fifo.failure().reason.find("not a regular file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

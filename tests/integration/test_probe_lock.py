@@ -1,0 +1,127 @@
+"""Host-wide exclusion: every numaprobe process on a host takes one flock(2)
+around each probe, so a daemon, a second daemon and a person's `numaprobe probe`
+never measure at the same time. The test holds the lock itself, as another
+numaprobe process would, and checks that nothing is probed until it lets go."""
+import fcntl
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from daemon import Daemon, parse_metrics, write_config
+
+SLOWDOWN = 5 if os.environ.get("NUMAPROBE_SANITIZED") == "1" else 1
+WAITING = "another numaprobe process is probing"
+
+
+class HeldLock:
+    """Holds an exclusive flock on `path` like a probing numaprobe process."""
+
+    def __init__(self, path):
+        self.f = open(path, "a+")
+        fcntl.flock(self.f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def release(self):
+        if not self.f.closed:
+            fcntl.flock(self.f, fcntl.LOCK_UN)
+            self.f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def runs_total(metrics_text):
+    return sum(v for _, v in parse_metrics(metrics_text).get("numaprobe_probe_runs_total", []))
+
+
+def test_daemon_probes_nothing_while_another_process_probes(numaprobe_bin, tmp_path):
+    config = write_config(str(tmp_path))
+    lock_path = str(tmp_path / "probe.lock")
+    with HeldLock(lock_path) as held, Daemon(numaprobe_bin, config) as d:
+        d.wait_for(lambda: WAITING in d.logs(), what="the daemon to notice the held lock")
+        time.sleep(2)
+        assert runs_total(d.metrics()) == 0, "a probe ran while another process held the lock"
+        assert d.get("/-/ready")[0] == 503
+        held.release()
+        d.wait_ready()
+        m = parse_metrics(d.metrics())
+    waited = m["numaprobe_probe_lock_wait_seconds_total"][0][1]
+    assert waited >= 1.5, waited
+    assert lock_path in d.logs()
+
+
+def test_daemon_stops_within_a_second_while_waiting_for_the_lock(numaprobe_bin, tmp_path):
+    config = write_config(str(tmp_path))
+    with HeldLock(str(tmp_path / "probe.lock")), Daemon(numaprobe_bin, config) as d:
+        d.wait_for(lambda: WAITING in d.logs(), what="the daemon to wait for the lock")
+        code, took = d.stop()
+    assert code == 0, d.logs()
+    assert took < 1.0 * SLOWDOWN, took
+
+
+def test_cli_probe_waits_for_the_lock_then_measures(numaprobe_bin, tmp_path):
+    lock_path = str(tmp_path / "probe.lock")
+    with HeldLock(lock_path) as held:
+        proc = subprocess.Popen(
+            [numaprobe_bin, "probe", "--tests", "latency", "--loads", "5000", "--samples", "3",
+             "--latency-buffer", "16M", "--format", "json", "--lock-file", lock_path],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        still_waiting = proc.poll() is None
+        held.release()
+        out, err = proc.communicate(timeout=120)
+    assert still_waiting, f"probe finished while the lock was held:\n{err}"
+    assert WAITING in err and lock_path in err, err
+    assert proc.returncode == 0, err
+    assert '"outcome": "ok"' in out
+
+
+def test_cli_probe_takes_the_default_host_lock(numaprobe_bin):
+    """Without --lock-file the CLI uses /run/lock/numaprobe.lock, the daemon's default."""
+    default = "/run/lock/numaprobe.lock"
+    if not os.path.isdir("/run/lock"):
+        if os.environ.get("CI") == "true":
+            pytest.fail("/run/lock is missing on a CI host")
+        pytest.skip("no /run/lock on this host")
+    with HeldLock(default) as held:
+        proc = subprocess.Popen(
+            [numaprobe_bin, "probe", "--tests", "latency", "--loads", "5000", "--samples", "3",
+             "--latency-buffer", "16M"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        still_waiting = proc.poll() is None
+        held.release()
+        _, err = proc.communicate(timeout=120)
+    assert still_waiting and default in err, err
+    assert proc.returncode == 0, err
+
+
+def test_unusable_lock_files_are_named(run, tmp_path):
+    missing = str(tmp_path / "no" / "such" / "dir" / "numaprobe.lock")
+    config = write_config(str(tmp_path), probe_lock_file=missing)
+    r = run("serve", "--config.file", config, "--web.listen-address", "127.0.0.1:0", timeout=10)
+    assert r.returncode == 1, r.stderr
+    assert missing in r.stderr and "No such file" in r.stderr, r.stderr
+
+    r = run("probe", "--tests", "latency", "--lock-file", str(tmp_path))
+    assert r.returncode == 2 and "not a regular file" in r.stderr, r.stderr
+
+    relative = tmp_path / "relative.yaml"
+    relative.write_text("probe_lock_file: run/numaprobe.lock\n")
+    r = run("check-config", str(relative))
+    assert r.returncode == 1 and "line 1: probe_lock_file" in r.stderr, r.stderr
+
+
+def test_a_reload_with_an_unusable_lock_file_keeps_the_running_config(numaprobe_bin, tmp_path):
+    config = write_config(str(tmp_path))
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_ready()
+        write_config(str(tmp_path), probe_lock_file=str(tmp_path / "missing" / "numaprobe.lock"))
+        d.signal(signal.SIGHUP)
+        d.wait_for(lambda: "reload failed" in d.logs(), what="the failed reload")
+        assert "numaprobe_config_last_reload_successful 0" in d.metrics()
+        assert d.proc.poll() is None
