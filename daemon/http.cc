@@ -1,6 +1,8 @@
 #include "daemon/http.h"
 
+#include <fmt/format.h>
 #include <netdb.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <exception>
 #include <sstream>
 #include <string_view>
@@ -94,16 +97,37 @@ struct Response {
 // it); civetweb adds none when the response already has one.
 std::string HttpDate() { return UtcNow("%a, %d %b %Y %H:%M:%S GMT"); }
 
-void Send(mg_connection* conn, const Response& r, bool head) {
-  const std::string length = std::to_string(r.body.size());
-  const std::string date = HttpDate();
-  mg_response_header_start(conn, r.status);
-  mg_response_header_add(conn, "Date", date.c_str(), -1);
-  mg_response_header_add(conn, "Content-Type", r.content_type, -1);
-  mg_response_header_add(conn, "Content-Length", length.c_str(), -1);
-  if (r.allow != nullptr) mg_response_header_add(conn, "Allow", r.allow, -1);
-  mg_response_header_send(conn);
-  if (!head && !r.body.empty()) mg_write(conn, r.body.data(), r.body.size());
+// Whether civetweb keeps the connection open after this response: the rule of
+// its should_keep_alive() (keep-alive is enabled in our options), which the
+// Connection header we send must agree with.
+bool KeepsAlive(const mg_connection* conn, const mg_request_info* info) {
+  const char* header = mg_get_header(conn, "Connection");
+  if (header == nullptr) return info->http_version != nullptr && std::string_view(info->http_version) == "1.1";
+  std::string_view options(header);
+  while (!options.empty()) {
+    const std::size_t comma = options.find(',');
+    std::string_view option = options.substr(0, comma);
+    options = comma == std::string_view::npos ? std::string_view() : options.substr(comma + 1);
+    while (!option.empty() && option.front() == ' ') option.remove_prefix(1);
+    while (!option.empty() && option.back() == ' ') option.remove_suffix(1);
+    if (option.size() == 10 && strncasecmp(option.data(), "keep-alive", 10) == 0) return true;
+  }
+  return false;
+}
+
+// The whole response in one write. civetweb's mg_response_header_* API sends
+// every header line with a send(2) of its own: with TCP_NODELAY that is seven
+// packets and as many client wake-ups per scrape, which under 50 concurrent
+// clients cost more than producing the metrics.
+void Send(mg_connection* conn, const mg_request_info* info, const Response& r, bool head) {
+  std::string out = fmt::format(
+      "HTTP/1.1 {} {}\r\nDate: {}\r\nConnection: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", r.status,
+      mg_get_response_code_text(conn, r.status), HttpDate(), KeepsAlive(conn, info) ? "keep-alive" : "close",
+      r.content_type, r.body.size());
+  if (r.allow != nullptr) fmt::format_to(std::back_inserter(out), "Allow: {}\r\n", r.allow);
+  out += "\r\n";
+  if (!head) out += r.body;
+  mg_write(conn, out.data(), out.size());
 }
 
 // civetweb's bind error reads "cannot bind to SPEC: 98 (Address already in
@@ -205,7 +229,7 @@ struct HttpServer::Impl {
       spdlog::error("http: {} {}: {}", method, path, e.what());
       response = Response{500, kText, "Internal Server Error\n"};
     }
-    Send(conn, response, method == "HEAD");
+    Send(conn, info, response, method == "HEAD");
     return response.status;
   }
 

@@ -13,6 +13,7 @@
 
 #include "daemon/family_builder.h"
 #include "kernels/bandwidth.h"
+#include "kernels/clock.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
@@ -209,10 +210,13 @@ std::string MetricsText::Render() const {
   // Holding the shared_ptr keeps this snapshot alive even if the scheduler
   // publishes a new one meanwhile.
   std::shared_ptr<const Snapshot> snapshot = store_.Current();
+  const std::int64_t now_ns = kernels::MonotonicNs();
   std::shared_ptr<const std::string> text;
+  std::shared_ptr<const std::string> process_text;
   {
     std::lock_guard lock(mu_);
     if (snapshot == rendered_for_) text = text_;
+    if (now_ns - process_read_ns_ < kProcessReuseNs) process_text = process_text_;
   }
   if (!text) {
     text = std::make_shared<const std::string>(Serialize(BuildFamilies(*snapshot)));
@@ -220,7 +224,13 @@ std::string MetricsText::Render() const {
     rendered_for_ = std::move(snapshot);
     text_ = text;
   }
-  return *text + Serialize(ProcessFamilies());
+  if (!process_text) {
+    process_text = std::make_shared<const std::string>(Serialize(process_.Families()));
+    std::lock_guard lock(mu_);
+    process_text_ = process_text;
+    process_read_ns_ = now_ns;
+  }
+  return *text + *process_text;
 }
 
 }  // namespace numaprobe::daemon

@@ -1,12 +1,15 @@
 // process_* metrics as the Prometheus client libraries define them
 // (client_golang's process collector; process_threads as in client_rust),
 // read from procfs: prometheus-cpp 1.0.1 ships no process collector.
-// Reading is cheap (three small files and one directory), so unlike probe
-// figures these are taken at scrape time, as every client library does.
+// Taken at scrape time, as every client library does, so each scrape pays
+// only for what can change: /proc/self/stat and the fd directory are read each
+// time; the boot time (/proc/stat, whose size grows with the CPU count) once;
+// the fd limit comes from getrlimit rather than formatting /proc/self/limits.
+#include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -72,31 +75,23 @@ std::optional<double> ParseBootTime(const std::string& text) {
   return std::nullopt;
 }
 
-// The soft limit of "Max open files" in /proc/<pid>/limits; none if unlimited.
-std::optional<double> ParseMaxFds(const std::string& text) {
-  constexpr std::string_view kKey = "Max open files";
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(kKey, 0) != 0) continue;
-    std::istringstream fields(line.substr(kKey.size()));
-    std::string soft;
-    fields >> soft;
-    if (soft.empty() || soft.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return std::stod(soft);
+// Entries of /proc/<pid>/fd (the descriptor reading it included, as in client_golang).
+std::optional<double> CountOpenFds(const std::string& fd_dir) {
+  DIR* dir = opendir(fd_dir.c_str());
+  if (dir == nullptr) return std::nullopt;
+  double count = 0;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.') ++count;
   }
-  return std::nullopt;
+  closedir(dir);
+  return count;
 }
 
-std::optional<double> CountOpenFds(const std::string& fd_dir) {
-  std::error_code error;
-  std::filesystem::directory_iterator it(fd_dir, error);
-  if (error) return std::nullopt;
-  double count = 0;
-  for (; it != std::filesystem::directory_iterator(); it.increment(error)) {
-    if (error) return std::nullopt;
-    ++count;
-  }
-  return count;
+// The soft RLIMIT_NOFILE; none if unlimited.
+std::optional<double> MaxFds() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<double>(limit.rlim_cur);
 }
 
 void AddSingle(const char* name, const char* help, std::optional<double> value, std::vector<MetricFamily>& out,
@@ -109,16 +104,17 @@ void AddSingle(const char* name, const char* help, std::optional<double> value, 
 
 }  // namespace
 
-std::vector<MetricFamily> ProcessFamilies(const std::string& proc_root) {
+ProcessMetrics::ProcessMetrics(const std::string& proc_root)
+    : self_stat_path_(proc_root + "/self/stat"), fd_dir_(proc_root + "/self/fd") {
+  if (auto text = ReadFile(proc_root + "/stat")) boot_unix_seconds_ = ParseBootTime(*text);
+}
+
+std::vector<MetricFamily> ProcessMetrics::Families() const {
   std::vector<MetricFamily> out;
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
   std::optional<ProcStat> stat;
-  if (auto text = ReadFile(proc_root + "/self/stat")) stat = ParseProcStat(*text);
-  std::optional<double> boot;
-  if (auto text = ReadFile(proc_root + "/stat")) boot = ParseBootTime(*text);
-  std::optional<double> max_fds;
-  if (auto text = ReadFile(proc_root + "/self/limits")) max_fds = ParseMaxFds(*text);
+  if (auto text = ReadFile(self_stat_path_)) stat = ParseProcStat(*text);
 
   auto from_stat = [&](auto compute) -> std::optional<double> {
     return stat ? std::optional<double>(compute(*stat)) : std::nullopt;
@@ -126,14 +122,16 @@ std::vector<MetricFamily> ProcessFamilies(const std::string& proc_root) {
   AddSingle("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
            from_stat([&](const ProcStat& s) { return (s.utime_ticks + s.stime_ticks) / ticks; }), out,
            MetricType::Counter);
-  AddSingle("process_open_fds", "Number of open file descriptors.", CountOpenFds(proc_root + "/self/fd"), out);
-  AddSingle("process_max_fds", "Maximum number of open file descriptors.", max_fds, out);
+  AddSingle("process_open_fds", "Number of open file descriptors.", CountOpenFds(fd_dir_), out);
+  AddSingle("process_max_fds", "Maximum number of open file descriptors.", MaxFds(), out);
   AddSingle("process_virtual_memory_bytes", "Virtual memory size in bytes.",
            from_stat([](const ProcStat& s) { return s.vsize_bytes; }), out);
   AddSingle("process_resident_memory_bytes", "Resident memory size in bytes.",
            from_stat([&](const ProcStat& s) { return s.rss_pages * page; }), out);
   AddSingle("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-           stat && boot ? std::optional<double>(*boot + stat->starttime_ticks / ticks) : std::nullopt, out);
+           stat && boot_unix_seconds_ ? std::optional<double>(*boot_unix_seconds_ + stat->starttime_ticks / ticks)
+                                      : std::nullopt,
+           out);
   AddSingle("process_threads", "Number of OS threads in the process.",
            from_stat([](const ProcStat& s) { return s.num_threads; }), out);
   return out;

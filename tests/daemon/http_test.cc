@@ -18,6 +18,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "daemon/landing_page.h"
@@ -133,6 +134,97 @@ TEST(Http, ServesHealthReadinessMetricsAndErrors) {
   EXPECT_EQ(post.status, 405);
   EXPECT_EQ(post.Header("allow"), "GET, HEAD");
   EXPECT_EQ(Fetch(port, "/-/healthy", "DELETE").status, 405);
+}
+
+// A connection for several requests, reading each response by its Content-Length.
+class Connection {
+ public:
+  explicit Connection(int port) : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    timeval timeout{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~Connection() { close(fd_); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // The head (status line and headers) and body of one response; "" on failure.
+  // A HEAD response announces the length of the body it does not carry.
+  std::pair<std::string, std::string> Exchange(const std::string& request) {
+    if (!connected_ || send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0) return {};
+    std::size_t end;
+    while ((end = pending_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Receive()) return {};
+    }
+    std::string head = pending_.substr(0, end + 2);
+    const auto at = head.find("Content-Length: ");
+    if (at == std::string::npos) return {};
+    const std::size_t length = request.rfind("HEAD ", 0) == 0 ? 0 : std::stoul(head.substr(at + 16));
+    while (pending_.size() < end + 4 + length) {
+      if (!Receive()) return {};
+    }
+    std::string body = pending_.substr(end + 4, length);
+    pending_.erase(0, end + 4 + length);
+    return {head, body};
+  }
+  // True once the server has closed the connection (and sent nothing more).
+  bool ClosedByServer() {
+    char byte;
+    return recv(fd_, &byte, 1, 0) == 0;
+  }
+
+ private:
+  bool Receive() {
+    char buffer[8192];
+    const ssize_t n = recv(fd_, buffer, sizeof buffer, 0);
+    if (n <= 0) return false;
+    pending_.append(buffer, static_cast<std::size_t>(n));
+    return true;
+  }
+  int fd_;
+  bool connected_ = false;
+  std::string pending_;
+};
+
+TEST(Http, KeepAliveFollowsTheRequestAndIsAnnounced) {
+  ResultStore store;
+  auto server = StartOrDie(store);
+  ASSERT_NE(server, nullptr);
+  const int port = server->ListeningPorts()[0];
+  {
+    // HTTP/1.1 keeps the connection by default: three responses on one socket.
+    Connection conn(port);
+    for (const char* path : {"/-/healthy", "/metrics", "/nope"}) {
+      const auto [head, body] = conn.Exchange(std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\n\r\n");
+      EXPECT_THAT(head, HasSubstr("\r\nConnection: keep-alive\r\n")) << path;
+      EXPECT_FALSE(body.empty()) << path;
+    }
+    const auto [head, body] = conn.Exchange("HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_THAT(head, HasSubstr("HTTP/1.1 200 OK\r\n"));
+    EXPECT_THAT(head, Not(HasSubstr("Content-Length: 0\r\n")));  // HEAD: the GET's length, no body
+    EXPECT_EQ(body, "");
+    // The connection is still in step: the next response is the next request's.
+    EXPECT_EQ(conn.Exchange("GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n").second, "OK");
+  }
+  for (const std::string request : {"GET /-/healthy HTTP/1.0\r\n\r\n",
+                                    "GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}) {
+    Connection conn(port);
+    const auto [head, body] = conn.Exchange(request);
+    EXPECT_THAT(head, HasSubstr("\r\nConnection: close\r\n")) << request;
+    EXPECT_EQ(body, "OK");
+    EXPECT_TRUE(conn.ClosedByServer()) << request;
+  }
+  {
+    Connection conn(port);
+    const auto [head, body] = conn.Exchange("GET /-/healthy HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n");
+    EXPECT_THAT(head, HasSubstr("\r\nConnection: keep-alive\r\n"));
+    const auto [head2, body2] = conn.Exchange("GET /-/ready HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    EXPECT_THAT(head2, HasSubstr("HTTP/1.1 503 Service Unavailable\r\n"));
+  }
 }
 
 TEST(Http, LandingPageShowsMatricesAndEscapes) {

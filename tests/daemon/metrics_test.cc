@@ -13,6 +13,10 @@
 #include "daemon/metrics.h"
 
 #include <gtest/gtest.h>
+#include <vector>
+#include <chrono>
+#include <thread>
+#include <sys/resource.h>
 #include <prometheus/text_serializer.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -131,6 +135,22 @@ TEST(Metrics, TextIsRenderedPerSnapshotAndFollowsUpdates) {
   EXPECT_NE(second.find("numaprobe_duty_cycle_budget_ratio 0.01"), std::string::npos);
 }
 
+// The process_* text of a rendered scrape.
+std::string ProcessPart(const std::string& text) { return text.substr(text.find("# HELP process_")); }
+
+TEST(Metrics, ProcessFamiliesAreReadAtMostOncePerReuseWindow) {
+  ResultStore store;
+  const MetricsText metrics(store);
+  const std::string first = ProcessPart(metrics.Render());
+  // 64 MiB more resident memory: a fresh reading would differ.
+  std::vector<char> ballast(64u << 20, 1);
+  EXPECT_EQ(ProcessPart(metrics.Render()), first) << "scrapes within the window re-read /proc";
+  std::this_thread::sleep_for(std::chrono::nanoseconds(MetricsText::kProcessReuseNs) +
+                              std::chrono::milliseconds(50));
+  EXPECT_NE(ProcessPart(metrics.Render()), first) << "the reading was not refreshed after the window";
+  EXPECT_EQ(ballast[12345], 1);
+}
+
 TEST(Metrics, RemoteLocalRatioDividesByTheLocalPairOfTheCpuNode) {
   const auto families = BuildFamilies(FixedSnapshot());
   const char* ratio = "numaprobe_memory_latency_remote_local_ratio";
@@ -209,7 +229,7 @@ TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
 }
 
 TEST(Metrics, ProcessFamiliesFromThisProcess) {
-  const auto families = ProcessFamilies();
+  const auto families = ProcessMetrics().Families();
   for (const char* name : {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
                            "process_start_time_seconds", "process_open_fds", "process_max_fds", "process_threads"}) {
     ASSERT_TRUE(Value(families, name, {})) << name;
@@ -229,10 +249,8 @@ TEST(Metrics, ProcessFamiliesFromAFixtureTree) {
   // starttime 1000 ticks, vsize 1 GiB, rss 2560 pages.
   std::ofstream(root / "self/stat") << "42 (numa (probe) x) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 6 0 "
                                        "1000 1073741824 2560 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3\n";
-  std::ofstream(root / "self/limits") << "Limit                     Soft Limit           Hard Limit           Units\n"
-                                         "Max open files            4096                 524288               files\n";
   std::ofstream(root / "stat") << "cpu  1 2 3\nbtime 1700000000\nprocesses 5\n";
-  const auto families = ProcessFamilies(root.string());
+  const auto families = ProcessMetrics(root.string()).Families();
   std::filesystem::remove_all(root);
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   EXPECT_DOUBLE_EQ(*Value(families, "process_cpu_seconds_total", {}), 300 / ticks);
@@ -240,7 +258,9 @@ TEST(Metrics, ProcessFamiliesFromAFixtureTree) {
   EXPECT_DOUBLE_EQ(*Value(families, "process_start_time_seconds", {}), 1700000000 + 1000 / ticks);
   EXPECT_DOUBLE_EQ(*Value(families, "process_virtual_memory_bytes", {}), 1073741824);
   EXPECT_DOUBLE_EQ(*Value(families, "process_resident_memory_bytes", {}), 2560.0 * sysconf(_SC_PAGESIZE));
-  EXPECT_DOUBLE_EQ(*Value(families, "process_max_fds", {}), 4096);
+  rlimit files{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  EXPECT_DOUBLE_EQ(*Value(families, "process_max_fds", {}), static_cast<double>(files.rlim_cur));  // not from procfs
   EXPECT_DOUBLE_EQ(*Value(families, "process_open_fds", {}), 4);
   EXPECT_EQ(Find(families, "process_cpu_seconds_total")->type, prometheus::MetricType::Counter);
 }
