@@ -12,6 +12,7 @@
 #include "daemon/buffer_pool.h"
 #include "daemon/commands.h"
 #include "daemon/config.h"
+#include "daemon/config_values.h"
 #include "daemon/json_report.h"
 #include "daemon/plan_flags.h"
 #include "daemon/probe_lock.h"
@@ -33,6 +34,19 @@ const std::map<std::string, k::BandwidthOp> kOps = {
     {"read", k::BandwidthOp::kRead}, {"write", k::BandwidthOp::kWrite}, {"copy", k::BandwidthOp::kCopy}};
 const std::map<std::string, k::Isa> kIsas = {
     {"auto", k::Isa::kAuto}, {"sse2", k::Isa::kSse2}, {"avx2", k::Isa::kAvx2}, {"avx512", k::Isa::kAvx512}};
+
+// Sizes are written as in the configuration file (256MiB, 1GiB, 64MB for
+// powers of 1000; no bare "M"): one syntax, so a value can be copied between them.
+CLI::Validator Size() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto parsed = ParseSize(text);
+        if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+        text = std::to_string(std::get<std::uint64_t>(parsed));
+        return "";
+      },
+      "SIZE");
+}
 
 BufferSettings UnlimitedBuffers(BufferSettings settings) {
   settings.budget_bytes = 0;
@@ -61,16 +75,16 @@ struct ProbeCommand {
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
     sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
         ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
-    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256M (0: 4x the LLC footprint)")
-        ->transform(CLI::AsSizeValue(false));
+    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256MiB (0: 4x the LLC footprint)")
+        ->transform(Size());
     sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
         ->check(CLI::Range(1, 1000));
     sub.add_option("--loads", settings.latency.loads_per_sample, "Latency: dependent loads per sample")
         ->check(CLI::Range(std::uint64_t{100}, std::uint64_t{1'000'000'000}));
-    sub.add_option("--bandwidth-buffer", buffers.bandwidth_bytes, "Bandwidth buffer size per node, e.g. 512M")
-        ->transform(CLI::AsSizeValue(false));
-    sub.add_option("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64M")
-        ->transform(CLI::AsSizeValue(false));
+    sub.add_option("--bandwidth-buffer", buffers.bandwidth_bytes, "Bandwidth buffer size per node, e.g. 512MiB")
+        ->transform(Size());
+    sub.add_option("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB")
+        ->transform(Size());
     sub.add_option("--bursts", settings.bandwidth.bursts, "Bandwidth: bursts per estimate")->check(CLI::Range(1, 1000));
     sub.add_option("--ops", ops, "Bandwidth operations")
         ->delimiter(',')

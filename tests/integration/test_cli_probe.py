@@ -6,8 +6,8 @@ import os
 import pytest
 
 # Small, fast settings: these tests check structure and error handling, not speed.
-QUICK = ["--latency-buffer", "64M", "--loads", "2000", "--samples", "3",
-         "--bandwidth-buffer", "64M", "--burst", "4M", "--bursts", "3", "--round-trips", "200"]
+QUICK = ["--latency-buffer", "64MiB", "--loads", "2000", "--samples", "3",
+         "--bandwidth-buffer", "64MiB", "--burst", "4MiB", "--bursts", "3", "--round-trips", "200"]
 
 
 def allowed_cpus():
@@ -45,6 +45,8 @@ def test_probe_help_documents_flags(run):
     (["probe", "--stride", "100"], "--stride"),
     (["probe", "--samples", "0"], "--samples"),
     (["probe", "--latency-buffer", "lots"], "--latency-buffer"),
+    # The configuration file's size syntax: a bare "M" could mean either base.
+    (["probe", "--bandwidth-buffer", "64M"], "expected a size such as 256MiB"),
     (["probe", "--no-such-flag"], "--no-such-flag"),
     (["topology", "--cpus", "4095"], "cpu 4095"),
     (["frobnicate"], "frobnicate"),

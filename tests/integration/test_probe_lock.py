@@ -69,7 +69,7 @@ def test_cli_probe_waits_for_the_lock_then_measures(numaprobe_bin, tmp_path):
     with HeldLock(lock_path) as held:
         proc = subprocess.Popen(
             [numaprobe_bin, "probe", "--tests", "latency", "--loads", "5000", "--samples", "3",
-             "--latency-buffer", "16M", "--format", "json", "--lock-file", lock_path],
+             "--latency-buffer", "16MiB", "--format", "json", "--lock-file", lock_path],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(2)
         still_waiting = proc.poll() is None
@@ -91,7 +91,7 @@ def test_cli_probe_takes_the_default_host_lock(numaprobe_bin):
     with HeldLock(default) as held:
         proc = subprocess.Popen(
             [numaprobe_bin, "probe", "--tests", "latency", "--loads", "5000", "--samples", "3",
-             "--latency-buffer", "16M"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             "--latency-buffer", "16MiB"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
         still_waiting = proc.poll() is None
         held.release()

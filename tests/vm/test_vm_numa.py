@@ -32,8 +32,8 @@ FOUR = vh.VmTopology(
     {(0, 1): 12, (0, 2): 32, (1, 2): 32, (0, 3): 20, (1, 3): 20, (2, 3): 40})
 
 # Small, fast probes: TCG is slow and the figures mean nothing here anyway.
-LATENCY = "--latency-buffer 4M --samples 3 --loads 2000"
-BANDWIDTH = "--bandwidth-buffer 4M --burst 1M --bursts 2 --ops read --threads 1"
+LATENCY = "--latency-buffer 4MiB --samples 3 --loads 2000"
+BANDWIDTH = "--bandwidth-buffer 4MiB --burst 1MiB --bursts 2 --ops read --threads 1"
 C2C = "--round-trips 200"
 SMALL = f"{LATENCY} {BANDWIDTH} {C2C}"
 HUGEPAGES_NODE1 = "/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
