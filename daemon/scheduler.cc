@@ -50,6 +50,20 @@ k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
 
 namespace {
 
+// "latency cpu 3 -> node 1": how logs name a probe run.
+std::string Describe(const Task& task) {
+  switch (task.kind) {
+    case Task::Kind::kLatency:
+      return fmt::format("latency cpu {} -> node {}", task.pair.cpu, task.pair.mem_node);
+    case Task::Kind::kBandwidth:
+      return fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(task.op), task.pair.cpu,
+                         task.pair.mem_node);
+    case Task::Kind::kC2c:
+      break;
+  }
+  return fmt::format("core-to-core cpu {} <-> cpu {}", task.c2c.cpu_a, task.c2c.cpu_b);
+}
+
 bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
   return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
 }
@@ -208,7 +222,6 @@ class Scheduler::Loop {
   struct Ran {
     k::Outcome outcome = k::Outcome::kOk;
     std::string reason;
-    std::string what;
     double kernel_cpu_seconds = 0;
     std::optional<BaselineValue> baseline;  // the median, for a successful memory probe
     std::function<void(Snapshot&, double unix_now, double cost)> record;
@@ -219,15 +232,13 @@ class Scheduler::Loop {
     Ran ran;
     if (task.kind == Task::Kind::kLatency) {
       auto r = runner_->RunLatency(task.pair, &stop_);
-      ran = {r.result.outcome, r.result.reason, fmt::format("latency cpu {} -> node {}", task.pair.cpu, task.pair.mem_node),
-             r.result.cpu_seconds,
+      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
              BaselineValue{"latency", cpu_label, task.pair.cpu_node, task.pair.mem_node, "", r.result.seconds_per_load.median},
              [r](Snapshot& s, double now, double cost) { RecordLatency(s, r, now, cost); }};
     } else if (task.kind == Task::Kind::kBandwidth) {
       auto r = runner_->RunBandwidth(task.pair, task.op, &stop_);
       const std::string op(k::BandwidthOpName(task.op));
-      ran = {r.result.outcome, r.result.reason,
-             fmt::format("{} bandwidth cpu {} -> node {}", op, task.pair.cpu, task.pair.mem_node), r.result.cpu_seconds,
+      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
              BaselineValue{"bandwidth", cpu_label, task.pair.cpu_node, task.pair.mem_node, op,
                            r.result.bytes_per_second.median},
              [r](Snapshot& s, double now, double cost) { RecordBandwidth(s, r, now, cost); }};
@@ -235,8 +246,7 @@ class Scheduler::Loop {
       auto r = runner_->RunC2c(task.c2c, &stop_);
       const k::CpuInfo* a = topology_.FindCpu(task.c2c.cpu_a);
       const int a_node = a != nullptr ? a->node : -1;
-      ran = {r.result.outcome, r.result.reason,
-             fmt::format("core-to-core cpu {} <-> cpu {}", task.c2c.cpu_a, task.c2c.cpu_b), r.result.cpu_seconds,
+      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
              std::nullopt, [r, a_node](Snapshot& s, double now, double cost) { RecordC2c(s, r, a_node, now, cost); }};
     }
     return ran;
@@ -254,6 +264,7 @@ class Scheduler::Loop {
       double lock_wait_seconds = 0;
     };
     auto job = std::make_shared<Job>(Job{task, {}, 0, 0});
+    spdlog::debug("starting {}", Describe(task));
     worker_.Submit([this, job] {
       const std::int64_t cpu_start_ns = k::ThreadCpuNs();
       const std::int64_t waited_before_ns = lock_.waited_ns();
@@ -286,9 +297,9 @@ class Scheduler::Loop {
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
     });
     if (ok) {
-      spdlog::debug("{}: ok ({:.1f} ms CPU)", ran.what, cost * 1e3);
+      spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
     } else if (ran.outcome != k::Outcome::kCancelled) {
-      spdlog::warn("{}: {}: {}", ran.what, k::OutcomeName(ran.outcome), ran.reason);
+      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(ran.outcome), ran.reason);
     }
     // Disturbed runs are retried once at the end of the round, within the budget.
     if (will_retry) {
