@@ -4,7 +4,9 @@
 // Pacing: after a probe that started at t and cost c CPU-seconds, the next may
 // start no earlier than t + c / ratio. Over any window W the probes then spend
 // at most ratio * W plus one probe's cost, however long or short each probe
-// is, and a probe is never cut short to fit.
+// is, and a probe is never cut short to fit. One pause is at most a day
+// (config.cc keeps the ratio at or above 0.00001, so only a probe costing
+// over 0.86 CPU-seconds at that ratio reaches the cap).
 //
 // Thread safety: not thread-safe; owned by the scheduler thread.
 #pragma once

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <set>
 #include <memory>
 #include <optional>
 
@@ -27,6 +28,10 @@ struct BufferSettings {
   std::size_t bandwidth_bytes = 256u << 20;
   kernels::PagePolicy pages = kernels::PagePolicy::kAuto;
   std::size_t budget_bytes = 0;  // 0: unlimited
+  // Bandwidth buffers are part of the plan: an automatically sized latency
+  // buffer leaves room in the budget for its node's bandwidth buffer.
+  bool bandwidth_enabled = true;
+  bool operator==(const BufferSettings&) const = default;
 };
 
 class BufferPool {
@@ -40,6 +45,7 @@ class BufferPool {
   enum class Kind { kLatency, kBandwidth };
   void Drop(Kind kind, int node);
   std::size_t bytes_in_use() const;
+  const BufferSettings& settings() const { return settings_; }
 
  private:
   struct Entry {
@@ -52,9 +58,13 @@ class BufferPool {
   Entry* Find(Kind kind, int node);  // moves a hit to the front (most recent)
   // Evicts least recently used entries until `bytes` more fit in the budget.
   std::optional<kernels::Failure> MakeRoom(std::size_t bytes, int node);
+  // The LLC-derived latency buffer size, capped to what the budget leaves
+  // (logged once per node when the cap bites).
+  std::size_t AutomaticLatencyBytes(int node, std::size_t llc_bytes);
 
   BufferSettings settings_;
   std::list<Entry> entries_;  // most recently used first
+  std::set<int> warned_nodes_;
 };
 
 }  // namespace numaprobe::daemon

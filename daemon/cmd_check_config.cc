@@ -1,6 +1,8 @@
 // `numaprobe check-config FILE`: validates a config file the way `serve` and a
-// reload would, without starting anything, like `promtool check config`. Made
-// for CI and for config management to run before a SIGHUP.
+// reload would (the file, then CheckOnHost), without starting anything, like
+// `promtool check config`. Made for systemd's ExecStartPre/ExecReload and for
+// config management to run before a SIGHUP; --syntax-only skips the host part
+// for configs meant for other hosts.
 #include <fmt/format.h>
 
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "daemon/commands.h"
 #include "daemon/config.h"
+#include "daemon/scheduler.h"
 
 namespace numaprobe::daemon {
 
@@ -17,6 +20,7 @@ namespace {
 
 struct CheckConfigCommand {
   std::string file;
+  bool syntax_only = false;
 
   int Run() const {
     const ConfigResult result = LoadConfigFile(file);
@@ -25,6 +29,11 @@ struct CheckConfigCommand {
       // and CI annotate the right line.
       for (const ConfigError& error : *errors) fmt::print(stderr, "{}: {}\n", file, error.ToString());
       return kExitFailure;
+    }
+    if (!syntax_only) {
+      const std::vector<std::string> problems = CheckOnHost(std::get<Config>(result));
+      for (const std::string& problem : problems) fmt::print(stderr, "{}: {}\n", file, problem);
+      if (!problems.empty()) return kExitFailure;
     }
     fmt::print("numaprobe: {} is valid\n", file);
     return kExitOk;
@@ -39,6 +48,9 @@ void AddCheckConfigCommand(CLI::App& app, CommandAction& run) {
   // No CLI::ExistingFile: a missing file is reported like any other config
   // error (exit 1, naming the file), not as a usage error (exit 2).
   sub->add_option("FILE", command->file, "The YAML config file to check")->required();
+  sub->add_flag("--syntax-only", command->syntax_only,
+                "Check the file alone, not whether its CPUs, nodes and lock file are usable on this host "
+                "(for configs meant for other hosts)");
   sub->callback([&run, command] { run = [command] { return command->Run(); }; });
 }
 

@@ -13,7 +13,6 @@
 #include "daemon/config.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
-#include "daemon/probe_lock.h"
 #include "daemon/result_store.h"
 #include "daemon/scheduler.h"
 #include "daemon/sd_notify.h"
@@ -35,14 +34,9 @@ std::optional<Config> LoadChecked(const std::string& path) {
     config = std::get<Config>(std::move(result));
   }
   const std::string source = path.empty() ? "built-in defaults" : path;
-  if (auto plan = PlanOnHost(config); !plan.ok()) {
-    spdlog::error("{}: {}", source, plan.failure().reason);
-    return std::nullopt;
-  }
-  if (auto lock = ProbeLock::Open(config.probe_lock_file); !lock.ok()) {
-    spdlog::error("{}: {} (probe_lock_file: \"\" disables host-wide exclusion)", source, lock.failure().reason);
-    return std::nullopt;
-  }
+  const std::vector<std::string> problems = CheckOnHost(config);
+  for (const std::string& problem : problems) spdlog::error("{}: {}", source, problem);
+  if (!problems.empty()) return std::nullopt;
   return config;
 }
 
@@ -81,6 +75,7 @@ struct ServeCommand {
 
     ResultStore store;
     store.Update([](Snapshot& s) { s.config_reload_unix_seconds = UnixNow(); });
+    Config running = *config;
     auto scheduler = Scheduler::Create(*config, store);
     if (!scheduler.ok()) {
       spdlog::error("cannot plan probes: {}", scheduler.failure().reason);
@@ -110,7 +105,12 @@ struct ServeCommand {
         s.config_reload_successful = next.has_value();
         if (next) s.config_reload_unix_seconds = UnixNow();
       });
-      if (next) {
+      if (next && *next == running) {
+        // Config management often sends SIGHUP on every run: an unchanged file
+        // must not restart the round and drop the prepared buffers.
+        spdlog::info("configuration unchanged");
+      } else if (next) {
+        running = *next;
         scheduler.value()->Reload(std::move(*next));
         spdlog::info("configuration reloaded");
       } else {
@@ -123,7 +123,7 @@ struct ServeCommand {
       // A probe starved of CPU (SCHED_IDLE on a saturated host) still runs on
       // the scheduler's state; do not wait for it, and do not tear that state
       // down under it: end the process here.
-      spdlog::warn("a probe starved of CPU did not stop in time; exiting without it");
+      spdlog::warn("a probe did not stop in time (starved of CPU, or inside a long sample); exiting without it");
       spdlog::shutdown();
       std::_Exit(kExitOk);
     }

@@ -1,6 +1,7 @@
 #include "daemon/config.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +27,8 @@ constexpr std::uint64_t kMiB = kKiB * kKiB;
 constexpr std::uint64_t kTiB = kMiB * kMiB;
 // No probe buffer or budget needs more; a larger value is a typo.
 constexpr std::uint64_t kMaxBytes = 64 * kTiB;
+// The documented config is a few KiB; anything past this is not a config file.
+constexpr std::uint64_t kMaxConfigBytes = kMiB;
 
 // The config spells enum values as operators type them; index order matches
 // the value arrays.
@@ -129,7 +132,10 @@ void ReadTargets(ConfigSection s, PlanOptions& targets) {
 }
 
 void ReadSchedule(ConfigSection s, Config::Schedule& schedule) {
-  s.Number("duty_cycle", {0.0, 0.5, /*min_open=*/true}, schedule.duty_cycle);
+  // At least 0.001% of one CPU: below that a probe's pause (cost / ratio)
+  // runs into days and the figures are never refreshed; a value like 1e-300
+  // is a typo, not a budget.
+  s.Number("duty_cycle", {0.00001, 0.5}, schedule.duty_cycle);
   s.Duration("interval", seconds(1), hours(24), schedule.interval);
   s.Number("jitter", {0.0, 0.9}, schedule.jitter);
   if (auto i = s.Choice("priority", kPriorityNames)) schedule.priority = kPriorities[*i];
@@ -215,26 +221,46 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
 
 ConfigResult LoadConfigFile(const std::string& path) {
   // open/read rather than ifstream: ifstream "reads" a directory as an empty
-  // file (a valid config!) and loses errno.
-  const auto fail = [&path](int error) {
-    return std::vector<ConfigError>{{"", 0, "cannot read " + path + ": " + std::strerror(error)}};
+  // file (a valid config!) and loses errno. Only a regular file of a sane
+  // size is read: /dev/zero would grow the text until bad_alloc, and a FIFO
+  // (opened without O_NONBLOCK) would block check-config, or the daemon's
+  // SIGHUP reload, until a writer showed up.
+  const auto fail = [&path](const std::string& why) {
+    return std::vector<ConfigError>{{"", 0, "cannot read " + path + ": " + why}};
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(errno);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail(std::strerror(error));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return fail("it is not a regular file");
+  }
+  // The read loop also stops once past the limit: the file may grow after fstat.
+  const auto too_large = [&] { return fail("it is larger than " + FormatSize(kMaxConfigBytes)); };
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
+    ::close(fd);
+    return too_large();
+  }
   std::string text;
   char chunk[16384];
-  while (true) {
+  while (text.size() <= kMaxConfigBytes) {
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int error = errno;
       ::close(fd);
-      return fail(error);
+      return fail(std::strerror(error));
     }
     if (n == 0) break;
     text.append(chunk, static_cast<std::size_t>(n));
   }
   ::close(fd);
+  if (text.size() > kMaxConfigBytes) return too_large();
   return ParseConfig(text);
 }
 
@@ -258,6 +284,7 @@ BufferSettings BufferSettingsFrom(const Config& config) {
   settings.bandwidth_bytes = config.bandwidth.buffer_bytes;
   settings.pages = config.memory.pages;
   settings.budget_bytes = config.memory.budget_bytes;
+  settings.bandwidth_enabled = config.bandwidth.enabled;
   return settings;
 }
 

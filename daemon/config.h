@@ -28,6 +28,7 @@ struct Config {
     std::size_t buffer_bytes = 0;  // 0: sized from the LLC of the measuring CPU
     int samples = 7;
     std::uint64_t loads_per_sample = 40'000;
+    bool operator==(const Latency&) const = default;
   } latency;
   struct Bandwidth {
     bool enabled = true;
@@ -37,11 +38,13 @@ struct Config {
     std::size_t buffer_bytes = 256u << 20;
     std::size_t burst_bytes = 32u << 20;
     int bursts = 5;
+    bool operator==(const Bandwidth&) const = default;
   } bandwidth;
   struct CoreToCore {
     bool enabled = true;
     int samples = 7;
     int round_trips = 2000;
+    bool operator==(const CoreToCore&) const = default;
   } core_to_core;
   PlanOptions targets;  // cpus, mem_nodes, per_cpu, c2c_cpus
   struct Schedule {
@@ -49,25 +52,29 @@ struct Config {
     std::chrono::milliseconds interval{300'000};   // target time between round starts
     double jitter = 0.2;                           // interval * U(1 - jitter, 1 + jitter)
     ProbePriority priority = ProbePriority::kIdle;
+    bool operator==(const Schedule&) const = default;
   } schedule;
   struct Memory {
     std::size_t budget_bytes = 1u << 30;  // all prepared probe buffers together
     kernels::PagePolicy pages = kernels::PagePolicy::kAuto;
+    bool operator==(const Memory&) const = default;
   } memory;
   struct Baseline {
     int rounds = 3;  // complete rounds whose medians form the baseline
+    bool operator==(const Baseline&) const = default;
   } baseline;
   std::string state_directory = "/var/lib/numaprobe";
   // flock(2)ed around every probe by every numaprobe process on the host (see
   // ProbeLock); "" disables the exclusion.
   std::string probe_lock_file = kDefaultProbeLockFile;
+  bool operator==(const Config&) const = default;
 };
 
 struct ConfigError {
   std::string key;  // dotted path: "schedule.duty_cycle"
   int line = 0;     // 1-based; 0 when not tied to a line
   std::string message;
-  std::string ToString() const;  // "line 12: schedule.duty_cycle: must be in (0, 0.5]"
+  std::string ToString() const;  // "line 12: schedule.duty_cycle: 1e-300 is out of range [0.00001, 0.5]"
 };
 
 // Either a Config or the list of everything wrong with the text.

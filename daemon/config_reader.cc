@@ -1,7 +1,9 @@
 #include "daemon/config_reader.h"
 
 #include <algorithm>
-#include <sstream>
+#include <charconv>
+#include <string>
+#include <system_error>
 
 #include "daemon/config_values.h"
 #include "kernels/cpulist.h"
@@ -37,10 +39,11 @@ std::string Join(const std::vector<std::string_view>& names, std::string_view se
   return out;
 }
 
+// Shortest round-trip decimal without an exponent: "[0.00001, 0.5]", not "[1e-05, 0.5]".
 std::string FormatNumber(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
+  char buffer[400];  // enough for any double in fixed notation
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(value);
 }
 
 }  // namespace

@@ -285,12 +285,25 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
 
   // No document_root: nothing but our handler can answer. Keep-alive with
   // TCP_NODELAY: a new TCP handshake per scrape halved throughput under 50
-  // concurrent clients (docs/performance.md). A kept-alive connection holds a
-  // civetweb thread, hence 64 threads (mostly idle stacks) and a 2 s idle
-  // timeout, so idle scrapers release them. Small request limit (preallocated
-  // per thread); request timeout equal to Prometheus' default scrape timeout.
+  // concurrent clients (docs/performance.md). Small request limit
+  // (preallocated per thread).
+  //
+  // Every open connection holds one of the 64 civetweb threads (mostly idle
+  // stacks) until it is closed or times out: a kept-alive one for up to
+  // keep_alive_timeout_ms after its last response, a new one for up to
+  // request_timeout_ms while its request has not fully arrived (counted from
+  // the connection's first read, so trickling bytes does not extend it). With
+  // every thread held by connections that send nothing, a scrape waits in
+  // civetweb's queue until one times out: 3 s stays well inside Prometheus'
+  // default 10 s scrape timeout (http_test.cc,
+  // IdleConnectionsDelayAScrapeOnlyByTheRequestTimeout), and a scraper's
+  // request arrives in one packet, far sooner.
+  // Residual limit: a client that keeps sending requests (or trickles a
+  // request body) still holds its thread, and 64 such clients starve
+  // scrapes. This is no defence against a deliberate local attacker: bind
+  // --web.listen-address to the scraping interface or firewall the port.
   const std::vector<std::string> civet_options = {
-      "listening_ports",   ports, "num_threads",           "64",    "request_timeout_ms", "10000",
+      "listening_ports",   ports, "num_threads",           "64",    "request_timeout_ms", "3000",
       "enable_keep_alive", "yes", "keep_alive_timeout_ms", "2000",  "tcp_nodelay",        "1",
       "max_request_size",  "16384"};
   CivetCallbacks callbacks;

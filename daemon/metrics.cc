@@ -169,8 +169,8 @@ void AppendBaseline(const Snapshot& s, std::vector<MetricFamily>& out) {
   out.push_back(bandwidth.Build());
 
   FamilyBuilder info("numaprobe_baseline_info",
-                     "The host fingerprint the baseline belongs to and its origin (restored, recording, recorded, "
-                     "fingerprint_changed, reset, state_file_corrupt); always 1.",
+                     "The host fingerprint the baseline belongs to and its origin, why it exists (first_start, "
+                     "restored, fingerprint_changed, state_file_corrupt, reset); always 1.",
                      MetricType::Gauge);
   info.Add({{"fingerprint", s.fingerprint}, {"origin", s.baseline_origin}}, 1);
   out.push_back(info.Build());

@@ -116,7 +116,8 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   const HostInfo& h = s.host;
   FamilyBuilder host("numaprobe_host_info",
                      "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, "
-                     "virtualization, transparent huge pages, clock source), read at start; always 1.",
+                     "virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
+                     "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
                      MetricType::Gauge);
   host.Add({{"cpu_model", h.cpu_model},
             {"kernel", h.kernel},

@@ -16,6 +16,7 @@ struct PlanOptions {
   std::vector<int> mem_nodes;  // explicit memory nodes; empty: every allowed node with memory
   bool per_cpu = false;        // every allowed CPU (of `cpus` if given) measures, not one per node
   std::vector<int> c2c_cpus;   // explicit c2c CPU list (pairs of it); empty: one pair per relation
+  bool operator==(const PlanOptions&) const = default;
 };
 
 // One (CPU, memory node) measurement.

@@ -11,6 +11,7 @@
 #include "daemon/budget.h"
 #include "daemon/buffer_pool.h"
 #include "daemon/host_info.h"
+#include "daemon/lock_wait_meter.h"
 #include "daemon/probe_lock.h"
 #include "daemon/probe_runner.h"
 #include "daemon/probe_worker.h"
@@ -48,6 +49,15 @@ k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
   return plan;
 }
 
+std::vector<std::string> CheckOnHost(const Config& config) {
+  std::vector<std::string> problems;
+  if (auto plan = PlanOnHost(config); !plan.ok()) problems.push_back(plan.failure().reason);
+  if (auto lock = ProbeLock::Open(config.probe_lock_file); !lock.ok()) {
+    problems.push_back(lock.failure().reason + " (probe_lock_file: \"\" disables host-wide exclusion)");
+  }
+  return problems;
+}
+
 namespace {
 
 // "latency cpu 3 -> node 1": how logs name a probe run.
@@ -82,7 +92,7 @@ class Scheduler::Loop {
         rng_(std::random_device{}()),
         watchdog_(SdWatchdogInterval()),
         worker_(config_.schedule.priority) {
-    Adopt(std::move(plan), /*reload=*/false);
+    Adopt(std::move(plan));
   }
 
   void RequestStop() {
@@ -177,18 +187,20 @@ class Scheduler::Loop {
       return;
     }
     topology_ = std::move(topology);
-    Adopt(std::move(plan).value(), next.has_value());
+    Adopt(std::move(plan).value());
   }
 
   // Installs a new plan (start, reload or cpuset change) and everything derived from it.
-  void Adopt(Plan plan, bool reload) {
+  void Adopt(Plan plan) {
     plan_ = std::move(plan);
     restriction_ = k::Restriction::FromProcess();
     for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
     spdlog::info("probe plan: {} memory pairs, {} core-to-core pairs", plan_.memory_pairs.size(),
                  plan_.c2c_pairs.size());
     const BufferSettings buffers = BufferSettingsFrom(config_);
-    if (!pool_ || reload) pool_ = std::make_unique<BufferPool>(buffers);
+    // Prepared buffers cost more CPU than measuring them: keep them unless
+    // what they are made of changed.
+    if (!pool_ || pool_->settings() != buffers) pool_ = std::make_unique<BufferPool>(buffers);
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
       auto lock = ProbeLock::Open(config_.probe_lock_file);
@@ -212,7 +224,9 @@ class Scheduler::Loop {
 
   // On the worker thread, when a probe finds another process probing.
   void OnLockBusy() {
-    // A second daemon on the host makes this routine: say it once, count the rest.
+    lock_wait_.Started(k::MonotonicNs());
+    // A second daemon on the host makes this routine: say it once, count the
+    // rest (and warn if one wait goes on for long, see WatchLockWait).
     const bool first = !lock_busy_logged_.exchange(true);
     spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
                 "another numaprobe process is probing (it holds {}): waiting for it", lock_.path());
@@ -274,8 +288,11 @@ class Scheduler::Loop {
       // CPU time; buffer preparation runs on the worker and is counted here.
       job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.kernel_cpu_seconds;
     });
+    bool warned_wait = false;
+    std::int64_t published_ns = start_ns;
     while (!worker_.Wait(std::chrono::milliseconds(50))) {
       SdNotify("WATCHDOG=1");
+      WatchLockWait(warned_wait, published_ns);
       // Kernels notice the stop flag between samples; a probe starved of CPU
       // (SCHED_IDLE on a saturated host) may not, and is left behind.
       if (stop_.load() && !worker_.Wait(std::chrono::milliseconds(250))) {
@@ -293,7 +310,8 @@ class Scheduler::Loop {
     if (!ok && !will_retry) baseline_.ObserveFailure();
     store_.Update([&](Snapshot& s) {
       ran.record(s, UnixNow(), cost);
-      s.probe_lock_wait_seconds += job->lock_wait_seconds;
+      lock_wait_.Finished(job->lock_wait_seconds);
+      s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
     });
     if (ok) {
@@ -308,6 +326,25 @@ class Scheduler::Loop {
       round.push_back(retry);
     }
     return true;
+  }
+
+  // While a probe waits for another process's lock: publish the wait every
+  // second, and warn once per wait after a minute (a stuck or hostile holder
+  // stops every probe; the watchdog rightly stays fed, the daemon is not hung).
+  void WatchLockWait(bool& warned, std::int64_t& published_ns) {
+    const std::int64_t now = k::MonotonicNs();
+    const double waiting = lock_wait_.CurrentSeconds(now);
+    if (waiting == 0) return;
+    if (now - published_ns >= 1'000'000'000) {
+      published_ns = now;
+      store_.Update([&](Snapshot& s) { s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now); });
+    }
+    if (!warned && waiting >= 60) {
+      warned = true;
+      spdlog::warn("probes have waited {:.0f} s for another numaprobe process holding {}; nothing is measured "
+                   "until it lets go",
+                   waiting, lock_.path());
+    }
   }
 
   void EndRound() {
@@ -333,6 +370,7 @@ class Scheduler::Loop {
   std::string fingerprint_;
   ProbeLock lock_;  // the worker uses it during a job; replaced only between jobs
   std::atomic<bool> lock_busy_logged_{false};
+  LockWaitMeter lock_wait_;
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;

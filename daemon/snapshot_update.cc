@@ -24,6 +24,14 @@ bool IsPlacementFailure(k::Outcome outcome) {
          std::end(kPlacementOutcomes);
 }
 
+// Failures that say the last figure no longer describes anything: the memory
+// is not where it must be, or the CPU or node left what this process may use
+// (a cpuset shrank under a configured target). Other failures (disturbed,
+// timeout, allocation) keep the last good figure, with its timestamp aging.
+bool WithdrawsFigure(k::Outcome outcome) {
+  return IsPlacementFailure(outcome) || outcome == k::Outcome::kNotAllowed || outcome == k::Outcome::kPinFailed;
+}
+
 // Counting shared by all three probes.
 void Count(Snapshot& s, const std::string& probe, k::Outcome outcome, const k::Discards& discards, int mem_node,
            double cost_seconds) {
@@ -35,10 +43,17 @@ void Count(Snapshot& s, const std::string& probe, k::Outcome outcome, const k::D
   if (IsPlacementFailure(outcome)) ++s.placement_failures_total[{mem_node, std::string(k::OutcomeName(outcome))}];
 }
 
+// One entry per probe, mem_node and (bandwidth) op: ops differ in their burst
+// sizes, and one entry rewritten by each op in turn would churn series.
 void SetConfigInfo(Snapshot& s, const std::string& probe, int mem_node, std::map<std::string, std::string> labels) {
   labels["mem_node"] = std::to_string(mem_node);
+  auto label = [](const std::map<std::string, std::string>& l, const char* name) {
+    const auto it = l.find(name);
+    return it == l.end() ? std::string() : it->second;
+  };
   auto it = std::find_if(s.probe_config.begin(), s.probe_config.end(), [&](const ProbeConfigInfo& info) {
-    return info.probe == probe && info.labels.at("mem_node") == labels["mem_node"];
+    return info.probe == probe && label(info.labels, "mem_node") == labels["mem_node"] &&
+           label(info.labels, "op") == label(labels, "op");
   });
   if (it == s.probe_config.end()) {
     s.probe_config.push_back({probe, std::move(labels)});
@@ -70,6 +85,12 @@ void PlanSnapshot(Snapshot& s, const Config& config, const k::Topology& topology
   s.bandwidth_threads = config.bandwidth.threads;
   s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
   s.distances.clear();
+  auto enabled = [&](const std::string& probe) {
+    return probe == "latency" ? config.latency.enabled
+                              : probe == "bandwidth" ? config.bandwidth.enabled : config.core_to_core.enabled;
+  };
+  std::set<int> c2c_line_nodes;
+  for (const auto& p : plan.c2c_pairs) c2c_line_nodes.insert(p.line_node);
   std::set<int> mem_nodes;
   for (const auto& p : plan.memory_pairs) {
     s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
@@ -100,7 +121,23 @@ void PlanSnapshot(Snapshot& s, const Config& config, const k::Topology& topology
            std::find(plan.c2c_pairs.begin(), plan.c2c_pairs.end(), t.record.pair) == plan.c2c_pairs.end();
   });
   std::erase_if(s.probe_config, [&](const ProbeConfigInfo& info) {
-    return info.probe != "c2c" && !mem_nodes.contains(std::stoi(info.labels.at("mem_node")));
+    return !enabled(info.probe) || (info.probe != "c2c" && !mem_nodes.contains(std::stoi(info.labels.at("mem_node"))));
+  });
+  // Health series of what is no longer probed go too: a stale
+  // last_success would fire NumaProbeProbeStale until the next restart.
+  std::set<std::pair<int, int>> memory_nodes;  // (cpu_node, mem_node)
+  for (const auto& p : plan.memory_pairs) memory_nodes.insert({p.cpu_node, p.mem_node});
+  std::set<std::pair<int, int>> c2c_nodes;  // (cpu_a's node, line_node)
+  for (const auto& p : plan.c2c_pairs) {
+    if (const k::CpuInfo* a = topology.FindCpu(p.cpu_a)) c2c_nodes.insert({a->node, p.line_node});
+  }
+  std::erase_if(s.last_success, [&](const auto& entry) {
+    const auto& [probe, cpu_node, mem_node] = entry.first;
+    if (!enabled(probe)) return true;
+    return !(probe == "c2c" ? c2c_nodes : memory_nodes).contains({cpu_node, mem_node});
+  });
+  std::erase_if(s.placement_failures_total, [&](const auto& entry) {
+    return !mem_nodes.contains(entry.first.first) && !c2c_line_nodes.contains(entry.first.first);
   });
 }
 
@@ -108,7 +145,7 @@ void RecordLatency(Snapshot& s, const LatencyRecord& record, double unix_now, do
   const auto& r = record.result;
   Count(s, "latency", r.outcome, r.discards, record.pair.mem_node, cost_seconds);
   const bool ok = r.outcome == k::Outcome::kOk;
-  if (ok || IsPlacementFailure(r.outcome)) {
+  if (ok || WithdrawsFigure(r.outcome)) {
     Publish(s.latency, record, unix_now, ok, [&](const LatencyRecord& old) { return old.pair == record.pair; });
   }
   if (!ok) return;
@@ -126,7 +163,7 @@ void RecordBandwidth(Snapshot& s, const BandwidthRecord& record, double unix_now
   const auto& r = record.result;
   Count(s, "bandwidth", r.outcome, r.discards, record.pair.mem_node, cost_seconds);
   const bool ok = r.outcome == k::Outcome::kOk;
-  if (ok || IsPlacementFailure(r.outcome)) {
+  if (ok || WithdrawsFigure(r.outcome)) {
     Publish(s.bandwidth, record, unix_now, ok, [&](const BandwidthRecord& old) {
       return old.pair == record.pair && old.result.op == r.op;
     });
@@ -134,7 +171,8 @@ void RecordBandwidth(Snapshot& s, const BandwidthRecord& record, double unix_now
   if (!ok) return;
   s.last_success[{"bandwidth", record.pair.cpu_node, record.pair.mem_node}] = unix_now;
   SetConfigInfo(s, "bandwidth", record.pair.mem_node,
-                {{"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
+                {{"op", std::string(k::BandwidthOpName(r.op))},
+                 {"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
                  {"buffer_bytes", std::to_string(r.buffer.bytes)},
                  {"burst_bytes", std::to_string(r.bytes_per_burst)},
                  {"bursts", std::to_string(r.bytes_per_second.n)},
@@ -146,7 +184,7 @@ void RecordC2c(Snapshot& s, const C2cRecord& record, int cpu_a_node, double unix
   const auto& r = record.result;
   Count(s, "c2c", r.outcome, r.discards, record.pair.line_node, cost_seconds);
   const bool ok = r.outcome == k::Outcome::kOk;
-  if (ok || IsPlacementFailure(r.outcome)) {
+  if (ok || WithdrawsFigure(r.outcome)) {
     Publish(s.c2c, record, unix_now, ok, [&](const C2cRecord& old) { return old.pair == record.pair; });
   }
   if (!ok) return;

@@ -40,6 +40,29 @@ TEST(DutyBudget, PacingKeepsAnyWindowWithinBudgetPlusOneProbe) {
   EXPECT_NEAR(spent / elapsed, ratio, ratio * 0.01);
 }
 
+// cost / ratio beyond int64_t nanoseconds used to overflow (undefined; on x86
+// INT64_MIN, so the next probe was allowed at once): pauses saturate at a day.
+TEST(DutyBudget, HugePausesSaturateAtADay) {
+  constexpr std::int64_t kDay = 86'400 * kSec;
+  DutyBudget tiny(1e-300);
+  tiny.Charge(10 * kSec, 11 * kSec, 1.0);
+  EXPECT_EQ(tiny.next_allowed_ns(), 10 * kSec + kDay);
+  tiny.Charge(20 * kSec, 21 * kSec, 1.0);  // debt still accumulates
+  EXPECT_EQ(tiny.next_allowed_ns(), 10 * kSec + 2 * kDay);
+
+  DutyBudget zero(0.0);  // cost / 0 = inf
+  zero.Charge(0, kSec, 0.5);
+  EXPECT_EQ(zero.next_allowed_ns(), kDay);
+
+  // The smallest ratio config.cc accepts paces normally below the cap.
+  DutyBudget smallest(0.00001);
+  smallest.Charge(0, kSec, 0.1);  // 0.1 s at 0.001% -> 10000 s
+  EXPECT_NEAR(static_cast<double>(smallest.next_allowed_ns()), 10'000.0 * kSec, 1e3);
+  const std::int64_t before = smallest.next_allowed_ns();
+  smallest.Charge(0, kSec, 100.0);  // 10^7 s -> a day
+  EXPECT_EQ(smallest.next_allowed_ns(), before + kDay);
+}
+
 TEST(DutyBudget, ObservedRatioOverTrailingWindow) {
   DutyBudget budget(0.5, 100 * kSec);
   EXPECT_EQ(budget.ObservedRatio(0), 0);

@@ -4,9 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
+#include <string>
 
 namespace numaprobe::daemon {
 namespace {
@@ -198,8 +206,11 @@ TEST(ParseConfig, EveryNumericKeyIsRangeChecked) {
       {"probes:\n  bandwidth:\n    threads: 4\n", "probes.bandwidth.threads", "= 1GiB"},
       {"probes:\n  core_to_core:\n    samples: 101\n", "probes.core_to_core.samples", "[1, 100]"},
       {"probes:\n  core_to_core:\n    round_trips: 5\n", "probes.core_to_core.round_trips", "[10, 1000000]"},
-      {"schedule:\n  duty_cycle: 0.9\n", "schedule.duty_cycle", "0.9 is out of range (0, 0.5]"},
-      {"schedule:\n  duty_cycle: 0\n", "schedule.duty_cycle", "0 is out of range (0, 0.5]"},
+      {"schedule:\n  duty_cycle: 0.9\n", "schedule.duty_cycle", "0.9 is out of range [0.00001, 0.5]"},
+      {"schedule:\n  duty_cycle: 0\n", "schedule.duty_cycle", "0 is out of range [0.00001, 0.5]"},
+      // Tiny budgets made the pause cost / ratio overflow (daemon/budget.cc).
+      {"schedule:\n  duty_cycle: 1e-300\n", "schedule.duty_cycle", "1e-300 is out of range [0.00001, 0.5]"},
+      {"schedule:\n  duty_cycle: 0.0000099\n", "schedule.duty_cycle", "[0.00001, 0.5]"},
       {"schedule:\n  interval: 500ms\n", "schedule.interval", "500ms is out of range [1s, 24h]"},
       {"schedule:\n  interval: 25h\n", "schedule.interval", "[1s, 24h]"},
       {"schedule:\n  jitter: 1.5\n", "schedule.jitter", "1.5 is out of range [0, 0.9]"},
@@ -251,7 +262,7 @@ TEST(ParseConfig, FixturesReportEveryErrorWithKeyAndLine) {
 
   auto range = Errors(LoadConfigFile(ConfigFixture("bad_range.yaml").string()));
   EXPECT_THAT(range, SizeIs(8));
-  EXPECT_THAT(range, Contains(Error("schedule.duty_cycle", 9, "0.9 is out of range (0, 0.5]")));
+  EXPECT_THAT(range, Contains(Error("schedule.duty_cycle", 9, "0.9 is out of range [0.00001, 0.5]")));
   EXPECT_THAT(range, Contains(Error("baseline.rounds", 15, "101 is out of range [1, 100]")));
 }
 
@@ -261,7 +272,60 @@ TEST(LoadConfigFile, UnreadableFileIsOneErrorNamingThePath) {
   EXPECT_EQ(errors[0].ToString(), "cannot read /nonexistent/numaprobe.yaml: No such file or directory");
   // A directory opens fine and must not read as an empty (valid) config.
   EXPECT_THAT(Errors(LoadConfigFile(SourceRoot().string())),
-              Contains(Field(&ConfigError::message, HasSubstr("Is a directory"))));
+              ElementsAre(Error("", 0, "cannot read " + SourceRoot().string() + ": it is not a regular file")));
+  // No device either: /dev/zero grew the text until std::bad_alloc aborted the
+  // process (tests/integration/test_serve.py runs that one with check-config);
+  // /dev/null read as an empty, valid config.
+  EXPECT_THAT(Errors(LoadConfigFile("/dev/null")),
+              ElementsAre(Error("", 0, "cannot read /dev/null: it is not a regular file")));
+}
+
+TEST(ParseConfig, SmallestDutyCycleIsAccepted) {
+  EXPECT_DOUBLE_EQ(Parsed("schedule: {duty_cycle: 0.00001}\n").schedule.duty_cycle, 0.00001);
+  EXPECT_DOUBLE_EQ(Parsed("schedule: {duty_cycle: 1e-5}\n").schedule.duty_cycle, 0.00001);
+}
+
+class LoadConfigFileInDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (std::filesystem::path(::testing::TempDir()) / "numaprobe_config_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path dir_;
+};
+
+// Opening a FIFO blocks until a writer appears: check-config hung, and so
+// would the daemon's SIGHUP reload.
+TEST_F(LoadConfigFileInDir, FifoIsRefusedPromptly) {
+  const std::string fifo = (dir_ / "numaprobe.yaml").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto loading = std::async(std::launch::async, [&fifo] { return LoadConfigFile(fifo); });
+  if (loading.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
+    // Unblock the hung open (a writer arrives and leaves) so the test fails rather than hangs.
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (writer >= 0) ::close(writer);
+    loading.wait();
+    FAIL() << "LoadConfigFile blocked on a FIFO";
+  }
+  EXPECT_THAT(Errors(loading.get()), ElementsAre(Error("", 0, "cannot read " + fifo + ": it is not a regular file")));
+}
+
+TEST_F(LoadConfigFileInDir, FilesLargerThanOneMebibyteAreRefused) {
+  const std::string path = (dir_ / "numaprobe.yaml").string();
+  const auto write_comment = [&path](std::size_t bytes) {  // one valid YAML comment line
+    std::ofstream out(path, std::ios::trunc);
+    out << '#' << std::string(bytes - 2, ' ') << '\n';
+  };
+  write_comment(1 << 20);
+  EXPECT_TRUE(std::holds_alternative<Config>(LoadConfigFile(path)));  // exactly 1 MiB: still read
+  write_comment((1 << 20) + 1);
+  EXPECT_THAT(Errors(LoadConfigFile(path)),
+              ElementsAre(Error("", 0, "cannot read " + path + ": it is larger than 1MiB")));
 }
 
 TEST(SettingsFrom, MapConfigOntoKernelSpecs) {

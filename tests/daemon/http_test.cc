@@ -16,6 +16,7 @@
 #include <cctype>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -225,6 +226,26 @@ TEST(Http, KeepAliveFollowsTheRequestAndIsAnnounced) {
     const auto [head2, body2] = conn.Exchange("GET /-/ready HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
     EXPECT_THAT(head2, HasSubstr("HTTP/1.1 503 Service Unavailable\r\n"));
   }
+}
+
+// civetweb gives each open connection one of its 64 worker threads until a
+// request arrives or request_timeout_ms passes. 64 connections that send
+// nothing must not hold a scrape past Prometheus' default 10 s scrape timeout:
+// it is answered once the first idle connection times out.
+TEST(Http, IdleConnectionsDelayAScrapeOnlyByTheRequestTimeout) {
+  ResultStore store;
+  auto server = StartOrDie(store);
+  ASSERT_NE(server, nullptr);
+  const int port = server->ListeningPorts()[0];
+  std::vector<std::unique_ptr<Connection>> idle;  // closed before the server stops
+  for (int i = 0; i < 64; ++i) idle.push_back(std::make_unique<Connection>(port));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // each one taken by a worker
+  const auto start = std::chrono::steady_clock::now();
+  const HttpResponse healthy = Fetch(port, "/-/healthy");  // gives up after 5 s
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(healthy.status, 200);
+  EXPECT_LT(elapsed, std::chrono::milliseconds(4500));
+  idle.clear();
 }
 
 TEST(Http, LandingPageShowsMatricesAndEscapes) {

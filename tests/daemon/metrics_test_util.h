@@ -60,7 +60,7 @@ inline Snapshot FixedSnapshot() {
   s.baseline = {{"latency", -1, 0, 0, "", 0.89e-7},
                 {"latency", -1, 0, 1, "", 1.34e-7},
                 {"bandwidth", -1, 0, 0, "read", 2.05e10}};
-  s.baseline_origin = "recorded";
+  s.baseline_origin = "first_start";
   s.baseline_complete = true;
   s.runs_total = {{{"latency", "ok"}, 12}, {{"latency", "placement_mismatch"}, 1}, {{"bandwidth", "ok"}, 16},
                   {{"c2c", "ok"}, 9}, {{"c2c", "timeout"}, 0}};

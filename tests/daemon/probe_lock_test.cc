@@ -11,6 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "daemon/lock_wait_meter.h"
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -124,6 +126,39 @@ TEST_F(ProbeLockTest, BadPathsAreNamed) {
   auto from_fifo = ProbeLock::Open(fifo);
   ASSERT_FALSE(from_fifo.ok());
   EXPECT_NE(from_fifo.failure().reason.find("not a regular file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon
+
+namespace numaprobe::daemon {
+namespace {
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+
+TEST(LockWaitMeter, TotalGrowsWhileTheWaitLasts) {
+  LockWaitMeter meter;
+  EXPECT_EQ(meter.TotalSeconds(5 * kSecond), 0);
+  meter.Started(10 * kSecond);
+  EXPECT_DOUBLE_EQ(meter.CurrentSeconds(12 * kSecond), 2);
+  EXPECT_DOUBLE_EQ(meter.TotalSeconds(12 * kSecond), 2);
+  EXPECT_DOUBLE_EQ(meter.TotalSeconds(13 * kSecond), 3);
+  meter.Finished(3.5);
+  EXPECT_EQ(meter.CurrentSeconds(14 * kSecond), 0);
+  EXPECT_DOUBLE_EQ(meter.TotalSeconds(20 * kSecond), 3.5);
+}
+
+TEST(LockWaitMeter, NeverDecreasesWhenTheLockMeasuredAShorterWait) {
+  // The lock starts its own clock a moment after the meter's: its figure can
+  // be below what was already published. A counter must not go back.
+  LockWaitMeter meter;
+  meter.Started(10 * kSecond);
+  EXPECT_DOUBLE_EQ(meter.TotalSeconds(14 * kSecond), 4);
+  meter.Finished(3.9);
+  EXPECT_DOUBLE_EQ(meter.TotalSeconds(15 * kSecond), 4);
+  meter.Started(20 * kSecond);
+  meter.Finished(1);
+  EXPECT_DOUBLE_EQ(meter.TotalSeconds(22 * kSecond), 5);
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -83,6 +87,31 @@ TEST_F(SnapshotUpdateTest, ReplanDropsPairsThatLeftThePlan) {
   ASSERT_EQ(s_.latency.size(), 1u);
   EXPECT_EQ(s_.latency[0].record.pair.mem_node, 0);
   EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 2u) << "counters are monotonic across replans";
+  // Its health series go too, or NumaProbeProbeStale would fire until a restart.
+  EXPECT_TRUE(s_.last_success.contains({"latency", 0, 0}));
+  EXPECT_FALSE(s_.last_success.contains({"latency", 0, 1}));
+  EXPECT_FALSE(s_.placement_failures_total.contains({1, "placement_mismatch"}));
+}
+
+TEST_F(SnapshotUpdateTest, DisablingAProbeDropsItsHealthSeries) {
+  RecordLatency(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
+  config_.latency.enabled = false;
+  PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
+  EXPECT_TRUE(s_.latency.empty());
+  EXPECT_FALSE(s_.last_success.contains({"latency", 0, 0}));
+  EXPECT_TRUE(std::none_of(s_.probe_config.begin(), s_.probe_config.end(),
+                           [](const ProbeConfigInfo& info) { return info.probe == "latency"; }));
+}
+
+// A configured CPU that left the cpuset: its figure is withdrawn, not left to
+// look current.
+TEST_F(SnapshotUpdateTest, TargetNoLongerAllowedWithdrawsTheFigure) {
+  for (k::Outcome gone : {k::Outcome::kPinFailed, k::Outcome::kNotAllowed}) {
+    RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+    ASSERT_EQ(s_.latency.size(), 1u);
+    RecordLatency(s_, Latency(1, gone), 2000.0, 0.01);
+    EXPECT_TRUE(s_.latency.empty()) << k::OutcomeName(gone);
+  }
 }
 
 TEST_F(SnapshotUpdateTest, BandwidthIsKeyedByOp) {
@@ -96,6 +125,12 @@ TEST_F(SnapshotUpdateTest, BandwidthIsKeyedByOp) {
   RecordBandwidth(s_, b, 3.0, 0.01);
   ASSERT_EQ(s_.bandwidth.size(), 2u);
   EXPECT_DOUBLE_EQ(s_.bandwidth[1].unix_seconds, 3.0);
+  // probe_config_info too: one series per op, so differing bursts do not churn.
+  std::vector<std::string> ops;
+  for (const auto& info : s_.probe_config) {
+    if (info.probe == "bandwidth") ops.push_back(info.labels.at("op"));
+  }
+  EXPECT_EQ(ops, (std::vector<std::string>{"read", "write"}));
 }
 
 }  // namespace

@@ -45,8 +45,12 @@ def test_daemon_probes_nothing_while_another_process_probes(numaprobe_bin, tmp_p
     with HeldLock(lock_path) as held, Daemon(numaprobe_bin, config) as d:
         d.wait_for(lambda: WAITING in d.logs(), what="the daemon to notice the held lock")
         time.sleep(2)
-        assert runs_total(d.metrics()) == 0, "a probe ran while another process held the lock"
+        held_metrics = d.metrics()
+        assert runs_total(held_metrics) == 0, "a probe ran while another process held the lock"
         assert d.get("/-/ready")[0] == 503
+        # Published while the wait goes on, not only once it is over.
+        waiting = parse_metrics(held_metrics)["numaprobe_probe_lock_wait_seconds_total"][0][1]
+        assert waiting >= 1, waiting
         held.release()
         d.wait_ready()
         m = parse_metrics(d.metrics())

@@ -1,0 +1,61 @@
+"""What a SIGHUP and `check-config` do beyond parsing: an unchanged file keeps
+the round and the prepared buffers, and a file that cannot work on this host
+(CPUs it does not have, an unusable lock file) is refused by check-config just
+as serve and a reload refuse it."""
+import os
+import signal
+import time
+
+from daemon import Daemon, parse_metrics, write_config
+
+
+def rounds(d):
+    return parse_metrics(d.metrics())["numaprobe_rounds_completed_total"][0][1]
+
+
+def test_unchanged_config_reload_keeps_the_plan_and_buffers(numaprobe_bin, tmp_path):
+    config = write_config(str(tmp_path))
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_ready()
+        before = rounds(d)
+        for _ in range(5):
+            d.signal(signal.SIGHUP)
+            time.sleep(0.3)
+        d.wait_for(lambda: d.logs().count("configuration unchanged") == 5, what="five unchanged reloads")
+        d.wait_for(lambda: rounds(d) > before + 1, what="rounds to go on")
+        logs = d.logs()
+        assert logs.count("probe plan:") == 1, "an unchanged reload rebuilt the plan"
+        assert "numaprobe_config_last_reload_successful 1" in d.metrics()
+
+        # A real change is applied (and replans once).
+        with open(config) as f:
+            text = f.read()
+        with open(config, "w") as f:
+            f.write(text.replace("jitter: 0.1", "jitter: 0.2"))
+        d.signal(signal.SIGHUP)
+        d.wait_for(lambda: "configuration reloaded" in d.logs(), what="the changed reload")
+        d.wait_for(lambda: d.logs().count("probe plan:") == 2, what="one replan")
+
+
+def test_check_config_refuses_what_serve_would_refuse(run, tmp_path):
+    cpu = max(os.sched_getaffinity(0))
+    absent = tmp_path / "absent_cpu.yaml"
+    absent.write_text(f'targets: {{cpus: "4095"}}\nprobe_lock_file: {tmp_path}/probe.lock\n')
+    r = run("check-config", str(absent))
+    assert r.returncode == 1 and "cpu 4095" in r.stderr, r.stderr
+    r = run("serve", "--config.file", str(absent), "--web.listen-address", "127.0.0.1:0", timeout=10)
+    assert r.returncode == 1 and "cpu 4095" in r.stderr, r.stderr
+    # For configs meant for other hosts: the file alone.
+    r = run("check-config", "--syntax-only", str(absent))
+    assert r.returncode == 0, r.stderr
+
+    lock = tmp_path / "bad_lock.yaml"
+    missing = tmp_path / "no" / "dir" / "numaprobe.lock"
+    lock.write_text(f"probe_lock_file: {missing}\n")
+    r = run("check-config", str(lock))
+    assert r.returncode == 1 and str(missing) in r.stderr, r.stderr
+
+    good = tmp_path / "good.yaml"
+    good.write_text(f'targets: {{cpus: "{cpu}"}}\nprobe_lock_file: {tmp_path}/probe.lock\n')
+    r = run("check-config", str(good))
+    assert r.returncode == 0, r.stderr
