@@ -37,9 +37,10 @@ void BaselineRecorder::Restore(Baseline baseline) {
   round_has_values_ = false;
 }
 
-void BaselineRecorder::Reset(const std::string& fingerprint) {
+void BaselineRecorder::Reset(const std::string& fingerprint, const std::string& settings) {
   baseline_ = Baseline{};
   baseline_.fingerprint = fingerprint;
+  baseline_.settings = settings;
   pending_.clear();
   rounds_seen_ = 0;
   round_has_values_ = false;

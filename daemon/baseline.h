@@ -15,6 +15,9 @@ namespace numaprobe::daemon {
 
 struct Baseline {
   std::string fingerprint;
+  // The measurement settings the values were taken with (MeasurementSettings):
+  // a figure measured differently is not comparable to them.
+  std::string settings;
   std::string created;  // RFC 3339 UTC, when recording completed
   std::vector<BaselineValue> values;
   bool complete = false;
@@ -26,8 +29,8 @@ class BaselineRecorder {
 
   // Adopts a complete baseline loaded from the state file.
   void Restore(Baseline baseline);
-  // Forgets everything and records anew for `fingerprint`.
-  void Reset(const std::string& fingerprint);
+  // Forgets everything and records anew for `fingerprint` and `settings`.
+  void Reset(const std::string& fingerprint, const std::string& settings);
 
   // Feed successful medians of the current round; EndRound() closes it. After
   // `rounds` rounds the baseline is the per-pair median of what was fed.

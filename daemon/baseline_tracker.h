@@ -1,7 +1,7 @@
 // The baseline's life cycle in the daemon: adopt the persisted baseline when
-// it belongs to this host fingerprint, otherwise record a new one from the
-// first failure-free rounds, persist it, and say why the current one exists
-// (numaprobe_baseline_info{origin}).
+// it belongs to this host fingerprint and was measured with the same settings,
+// otherwise record a new one from the first failure-free rounds, persist it,
+// and say why the current one exists (numaprobe_baseline_info{origin}).
 //
 // Thread safety: not thread-safe; owned by the scheduler loop.
 #pragma once
@@ -10,17 +10,23 @@
 #include <vector>
 
 #include "daemon/baseline.h"
+#include "daemon/config.h"
 #include "daemon/snapshot.h"
 
 namespace numaprobe::daemon {
+
+// The settings that change what a probe measures, as "key=value;..." (kept in
+// the state file, so a change is logged by name): a baseline taken with other
+// settings is not comparable to today's figures.
+std::string MeasurementSettings(const Config& config);
 
 class BaselineTracker {
  public:
   BaselineTracker(std::string state_directory, int rounds);
 
-  // On every (re)plan. The state file is also how `numaprobe baseline reset`
-  // reaches a running daemon: it empties the file, then SIGHUP.
-  void Load(const std::string& fingerprint);
+  // On every (re)plan and every SIGHUP. The state file is also how `numaprobe
+  // baseline reset` reaches a running daemon: it empties the file, then SIGHUP.
+  void Load(const std::string& fingerprint, const std::string& settings);
   void Reconfigure(std::string state_directory) { state_directory_ = std::move(state_directory); }
 
   // One round: BeginRound, then Observe each probe's final result (a median,
@@ -37,7 +43,8 @@ class BaselineTracker {
   std::string state_directory_;
   int rounds_;
   BaselineRecorder recorder_;
-  std::string origin_;  // first_start | restored | fingerprint_changed | state_file_corrupt | reset
+  // first_start | restored | fingerprint_changed | settings_changed | state_file_corrupt | reset
+  std::string origin_;
   std::vector<BaselineValue> round_values_;
   int round_failures_ = 0;
 };

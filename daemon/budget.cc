@@ -22,22 +22,31 @@ std::int64_t PauseNs(double cpu_seconds, double ratio) {
 }  // namespace
 
 void DutyBudget::Charge(std::int64_t start_ns, std::int64_t end_ns, double cpu_seconds) {
-  if (first_ns_ < 0) first_ns_ = start_ns;
-  const std::int64_t pause_ns = PauseNs(cpu_seconds, ratio_);
-  next_allowed_ns_ = std::max(next_allowed_ns_, start_ns) + pause_ns;
-  charges_.emplace_back(end_ns, cpu_seconds);
-  // Keep only what the trailing window can still see.
-  while (!charges_.empty() && charges_.front().first < end_ns - window_ns_) charges_.pop_front();
+  end_ns = std::max(end_ns, start_ns);
+  // From the end: a probe delayed by a lock wait or CPU starvation may spend
+  // its CPU just before it ends, and its pause must still follow that. A probe
+  // started before the previous pause was over (not done by the scheduler)
+  // adds its pause to that one.
+  next_allowed_ns_ = std::max(next_allowed_ns_, end_ns) + PauseNs(cpu_seconds, ratio_);
+  charges_.push_back({start_ns, end_ns, cpu_seconds});
+  // Keep only what a window ending at this start or later can still see.
+  while (!charges_.empty() && charges_.front().end_ns < start_ns - window_ns_) charges_.pop_front();
 }
 
 double DutyBudget::ObservedRatio(std::int64_t now_ns) const {
-  if (first_ns_ < 0) return 0;
+  const std::int64_t from_ns = now_ns - window_ns_;
   double spent = 0;
-  for (const auto& [end_ns, cpu] : charges_) {
-    if (end_ns >= now_ns - window_ns_) spent += cpu;
+  for (const Charged& c : charges_) {
+    const std::int64_t lo = std::max(c.start_ns, from_ns);
+    const std::int64_t hi = std::min(c.end_ns, now_ns);
+    if (hi < lo) continue;
+    if (c.end_ns == c.start_ns) {
+      spent += c.cpu_seconds;  // an instant inside the window
+    } else {
+      spent += c.cpu_seconds * static_cast<double>(hi - lo) / static_cast<double>(c.end_ns - c.start_ns);
+    }
   }
-  const std::int64_t span_ns = std::clamp<std::int64_t>(now_ns - first_ns_, 1'000'000'000, window_ns_);
-  return spent / (static_cast<double>(span_ns) / 1e9);
+  return spent / (static_cast<double>(window_ns_) / 1e9);
 }
 
 }  // namespace numaprobe::daemon

@@ -107,8 +107,10 @@ struct ServeCommand {
       });
       if (next && *next == running) {
         // Config management often sends SIGHUP on every run: an unchanged file
-        // must not restart the round and drop the prepared buffers.
+        // must not restart the round and drop the prepared buffers. The state
+        // file is still re-read: SIGHUP is how `baseline reset` takes effect.
         spdlog::info("configuration unchanged");
+        scheduler.value()->ReloadState();
       } else if (next) {
         running = *next;
         scheduler.value()->Reload(std::move(*next));

@@ -170,7 +170,7 @@ void AppendBaseline(const Snapshot& s, std::vector<MetricFamily>& out) {
 
   FamilyBuilder info("numaprobe_baseline_info",
                      "The host fingerprint the baseline belongs to and its origin, why it exists (first_start, "
-                     "restored, fingerprint_changed, state_file_corrupt, reset); always 1.",
+                     "restored, fingerprint_changed, settings_changed, state_file_corrupt, reset); always 1.",
                      MetricType::Gauge);
   info.Add({{"fingerprint", s.fingerprint}, {"origin", s.baseline_origin}}, 1);
   out.push_back(info.Build());

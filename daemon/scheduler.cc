@@ -101,6 +101,14 @@ class Scheduler::Loop {
     cv_.notify_all();
   }
 
+  // An unchanged config on SIGHUP: only re-read the state file (how
+  // `numaprobe baseline reset` reaches the daemon), without restarting the round.
+  void RequestStateReload() {
+    reload_state_.store(true);
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+
   void RequestReload(Config config) {
     std::lock_guard lock(mu_);
     pending_ = std::move(config);
@@ -138,16 +146,33 @@ class Scheduler::Loop {
     while (true) {
       SdNotify("WATCHDOG=1");
       if (stop_.load()) return false;
+      ReloadStateIfAsked();
       if (ChangesPending()) return true;
       const std::int64_t now = k::MonotonicNs();
+      RefreshDutyCycle(now);
       if (now >= deadline_ns) return true;
       std::int64_t wait_ns = deadline_ns - now;
       if (watchdog_) wait_ns = std::min<std::int64_t>(wait_ns, watchdog_->count() * 1'000'000);
-      // Re-check the cpuset at least every 10 s while idle.
+      // Re-check the cpuset (and refresh the duty cycle) at least every 10 s while idle.
       wait_ns = std::min<std::int64_t>(wait_ns, 10'000'000'000);
       std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [&] { return stop_.load() || pending_.has_value(); });
+      cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns),
+                   [&] { return stop_.load() || pending_.has_value() || reload_state_.load(); });
     }
+  }
+
+  // The observed duty cycle also falls while nothing runs (long intervals, a
+  // held lock): refresh it while waiting, not only when a probe ends.
+  void RefreshDutyCycle(std::int64_t now) {
+    if (now - duty_published_ns_ < 5'000'000'000) return;
+    duty_published_ns_ = now;
+    store_.Update([&](Snapshot& s) { s.duty_cycle_ratio = budget_.ObservedRatio(now); });
+  }
+
+  void ReloadStateIfAsked() {
+    if (!reload_state_.exchange(false)) return;
+    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
   }
 
   // A reload, or a change of the CPUs / memory nodes this process may use
@@ -215,7 +240,7 @@ class Scheduler::Loop {
     host_ = ReadHostInfo(topology_.cpu_model);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
     baseline_.Reconfigure(config_.state_directory);
-    baseline_.Load(fingerprint_);
+    baseline_.Load(fingerprint_, MeasurementSettings(config_));
     store_.Update([&](Snapshot& s) {
       PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
       baseline_.Publish(s);
@@ -292,6 +317,7 @@ class Scheduler::Loop {
     std::int64_t published_ns = start_ns;
     while (!worker_.Wait(std::chrono::milliseconds(50))) {
       SdNotify("WATCHDOG=1");
+      ReloadStateIfAsked();
       WatchLockWait(warned_wait, published_ns);
       // Kernels notice the stop flag between samples; a probe starved of CPU
       // (SCHED_IDLE on a saturated host) may not, and is left behind.
@@ -357,6 +383,7 @@ class Scheduler::Loop {
 
   ResultStore& store_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> reload_state_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   std::optional<Config> pending_;  // guarded by mu_
@@ -371,6 +398,7 @@ class Scheduler::Loop {
   ProbeLock lock_;  // the worker uses it during a job; replaced only between jobs
   std::atomic<bool> lock_busy_logged_{false};
   LockWaitMeter lock_wait_;
+  std::int64_t duty_published_ns_ = 0;
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;
@@ -410,5 +438,7 @@ bool Scheduler::Stop() {
 }
 
 void Scheduler::Reload(Config config) { loop_->RequestReload(std::move(config)); }
+
+void Scheduler::ReloadState() { loop_->RequestStateReload(); }
 
 }  // namespace numaprobe::daemon

@@ -63,6 +63,9 @@ class Scheduler {
   bool Stop();
   // Hands over an already validated config; applied between two probes.
   void Reload(Config config);
+  // Re-reads the state file (a `numaprobe baseline reset`) without a new
+  // config: the round goes on.
+  void ReloadState();
 
  private:
   class Loop;

@@ -22,6 +22,10 @@ template <class Record>
 struct Timed {
   Record record;
   double unix_seconds = 0;
+  // Runs of this very series (pair, and op or c2c pair) that failed since
+  // `record`; the figure is withdrawn when it reaches kFailuresWithdrawing
+  // (snapshot_update.cc).
+  int failed_runs = 0;
 };
 
 struct BaselineValue {
@@ -58,7 +62,8 @@ struct Snapshot {
 
   std::vector<BaselineValue> baseline;
   // Why the current baseline exists: restored (from the state file), first_start,
-  // fingerprint_changed, state_file_corrupt or reset (numaprobe baseline reset).
+  // fingerprint_changed, settings_changed, state_file_corrupt or reset
+  // (numaprobe baseline reset).
   std::string baseline_origin;
   bool baseline_complete = false;
 

@@ -27,7 +27,14 @@ bool IsPlacementFailure(k::Outcome outcome) {
 // Failures that say the last figure no longer describes anything: the memory
 // is not where it must be, or the CPU or node left what this process may use
 // (a cpuset shrank under a configured target). Other failures (disturbed,
-// timeout, allocation) keep the last good figure, with its timestamp aging.
+// timeout, allocation) keep the last good figure, with its timestamp aging,
+// but only until that series (the pair, and the op or c2c pair: not the
+// coarser last_success key, which a sibling series keeps fresh) has failed
+// kFailuresWithdrawing runs in a row; then it is withdrawn too, so a series
+// that keeps failing does not publish a figure days old. A success resets
+// the count; a cancelled run (stopping) does not count.
+constexpr int kFailuresWithdrawing = 3;
+
 bool WithdrawsFigure(k::Outcome outcome) {
   return IsPlacementFailure(outcome) || outcome == k::Outcome::kNotAllowed || outcome == k::Outcome::kPinFailed;
 }
@@ -62,16 +69,23 @@ void SetConfigInfo(Snapshot& s, const std::string& probe, int mem_node, std::map
   }
 }
 
-// Replaces the entry `same` matches, appends otherwise, or (publish == false) removes it.
+// Applies one run of the series `same` matches: a success replaces (or
+// appends) its figure; a withdrawing failure removes it; another failure
+// counts against it and removes it at kFailuresWithdrawing in a row.
 template <class Record, class Same>
-void Publish(std::vector<Timed<Record>>& figures, const Record& record, double unix_now, bool publish, Same same) {
+void Apply(std::vector<Timed<Record>>& figures, const Record& record, double unix_now, Same same) {
+  const k::Outcome outcome = record.result.outcome;
   auto it = std::find_if(figures.begin(), figures.end(), [&](const Timed<Record>& t) { return same(t.record); });
-  if (!publish) {
-    if (it != figures.end()) figures.erase(it);
-  } else if (it == figures.end()) {
-    figures.push_back({record, unix_now});
-  } else {
-    *it = {record, unix_now};
+  if (outcome == k::Outcome::kOk) {
+    if (it == figures.end()) {
+      figures.push_back({record, unix_now, 0});
+    } else {
+      *it = {record, unix_now, 0};
+    }
+  } else if (it == figures.end() || outcome == k::Outcome::kCancelled) {
+    return;
+  } else if (WithdrawsFigure(outcome) || ++it->failed_runs >= kFailuresWithdrawing) {
+    figures.erase(it);
   }
 }
 
@@ -145,9 +159,7 @@ void RecordLatency(Snapshot& s, const LatencyRecord& record, double unix_now, do
   const auto& r = record.result;
   Count(s, "latency", r.outcome, r.discards, record.pair.mem_node, cost_seconds);
   const bool ok = r.outcome == k::Outcome::kOk;
-  if (ok || WithdrawsFigure(r.outcome)) {
-    Publish(s.latency, record, unix_now, ok, [&](const LatencyRecord& old) { return old.pair == record.pair; });
-  }
+  Apply(s.latency, record, unix_now, [&](const LatencyRecord& old) { return old.pair == record.pair; });
   if (!ok) return;
   s.last_success[{"latency", record.pair.cpu_node, record.pair.mem_node}] = unix_now;
   SetConfigInfo(s, "latency", record.pair.mem_node,
@@ -163,11 +175,8 @@ void RecordBandwidth(Snapshot& s, const BandwidthRecord& record, double unix_now
   const auto& r = record.result;
   Count(s, "bandwidth", r.outcome, r.discards, record.pair.mem_node, cost_seconds);
   const bool ok = r.outcome == k::Outcome::kOk;
-  if (ok || WithdrawsFigure(r.outcome)) {
-    Publish(s.bandwidth, record, unix_now, ok, [&](const BandwidthRecord& old) {
-      return old.pair == record.pair && old.result.op == r.op;
-    });
-  }
+  Apply(s.bandwidth, record, unix_now,
+        [&](const BandwidthRecord& old) { return old.pair == record.pair && old.result.op == r.op; });
   if (!ok) return;
   s.last_success[{"bandwidth", record.pair.cpu_node, record.pair.mem_node}] = unix_now;
   SetConfigInfo(s, "bandwidth", record.pair.mem_node,
@@ -184,9 +193,7 @@ void RecordC2c(Snapshot& s, const C2cRecord& record, int cpu_a_node, double unix
   const auto& r = record.result;
   Count(s, "c2c", r.outcome, r.discards, record.pair.line_node, cost_seconds);
   const bool ok = r.outcome == k::Outcome::kOk;
-  if (ok || WithdrawsFigure(r.outcome)) {
-    Publish(s.c2c, record, unix_now, ok, [&](const C2cRecord& old) { return old.pair == record.pair; });
-  }
+  Apply(s.c2c, record, unix_now, [&](const C2cRecord& old) { return old.pair == record.pair; });
   if (!ok) return;
   s.last_success[{"c2c", cpu_a_node, record.pair.line_node}] = unix_now;
   SetConfigInfo(s, "c2c", record.pair.line_node,

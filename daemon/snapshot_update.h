@@ -22,7 +22,8 @@ void PlanSnapshot(Snapshot& s, const Config& config, const kernels::Topology& to
 // discards and placement failures, and publishes or withdraws the figure:
 // a placement failure withdraws it (never publish a figure whose memory may be
 // elsewhere); other failures leave the last good figure, whose age shows in
-// numaprobe_probe_last_success_timestamp_seconds.
+// numaprobe_probe_last_success_timestamp_seconds, until that series has failed
+// three runs in a row (see WithdrawsFigure in snapshot_update.cc).
 void RecordLatency(Snapshot& s, const LatencyRecord& record, double unix_now, double cost_seconds);
 void RecordBandwidth(Snapshot& s, const BandwidthRecord& record, double unix_now, double cost_seconds);
 void RecordC2c(Snapshot& s, const C2cRecord& record, int cpu_a_node, double unix_now, double cost_seconds);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -154,6 +155,9 @@ Baseline ParseBaseline(const json& j) {
   if (!j.is_object()) throw std::runtime_error("baseline: expected an object");
   Baseline baseline;
   baseline.fingerprint = StringField(j, "baseline", "fingerprint");
+  // Absent in files written before the settings were recorded: such a
+  // baseline matches no settings and is re-recorded.
+  if (j.contains("settings")) baseline.settings = StringField(j, "baseline", "settings");
   baseline.created = StringField(j, "baseline", "created");
   const json& complete = Field(j, "baseline", "complete");
   if (!complete.is_boolean()) throw std::runtime_error("baseline.complete: expected true or false");
@@ -181,16 +185,21 @@ Baseline ParseBaseline(const json& j) {
 }  // namespace
 
 std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topology, kernels::PagePolicy pages) {
+  // Every node of the host, not only those this process may use now: a
+  // cpuset.mems change is not a different host and must not discard the
+  // baseline (hwloc keeps disallowed nodes and their distances).
+  std::set<int> ids(topology.disallowed_nodes().begin(), topology.disallowed_nodes().end());
+  for (const auto& node : topology.nodes()) ids.insert(node.id);
   std::string distances;
-  for (const auto& from : topology.nodes()) {
-    for (const auto& to : topology.nodes()) {
+  for (int from : ids) {
+    for (int to : ids) {
       if (!distances.empty()) distances += ',';
-      distances += std::to_string(topology.Distance(from.id, to.id));
+      distances += std::to_string(topology.Distance(from, to));
     }
   }
   const std::string canonical =
       fmt::format("cpu_model={};microcode={};kernel={};nodes={};distances={};pages={}", host.cpu_model,
-                  host.microcode, host.kernel, topology.nodes().size(), distances, kernels::PagePolicyName(pages));
+                  host.microcode, host.kernel, ids.size(), distances, kernels::PagePolicyName(pages));
   return fmt::format("{:016x}", Fnv1a64(canonical));
 }
 
@@ -240,6 +249,7 @@ std::string SaveState(const std::string& state_directory, const Baseline& baseli
   const json state = {{"format", kFormatVersion},
                       {"baseline",
                        {{"fingerprint", baseline.fingerprint},
+                        {"settings", baseline.settings},
                         {"created", baseline.created},
                         {"complete", baseline.complete},
                         {"values", std::move(values)}}}};
@@ -255,6 +265,12 @@ std::string ResetState(const std::string& state_directory) {
   // operator" (a valid file without a baseline) from "first start" (no file).
   const json state = {{"format", kFormatVersion}};
   return WriteAtomically(state_directory, state.dump(2) + "\n");
+}
+
+std::string RemoveState(const std::string& state_directory) {
+  const std::string path = StatePath(state_directory);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return fmt::format("cannot remove {}: {}", path, Errno(errno));
+  return "";
 }
 
 }  // namespace numaprobe::daemon

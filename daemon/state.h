@@ -30,5 +30,8 @@ LoadedState LoadState(const std::string& state_directory);
 std::string SaveState(const std::string& state_directory, const Baseline& baseline);
 // Removes the baseline (for `numaprobe baseline reset`); "" on success.
 std::string ResetState(const std::string& state_directory);
+// Removes the state file; "" on success or if there was none. The daemon
+// does this once it has acted on a reset, so the marker is read only once.
+std::string RemoveState(const std::string& state_directory);
 
 }  // namespace numaprobe::daemon

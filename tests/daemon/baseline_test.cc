@@ -30,7 +30,7 @@ BaselineValue Bandwidth(int cpu_node, int mem_node, const std::string& op, doubl
 
 TEST(BaselineRecorderTest, BaselineIsThePerPairMedianOverRounds) {
   BaselineRecorder recorder(3);
-  recorder.Reset("fp");
+  recorder.Reset("fp", "settings");
   const double local[] = {1, 3, 2};
   const double remote[] = {10, 30, 20};
   for (int round = 0; round < 3; ++round) {
@@ -123,10 +123,10 @@ TEST(BaselineRecorderTest, PerCpuValuesAreSeparatePairs) {
 
 TEST(BaselineRecorderTest, ResetStartsOverWithTheNewFingerprint) {
   BaselineRecorder recorder(2);
-  recorder.Reset("old");
+  recorder.Reset("old", "settings");
   recorder.Add(Latency(0, 0, 100));
   recorder.EndRound("t");
-  recorder.Reset("new");
+  recorder.Reset("new", "settings");
   EXPECT_FALSE(recorder.complete());
   EXPECT_EQ(recorder.baseline().fingerprint, "new");
   EXPECT_THAT(recorder.baseline().values, IsEmpty());
@@ -142,7 +142,7 @@ TEST(BaselineRecorderTest, ResetAfterCompletionRecordsAgain) {
   BaselineRecorder recorder(1);
   recorder.Add(Latency(0, 0, 1));
   ASSERT_TRUE(recorder.EndRound("t"));
-  recorder.Reset("fp");
+  recorder.Reset("fp", "settings");
   recorder.Add(Latency(0, 0, 9));
   ASSERT_TRUE(recorder.EndRound("t"));
   EXPECT_DOUBLE_EQ(recorder.baseline().values[0].value, 9);
@@ -150,7 +150,7 @@ TEST(BaselineRecorderTest, ResetAfterCompletionRecordsAgain) {
 
 TEST(BaselineRecorderTest, RestoreAdoptsACompleteBaseline) {
   BaselineRecorder recorder(3);
-  recorder.Reset("fp");
+  recorder.Reset("fp", "settings");
   recorder.Add(Latency(0, 0, 100));
   recorder.EndRound("t");
   Baseline stored;
@@ -171,7 +171,7 @@ TEST(BaselineRecorderTest, RestoreAdoptsACompleteBaseline) {
 
 TEST(BaselineRecorderTest, RestoreIgnoresAnIncompleteBaseline) {
   BaselineRecorder recorder(1);
-  recorder.Reset("fp");
+  recorder.Reset("fp", "settings");
   Baseline partial;
   partial.fingerprint = "other";
   partial.values = {Latency(0, 0, 10)};

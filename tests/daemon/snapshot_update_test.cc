@@ -133,5 +133,111 @@ TEST_F(SnapshotUpdateTest, BandwidthIsKeyedByOp) {
   EXPECT_EQ(ops, (std::vector<std::string>{"read", "write"}));
 }
 
+// A series that fails every round (disturbed, timeout, alloc_failed) must not
+// keep publishing a figure that may be days old: the last good figure survives
+// two failed runs in a row and is withdrawn at the third.
+TEST_F(SnapshotUpdateTest, ThreeFailedRunsInARowWithdrawTheFigure) {
+  for (k::Outcome failure : {k::Outcome::kDisturbed, k::Outcome::kTimeout, k::Outcome::kAllocFailed}) {
+    RecordLatency(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
+    RecordLatency(s_, Latency(1, failure), 2000.0, 0.03);
+    RecordLatency(s_, Latency(1, failure), 3000.0, 0.03);
+    ASSERT_EQ(s_.latency.size(), 1u) << k::OutcomeName(failure);
+    EXPECT_EQ(s_.latency[0].failed_runs, 2);
+    EXPECT_DOUBLE_EQ(s_.latency[0].unix_seconds, 1000.0);
+    RecordLatency(s_, Latency(1, failure), 4000.0, 0.03);
+    EXPECT_TRUE(s_.latency.empty()) << k::OutcomeName(failure);
+    // A later success publishes it again.
+    RecordLatency(s_, Latency(1, k::Outcome::kOk, 2e-7), 5000.0, 0.03);
+    ASSERT_EQ(s_.latency.size(), 1u);
+    EXPECT_EQ(s_.latency[0].failed_runs, 0);
+    s_.latency.clear();
+  }
+}
+
+TEST_F(SnapshotUpdateTest, ASuccessResetsTheFailedRunCount) {
+  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed), 2000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kTimeout), 3000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kOk, 3e-7), 4000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed), 5000.0, 0.03);
+  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed), 6000.0, 0.03);
+  ASSERT_EQ(s_.latency.size(), 1u);
+  EXPECT_DOUBLE_EQ(s_.latency[0].record.result.seconds_per_load.median, 3e-7);
+  EXPECT_EQ(s_.latency[0].failed_runs, 2);
+}
+
+// Stopping cancels the probe in flight: that says nothing about the series.
+TEST_F(SnapshotUpdateTest, CancelledRunsDoNotCountAsFailures) {
+  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  for (int i = 0; i < 5; ++i) RecordLatency(s_, Latency(1, k::Outcome::kCancelled), 2000.0 + i, 0.0);
+  ASSERT_EQ(s_.latency.size(), 1u);
+  EXPECT_EQ(s_.latency[0].failed_runs, 0);
+}
+
+// Per-CPU mode: two CPUs of node 0 share the last_success key
+// (latency, 0, mem_node). The one that keeps failing goes; the other stays.
+TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerLatencySeries) {
+  LatencyRecord cpu0 = Latency(1, k::Outcome::kOk);
+  cpu0.pair.cpu = 0;
+  LatencyRecord cpu1 = Latency(1, k::Outcome::kOk);
+  cpu1.pair.cpu = 1;
+  RecordLatency(s_, cpu0, 1000.0, 0.03);
+  RecordLatency(s_, cpu1, 1000.0, 0.03);
+  cpu0.result.outcome = k::Outcome::kDisturbed;
+  for (int round = 1; round <= 3; ++round) {
+    RecordLatency(s_, cpu0, 1000.0 + 300 * round, 0.03);
+    RecordLatency(s_, cpu1, 1000.0 + 300 * round, 0.03);
+  }
+  ASSERT_EQ(s_.latency.size(), 1u);
+  EXPECT_EQ(s_.latency[0].record.pair.cpu, 1);
+  EXPECT_DOUBLE_EQ(s_.last_success.at({"latency", 0, 1}), 1900.0) << "kept fresh by the sibling";
+}
+
+// All ops of a pair share one last_success key: a failing op must not hide
+// behind the ops that succeed.
+TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerBandwidthOp) {
+  BandwidthRecord read;
+  read.pair = {1, 0, 0};
+  read.result.outcome = k::Outcome::kOk;
+  read.result.op = k::BandwidthOp::kRead;
+  BandwidthRecord write = read;
+  write.result.op = k::BandwidthOp::kWrite;
+  RecordBandwidth(s_, read, 1000.0, 0.01);
+  RecordBandwidth(s_, write, 1000.0, 0.01);
+  read.result.outcome = k::Outcome::kTimeout;
+  for (int round = 1; round <= 2; ++round) {
+    RecordBandwidth(s_, read, 1000.0 + 300 * round, 0.01);
+    RecordBandwidth(s_, write, 1000.0 + 300 * round, 0.01);
+  }
+  ASSERT_EQ(s_.bandwidth.size(), 2u) << "two failures in a row keep the last good figure";
+  RecordBandwidth(s_, read, 1900.0, 0.01);
+  RecordBandwidth(s_, write, 1900.0, 0.01);
+  ASSERT_EQ(s_.bandwidth.size(), 1u);
+  EXPECT_EQ(s_.bandwidth[0].record.result.op, k::BandwidthOp::kWrite);
+  EXPECT_EQ(s_.bandwidth[0].failed_runs, 0);
+  EXPECT_DOUBLE_EQ(s_.last_success.at({"bandwidth", 0, 0}), 1900.0);
+}
+
+// The smt, same_llc and same_node pairs of a node share one last_success key.
+TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerC2cPair) {
+  C2cRecord smt;
+  smt.pair = {0, 1, 0, k::CpuRelation::kSmt};
+  smt.result.outcome = k::Outcome::kOk;
+  C2cRecord llc;
+  llc.pair = {0, 2, 0, k::CpuRelation::kSameLlc};
+  llc.result.outcome = k::Outcome::kOk;
+  RecordC2c(s_, smt, 0, 1000.0, 0.01);
+  RecordC2c(s_, llc, 0, 1000.0, 0.01);
+  smt.result.outcome = k::Outcome::kDisturbed;
+  for (int round = 1; round <= 3; ++round) {
+    RecordC2c(s_, smt, 0, 1000.0 + 300 * round, 0.01);
+    RecordC2c(s_, llc, 0, 1000.0 + 300 * round, 0.01);
+    EXPECT_EQ(s_.c2c.size(), round < 3 ? 2u : 1u) << "round " << round;
+  }
+  ASSERT_EQ(s_.c2c.size(), 1u);
+  EXPECT_EQ(s_.c2c[0].record.pair.relation, k::CpuRelation::kSameLlc);
+  EXPECT_DOUBLE_EQ(s_.last_success.at({"c2c", 0, 0}), 1900.0);
+}
+
 }  // namespace
 }  // namespace numaprobe::daemon

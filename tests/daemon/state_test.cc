@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,6 +108,19 @@ TEST(HostFingerprintTest, ChangesWithADistance) {
   const Topology edited = Xml(xml);
   ASSERT_EQ(edited.Distance(0, 1), 13);
   EXPECT_NE(HostFingerprint(Host(), edited, PagePolicy::kAuto), base);
+}
+
+// A cpuset.mems change is not another host: the baseline must survive it.
+TEST(HostFingerprintTest, SameWhateverNodesThisProcessMayUse) {
+  const Topology all = Xml(FixtureXml());
+  ASSERT_GE(all.nodes().size(), 2u);
+  kernels::Restriction only_node0;
+  only_node0.mem_nodes = std::set<int>{0};
+  auto restricted = Topology::FromXml(FixtureXml(), only_node0);
+  ASSERT_TRUE(restricted.ok()) << restricted.failure().reason;
+  ASSERT_LT(restricted->nodes().size(), all.nodes().size()) << "the restriction did not take";
+  EXPECT_EQ(HostFingerprint(Host(), restricted.value(), PagePolicy::kAuto),
+            HostFingerprint(Host(), all, PagePolicy::kAuto));
 }
 
 class StateTest : public ::testing::Test {

@@ -59,3 +59,49 @@ def test_check_config_refuses_what_serve_would_refuse(run, tmp_path):
     good.write_text(f'targets: {{cpus: "{cpu}"}}\nprobe_lock_file: {tmp_path}/probe.lock\n')
     r = run("check-config", str(good))
     assert r.returncode == 0, r.stderr
+
+
+def origin(d):
+    return parse_metrics(d.metrics())["numaprobe_baseline_info"][0][0]["origin"]
+
+
+def complete(d):
+    return parse_metrics(d.metrics())["numaprobe_baseline_complete"][0][1] == 1
+
+
+def test_baseline_reset_takes_effect_on_sighup_and_at_restart(numaprobe_bin, run, tmp_path):
+    config = write_config(str(tmp_path))
+    state = str(tmp_path / "state")
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_for(lambda: complete(d), what="the first baseline")
+        r = run("baseline", "reset", "--state.directory", state)
+        assert r.returncode == 0, r.stderr
+        d.signal(signal.SIGHUP)  # an unchanged config: only the state is re-read
+        d.wait_for(lambda: origin(d) == "reset", what="the reset to be taken")
+        d.wait_for(lambda: complete(d), what="a new baseline")
+        assert "the baseline was reset" in d.logs()
+        assert d.stop()[0] == 0
+    # Reset while the daemon is down: the next start says so.
+    assert run("baseline", "reset", "--state.directory", state).returncode == 0
+    with Daemon(numaprobe_bin, config) as d:
+        assert origin(d) == "reset"
+
+
+def test_changed_measurement_settings_start_a_new_baseline(numaprobe_bin, tmp_path):
+    """A baseline taken with other settings (here loads per sample) would make
+    the drift alerts compare unlike figures."""
+    config = write_config(str(tmp_path), loads=5000)
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_for(lambda: complete(d), what="the first baseline")
+        write_config(str(tmp_path), loads=6000)
+        d.signal(signal.SIGHUP)
+        d.wait_for(lambda: origin(d) == "settings_changed", what="a new baseline for the new settings")
+        assert "measurement settings changed" in d.logs()
+        assert "latency.loads=6000" in d.logs()
+        assert d.stop()[0] == 0
+    # And it survives a restart with the same settings.
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_for(lambda: complete(d), what="the new baseline")
+        assert d.stop()[0] == 0
+    with Daemon(numaprobe_bin, config) as d:
+        assert origin(d) == "restored"
