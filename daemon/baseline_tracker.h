@@ -29,9 +29,10 @@ class BaselineTracker {
   void Load(const std::string& fingerprint, const std::string& settings);
   void Reconfigure(std::string state_directory) { state_directory_ = std::move(state_directory); }
 
-  // One round: BeginRound, then Observe each probe's final result (a median,
-  // or a failure), then EndRound, which feeds the recorder only if no probe
-  // failed, so the baseline has a value for every pair and op.
+  // One round: BeginRound, then Observe the final result of each probe the
+  // baseline covers (latency and bandwidth: a median, or a failure), then
+  // EndRound, which feeds the recorder only if none of them failed, so the
+  // baseline has a value for every pair and op.
   void BeginRound();
   void Observe(const BaselineValue& median) { round_values_.push_back(median); }
   void ObserveFailure() { ++round_failures_; }

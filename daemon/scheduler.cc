@@ -333,7 +333,10 @@ class Scheduler::Loop {
     const bool ok = ran.outcome == k::Outcome::kOk;
     const bool will_retry = ran.outcome == k::Outcome::kDisturbed && task.attempt == 0;
     if (ok && ran.baseline) baseline_.Observe(*ran.baseline);
-    if (!ok && !will_retry) baseline_.ObserveFailure();
+    // Only probes the baseline holds values for can leave a round incomplete:
+    // a core-to-core pair that is always disturbed on a busy host must not
+    // keep the memory baseline from ever being recorded.
+    if (!ok && !will_retry && ran.baseline) baseline_.ObserveFailure();
     store_.Update([&](Snapshot& s) {
       ran.record(s, UnixNow(), cost);
       lock_wait_.Finished(job->lock_wait_seconds);
