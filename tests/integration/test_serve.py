@@ -52,10 +52,24 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
     with Daemon(numaprobe_bin, write_config(workdir)) as d:
         d.wait_ready()
         d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="baseline")
+        c2c = "numaprobe_core_to_core_latency_seconds"
+        if two_cpus():
+            # c2c has no baseline, so the baseline does not wait for it.
+            try:
+                d.wait_for(lambda: c2c in parse_metrics(d.metrics()), timeout=30, what="a core-to-core figure")
+            except AssertionError:
+                if SLOWDOWN == 1:
+                    raise
         m = parse_metrics(d.metrics())
     missing = [name for name in CONTRACT if name not in m]
     if not two_cpus():
-        missing.remove("numaprobe_core_to_core_latency_seconds")
+        missing.remove(c2c)
+    elif SLOWDOWN > 1 and c2c in missing:
+        # Under a sanitizer runtime the ping-pong threads are preempted in every
+        # sample, so every c2c run may be (correctly) discarded as disturbed;
+        # then it must show as such. The release run asserts the figure.
+        assert series(m, "numaprobe_probe_runs_total", probe="c2c", result="disturbed")[0] > 0, m
+        missing.remove(c2c)
     assert not missing, missing
     lat = series(m, "numaprobe_memory_latency_seconds", cpu_node="0", mem_node="0")
     assert len(lat) == 1 and 1e-8 < lat[0] < 2e-6, lat
@@ -64,8 +78,8 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
     for op in ("read", "write", "copy"):
         bw = series(m, "numaprobe_memory_bandwidth_bytes_per_second", cpu_node="0", mem_node="0", op=op)
         assert len(bw) == 1 and 1e8 < bw[0] < 1e12, (op, bw)
-    if two_cpus():
-        c2c = m["numaprobe_core_to_core_latency_seconds"]
+    if c2c in m:
+        c2c = m[c2c]
         assert all(0 < v < 1e-5 for _, v in c2c), c2c
         assert {l["relation"] for l, _ in c2c} <= {"smt", "same_llc", "same_node", "cross_node"}
         assert all(l["line_node"] == "0" for l, _ in c2c)
