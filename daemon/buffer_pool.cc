@@ -12,11 +12,6 @@ using kernels::Expected;
 using kernels::Failure;
 using kernels::Outcome;
 
-namespace {
-constexpr std::size_t kHugePage = 2u << 20;
-constexpr std::size_t kMinLatencyBytes = 16u << 20;  // the kernels' smallest automatic size
-}  // namespace
-
 BufferPool::Entry* BufferPool::Find(Kind kind, int node) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->kind == kind && it->node == node) {
@@ -54,7 +49,7 @@ std::size_t BufferPool::AutomaticLatencyBytes(int node, std::size_t llc_bytes) {
   // and say that some loads may now hit the LLC.
   const std::size_t reserved = settings_.bandwidth_enabled ? settings_.bandwidth_bytes : 0;
   const std::size_t room = settings_.budget_bytes > reserved ? settings_.budget_bytes - reserved : 0;
-  const std::size_t cap = std::max(kMinLatencyBytes, room / kHugePage * kHugePage);
+  const std::size_t cap = kernels::DefaultLatencyBufferBytes(llc_bytes, settings_.stride, room);
   if (wanted <= cap) return wanted;
   if (warned_nodes_.insert(node).second) {
     const std::size_t footprint = cap * 64 / std::max<std::size_t>(settings_.stride, 64);

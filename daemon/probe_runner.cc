@@ -14,8 +14,13 @@ bool IsPlacementOutcome(Outcome outcome) {
   return outcome == Outcome::kPlacementMismatch || outcome == Outcome::kPlacementUnverified;
 }
 
-std::string LockWaitCancelled(const ProbeLock& lock) {
-  return "stopped while waiting for another numaprobe process to release " + lock.path();
+// False, with `result` marked cancelled, if `stop` came while waiting for the lock.
+template <class Result>
+bool Held(const ProbeLockHold& hold, const ProbeLock& lock, Result& result) {
+  if (hold.held()) return true;
+  result.outcome = Outcome::kCancelled;
+  result.reason = "stopped while waiting for another numaprobe process to release " + lock.path();
+  return false;
 }
 
 }  // namespace
@@ -25,11 +30,7 @@ LatencyRecord ProbeRunner::RunLatency(const MemoryPair& pair, const std::atomic<
   record.result.cpu = pair.cpu;
   record.result.buffer.node = pair.mem_node;
   ProbeLockHold hold(lock_, stop, on_lock_busy_);
-  if (!hold.held()) {
-    record.result.outcome = Outcome::kCancelled;
-    record.result.reason = LockWaitCancelled(lock_);
-    return record;
-  }
+  if (!Held(hold, lock_, record.result)) return record;
   auto buffer = pool_.Latency(pair.mem_node, topology_.LlcBytesOf(pair.cpu));
   if (!buffer.ok()) {
     record.result.outcome = buffer.failure().outcome;
@@ -69,11 +70,7 @@ BandwidthRecord ProbeRunner::RunBandwidth(const MemoryPair& pair, kernels::Bandw
   record.result.cpus = BandwidthCpus(pair);
   record.result.buffer.node = pair.mem_node;
   ProbeLockHold hold(lock_, stop, on_lock_busy_);
-  if (!hold.held()) {
-    record.result.outcome = Outcome::kCancelled;
-    record.result.reason = LockWaitCancelled(lock_);
-    return record;
-  }
+  if (!Held(hold, lock_, record.result)) return record;
   auto buffer = pool_.Bandwidth(pair.mem_node);
   if (!buffer.ok()) {
     record.result.outcome = buffer.failure().outcome;
@@ -95,17 +92,14 @@ C2cRecord ProbeRunner::RunC2c(const C2cPair& pair, const std::atomic<bool>* stop
   spec.cpu_b = pair.cpu_b;
   spec.line_node = pair.line_node;
   spec.stop = stop;
+  C2cRecord record{pair, {}};
+  record.result.cpu_a = pair.cpu_a;
+  record.result.cpu_b = pair.cpu_b;
+  record.result.line.node = pair.line_node;
   ProbeLockHold hold(lock_, stop, on_lock_busy_);
-  if (!hold.held()) {
-    C2cRecord record{pair, {}};
-    record.result.cpu_a = pair.cpu_a;
-    record.result.cpu_b = pair.cpu_b;
-    record.result.line.node = pair.line_node;
-    record.result.outcome = Outcome::kCancelled;
-    record.result.reason = LockWaitCancelled(lock_);
-    return record;
-  }
-  return C2cRecord{pair, kernels::MeasureCoreToCore(spec)};
+  if (!Held(hold, lock_, record.result)) return record;
+  record.result = kernels::MeasureCoreToCore(spec);
+  return record;
 }
 
 }  // namespace numaprobe::daemon

@@ -86,12 +86,13 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
 
 }  // namespace
 
-std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride) {
+std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride, std::size_t max_bytes) {
   // Each element touches one 64 B line, so the cold footprint is bytes * 64 / stride.
   const std::size_t lines_per_element = std::max(stride, kMinStride) / 64;
   const std::size_t wanted = (llc_bytes * 4 * lines_per_element + kHugePage - 1) / kHugePage *
                              kHugePage;
-  return std::clamp(wanted, kMinDefaultBytes, kMaxDefaultBytes);
+  const std::size_t ceiling = std::max(kMinDefaultBytes, std::min(kMaxDefaultBytes, max_bytes / kHugePage * kHugePage));
+  return std::clamp(wanted, kMinDefaultBytes, ceiling);
 }
 
 Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {

@@ -31,7 +31,10 @@ struct LatencyBufferSpec {
 
 // bytes such that bytes * 64 / stride >= 4 * llc_bytes, rounded up to 2 MiB,
 // clamped to [16 MiB, 2 GiB].
-std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride);
+// `max_bytes` (rounded down to 2 MiB) lowers the 2 GiB ceiling, never the
+// 16 MiB floor: what a memory budget leaves for the buffer.
+std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride,
+                                      std::size_t max_bytes = SIZE_MAX);
 
 class LatencyBuffer {
  public:

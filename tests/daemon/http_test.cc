@@ -43,11 +43,10 @@ struct HttpResponse {
   }
 };
 
-// One request on a fresh connection; the server closes it after the response.
-HttpResponse Fetch(int port, const std::string& path, const std::string& method = "GET") {
-  HttpResponse response;
+// A socket connected to 127.0.0.1:port whose reads give up after 5 s; -1 on failure.
+int ConnectLoopback(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return response;
+  if (fd < 0) return -1;
   timeval timeout{5, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   sockaddr_in addr{};
@@ -56,8 +55,16 @@ HttpResponse Fetch(int port, const std::string& path, const std::string& method 
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     close(fd);
-    return response;
+    return -1;
   }
+  return fd;
+}
+
+// One request on a fresh connection; the server closes it after the response.
+HttpResponse Fetch(int port, const std::string& path, const std::string& method = "GET") {
+  HttpResponse response;
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return response;
   const std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
     close(fd);
@@ -140,23 +147,17 @@ TEST(Http, ServesHealthReadinessMetricsAndErrors) {
 // A connection for several requests, reading each response by its Content-Length.
 class Connection {
  public:
-  explicit Connection(int port) : fd_(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    timeval timeout{5, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
+  explicit Connection(int port) : fd_(ConnectLoopback(port)) {}
+  ~Connection() {
+    if (fd_ >= 0) close(fd_);
   }
-  ~Connection() { close(fd_); }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   // The head (status line and headers) and body of one response; "" on failure.
   // A HEAD response announces the length of the body it does not carry.
   std::pair<std::string, std::string> Exchange(const std::string& request) {
-    if (!connected_ || send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0) return {};
+    if (fd_ < 0 || send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0) return {};
     std::size_t end;
     while ((end = pending_.find("\r\n\r\n")) == std::string::npos) {
       if (!Receive()) return {};
@@ -187,7 +188,6 @@ class Connection {
     return true;
   }
   int fd_;
-  bool connected_ = false;
   std::string pending_;
 };
 

@@ -24,6 +24,8 @@ import urllib.request
 import pytest
 import yaml
 
+from deploy_env import numaprobe_bin, need
+
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 DEPLOY = ROOT / "deploy"
 UNIT = DEPLOY / "systemd" / "numaprobe.service"
@@ -43,20 +45,6 @@ DEFAULT_BUDGET = 2**30  # memory.budget when the config does not set it
 # Syscalls the probes cannot work without (all in systemd's @resources group).
 NUMA_SYSCALLS = {"mbind", "set_mempolicy", "get_mempolicy", "move_pages", "sched_setaffinity",
                  "sched_setscheduler", "setpriority"}
-
-
-def numaprobe_bin():
-    path = os.environ.get("NUMAPROBE_BIN")
-    if not path:
-        pytest.skip("NUMAPROBE_BIN is not set (ctest sets it to the built binary)")
-    return path
-
-
-def need(tool):
-    path = shutil.which(tool)
-    if not path:
-        pytest.skip(f"{tool} is not installed")
-    return path
 
 
 # --- sizes -------------------------------------------------------------------

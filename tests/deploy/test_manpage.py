@@ -24,6 +24,8 @@ import subprocess
 import pytest
 import yaml
 
+from deploy_env import on_ci, numaprobe_bin
+
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 MANPAGE = ROOT / "docs" / "numaprobe.8"
 DEFAULT_CONFIG = ROOT / "config" / "numaprobe.yaml"
@@ -45,17 +47,6 @@ COMMANDS = {
 COMMON_OPTIONS = {"--help", "--version"}
 
 OPTION = re.compile(r"(?<![\w-])--[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
-
-
-def on_ci():
-    return os.environ.get("CI", "").strip().lower() == "true"
-
-
-def numaprobe_bin():
-    path = os.environ.get("NUMAPROBE_BIN")
-    if not path:
-        pytest.skip("NUMAPROBE_BIN is not set (ctest sets it to the built binary)")
-    return path
 
 
 # --- reading roff --------------------------------------------------------------
@@ -80,26 +71,24 @@ def title(line):
     return " ".join(line.split(None, 1)[1].replace('"', "").split()) if " " in line else ""
 
 
-def sections(lines):
-    """{.SH title: [lines]}."""
+def split_by(lines, macro):
+    """{title: [lines]} of each `macro` (".SH", ".SS") heading, up to the next one."""
     out, current = {}, None
     for line in lines:
-        if line.startswith(".SH"):
+        if line.startswith(macro):
             current = out.setdefault(title(line), [])
         elif current is not None:
             current.append(line)
     return out
+
+
+def sections(lines):
+    return split_by(lines, ".SH")
 
 
 def subsections(lines):
-    """{.SS title: [lines]} within one section."""
-    out, current = {}, None
-    for line in lines:
-        if line.startswith(".SS"):
-            current = out.setdefault(title(line), [])
-        elif current is not None:
-            current.append(line)
-    return out
+    """Within one section."""
+    return split_by(lines, ".SS")
 
 
 def tags(lines, top_level_only=False):
