@@ -2,8 +2,8 @@
 // probing. main() only parses the command line and dispatches to commands.
 #include <fmt/format.h>
 
-#include "daemon/commands.h"
-#include "daemon/version.h"
+#include "daemon/cli/commands.h"
+#include "daemon/common/version.h"
 
 int main(int argc, char** argv) {
   using namespace numaprobe::daemon;

@@ -1,5 +1,5 @@
 // Unit tests for daemon/baseline.cc.
-#include "daemon/baseline.h"
+#include "daemon/serve/baseline.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

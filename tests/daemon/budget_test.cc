@@ -1,5 +1,5 @@
 // Unit tests for daemon/budget.cc
-#include "daemon/budget.h"
+#include "daemon/serve/budget.h"
 
 #include <gtest/gtest.h>
 

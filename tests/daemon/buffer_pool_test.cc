@@ -1,4 +1,4 @@
-#include "daemon/buffer_pool.h"
+#include "daemon/probing/buffer_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
 // Unit tests for daemon/config.cc (and the schema walk in daemon/config_reader.cc)
-#include "daemon/config.h"
+#include "daemon/config/config.h"
+#include "daemon/probing/probe_settings.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

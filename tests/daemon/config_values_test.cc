@@ -1,5 +1,5 @@
 // Unit tests for daemon/config_values.cc
-#include "daemon/config_values.h"
+#include "daemon/config/config_values.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

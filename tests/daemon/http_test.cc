@@ -1,7 +1,7 @@
 // Unit tests for daemon/http.cc, daemon/listen_address.cc and
 // daemon/landing_page.cc: a real server on 127.0.0.1:0, fetched with a tiny
 // raw-socket HTTP/1.1 client (no curl in unit tests).
-#include "daemon/http.h"
+#include "daemon/web/http.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/landing_page.h"
-#include "daemon/listen_address.h"
+#include "daemon/web/landing_page.h"
+#include "daemon/web/listen_address.h"
 #include "tests/daemon/metrics_test_util.h"
 
 namespace numaprobe::daemon {

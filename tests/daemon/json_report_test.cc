@@ -1,5 +1,5 @@
 // Unit tests for daemon/json_report.cc
-#include "daemon/json_report.h"
+#include "daemon/output/json_report.h"
 
 #include <gtest/gtest.h>
 

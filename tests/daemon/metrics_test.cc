@@ -10,7 +10,7 @@
 //
 // The promtool test lints the same text with `promtool check metrics` (Debian
 // package `prometheus`); without promtool it is skipped, or fails when CI=true.
-#include "daemon/metrics.h"
+#include "daemon/web/metrics.h"
 
 #include <gtest/gtest.h>
 #include <vector>
@@ -30,7 +30,7 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/version.h"
+#include "daemon/common/version.h"
 #include "tests/daemon/metrics_test_util.h"
 
 namespace numaprobe::daemon {

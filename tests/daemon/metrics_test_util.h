@@ -8,7 +8,7 @@
 
 #include <prometheus/metric_family.h>
 
-#include "daemon/snapshot.h"
+#include "daemon/serve/snapshot.h"
 
 namespace numaprobe::daemon {
 

@@ -1,6 +1,6 @@
 // Unit tests for daemon/plan.cc, on the hwloc XML fixtures described in
 // tests/fixtures/topology/README.md.
-#include "daemon/plan.h"
+#include "daemon/probing/plan.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "daemon/probe_lock.h"
+#include "daemon/probing/probe_lock.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/lock_wait_meter.h"
+#include "daemon/serve/lock_wait_meter.h"
 
 namespace numaprobe::daemon {
 namespace {

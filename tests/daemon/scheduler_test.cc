@@ -1,6 +1,6 @@
 // Unit tests for daemon/scheduler.cc (the parts that do not run probes; the
 // loop itself is exercised end to end by tests/integration/test_serve.py).
-#include "daemon/scheduler.h"
+#include "daemon/serve/scheduler.h"
 
 #include <gtest/gtest.h>
 

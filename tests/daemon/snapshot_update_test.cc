@@ -1,5 +1,5 @@
 // Unit tests for daemon/snapshot_update.cc
-#include "daemon/snapshot_update.h"
+#include "daemon/serve/snapshot_update.h"
 
 #include <gtest/gtest.h>
 

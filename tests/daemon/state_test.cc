@@ -1,6 +1,6 @@
 // Unit tests for daemon/state.cc: the host fingerprint and the atomically
 // written state file.
-#include "daemon/state.h"
+#include "daemon/serve/state.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,0 +1,173 @@
+// `numaprobe probe`: the one-shot matrices a person runs at a terminal, like
+// `mlc --latency_matrix` / `--bandwidth_matrix` / `--c2c_latency`, but open
+// and non-root. Measures with the same ProbeRunner the daemon uses.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "daemon/probing/buffer_pool.h"
+#include "daemon/cli/commands.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_values.h"
+#include "daemon/output/json_report.h"
+#include "daemon/cli/plan_flags.h"
+#include "daemon/probing/probe_lock.h"
+#include "daemon/probing/probe_runner.h"
+#include "daemon/probing/probe_settings.h"
+#include "daemon/cli/progress.h"
+#include "daemon/output/table_report.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+namespace k = kernels;
+
+namespace {
+
+const std::map<std::string, k::PagePolicy> kPagePolicies = {
+    {"auto", k::PagePolicy::kAuto}, {"hugetlb", k::PagePolicy::kHugetlb},
+    {"thp", k::PagePolicy::kThp}, {"4k", k::PagePolicy::kSmall}};
+const std::map<std::string, k::BandwidthOp> kOps = {
+    {"read", k::BandwidthOp::kRead}, {"write", k::BandwidthOp::kWrite}, {"copy", k::BandwidthOp::kCopy}};
+const std::map<std::string, k::Isa> kIsas = {
+    {"auto", k::Isa::kAuto}, {"sse2", k::Isa::kSse2}, {"avx2", k::Isa::kAvx2}, {"avx512", k::Isa::kAvx512}};
+
+// Sizes are written as in the configuration file (256MiB, 1GiB, 64MB for
+// powers of 1000; no bare "M"): one syntax, so a value can be copied between them.
+CLI::Validator Size() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        auto parsed = ParseSize(text);
+        if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+        text = std::to_string(std::get<std::uint64_t>(parsed));
+        return "";
+      },
+      "SIZE");
+}
+
+BufferSettings UnlimitedBuffers(BufferSettings settings) {
+  settings.budget_bytes = 0;
+  return settings;
+}
+
+struct ProbeCommand {
+  PlanFlags plan;
+  std::vector<std::string> tests{"latency", "bandwidth", "c2c"};
+  std::string format = "table";
+  // The same defaults as the daemon (config/numaprobe.yaml), so that a figure
+  // from the terminal and one from /metrics are measured the same way; the
+  // daemon's memory budget does not apply to a one-shot run.
+  BufferSettings buffers = UnlimitedBuffers(BufferSettingsFrom(Config{}));
+  ProbeSettings settings = ProbeSettingsFrom(Config{});
+  std::vector<k::BandwidthOp> ops = settings.ops;
+  std::string lock_file = kDefaultProbeLockFile;
+
+  void Register(CLI::App& sub) {
+    plan.Register(sub);
+    sub.add_option("--tests", tests, "Probes to run")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"latency", "bandwidth", "c2c"}));
+    sub.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
+    sub.add_option("--pages", buffers.pages, "Page size policy: auto (hugetlb, then THP, then 4 KiB), hugetlb, thp, 4k")
+        ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
+    sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
+        ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
+    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256MiB (0: 4x the LLC footprint)")
+        ->transform(Size());
+    sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
+        ->check(CLI::Range(1, 1000));
+    sub.add_option("--loads", settings.latency.loads_per_sample, "Latency: dependent loads per sample")
+        ->check(CLI::Range(std::uint64_t{100}, std::uint64_t{1'000'000'000}));
+    sub.add_option("--bandwidth-buffer", buffers.bandwidth_bytes, "Bandwidth buffer size per node, e.g. 512MiB")
+        ->transform(Size());
+    sub.add_option("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB")
+        ->transform(Size());
+    sub.add_option("--bursts", settings.bandwidth.bursts, "Bandwidth: bursts per estimate")->check(CLI::Range(1, 1000));
+    sub.add_option("--ops", ops, "Bandwidth operations")
+        ->delimiter(',')
+        ->transform(CLI::CheckedTransformer(kOps, CLI::ignore_case));
+    sub.add_option("--threads", settings.bandwidth_threads, "Bandwidth: pinned threads per measurement")
+        ->check(CLI::Range(1, 1024));
+    sub.add_option("--isa", settings.bandwidth.isa, "Bandwidth: instruction set (auto never picks avx512)")
+        ->transform(CLI::CheckedTransformer(kIsas, CLI::ignore_case));
+    sub.add_option("--round-trips", settings.c2c.round_trips, "Core-to-core: round trips per sample")
+        ->check(CLI::Range(10, 10'000'000));
+    sub.add_option("--lock-file", lock_file,
+                   "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
+  }
+
+  bool Wants(const std::string& test) const {
+    return std::find(tests.begin(), tests.end(), test) != tests.end();
+  }
+
+  int Run() {
+    settings.c2c.samples = settings.latency.samples;
+    settings.ops = ops;
+    auto host = PlanFromFlags(plan);
+    if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
+    const auto& [topology, p] = std::get<HostPlan>(host);
+    auto lock = ProbeLock::Open(lock_file);
+    if (!lock.ok()) {
+      fmt::print(stderr, "numaprobe: {} (--lock-file \"\" runs without host-wide exclusion)\n",
+                 lock.failure().reason);
+      return kExitUsage;
+    }
+    ProbeReport report{ReadHostInfo(topology.cpu_model), {}, {}, {}};
+    BufferPool pool(buffers);
+    bool told = false;
+    ProbeRunner runner(topology, pool, settings, lock.value(), [&] {
+      if (!std::exchange(told, true)) {
+        fmt::print(stderr, "numaprobe: another numaprobe process is probing (it holds {}): waiting for it\n",
+                   lock_file);
+      }
+    });
+    const int total = static_cast<int>((Wants("latency") ? p.memory_pairs.size() : 0) +
+                                       (Wants("bandwidth") ? p.memory_pairs.size() * ops.size() : 0) +
+                                       (Wants("c2c") ? p.c2c_pairs.size() : 0));
+    {
+      Progress progress(total);
+      if (Wants("latency")) {
+        for (const auto& pair : p.memory_pairs) {
+          report.latency.push_back(runner.RunLatency(pair, nullptr));
+          progress.Step(fmt::format("latency cpu {} -> node {}", pair.cpu, pair.mem_node));
+        }
+      }
+      if (Wants("bandwidth")) {
+        for (const auto& pair : p.memory_pairs) {
+          for (k::BandwidthOp op : ops) {
+            report.bandwidth.push_back(runner.RunBandwidth(pair, op, nullptr));
+            progress.Step(
+                fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(op), pair.cpu, pair.mem_node));
+          }
+        }
+      }
+      if (Wants("c2c")) {
+        for (const auto& pair : p.c2c_pairs) {
+          report.c2c.push_back(runner.RunC2c(pair, nullptr));
+          progress.Step(fmt::format("core-to-core cpu {} <-> cpu {}", pair.cpu_a, pair.cpu_b));
+        }
+      }
+    }
+    if (format == "json") {
+      std::cout << ReportToJson(report, topology, p).dump(2) << '\n';
+    } else {
+      std::cout << FormatReport(report);
+    }
+    return report.all_ok() ? kExitOk : kExitFailure;
+  }
+};
+
+}  // namespace
+
+void AddProbeCommand(CLI::App& app, CommandAction& run) {
+  auto command = std::make_shared<ProbeCommand>();
+  CLI::App* sub = app.add_subcommand("probe", "Measure the latency, bandwidth and core-to-core matrices once and print them");
+  command->Register(*sub);
+  sub->callback([&run, command] { run = [command] { return command->Run(); }; });
+}
+
+}  // namespace numaprobe::daemon

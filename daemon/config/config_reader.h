@@ -1,0 +1,104 @@
+// The YAML half of config parsing: walks one mapping of the document, refuses
+// keys it does not know, converts values (config_values.h) and checks their
+// range. Every problem is recorded, with its dotted key and 1-based line, in a
+// ConfigErrors shared by the whole document, and the walk goes on: an operator
+// fixing a file wants all of its mistakes at once. A getter leaves its output
+// untouched when the key is absent or wrong, so the default stays in place.
+//
+// Internal to daemon/config.cc; nothing else should see yaml-cpp types.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "daemon/config/config.h"
+
+namespace numaprobe::daemon {
+
+class ConfigErrors {
+ public:
+  void Add(std::string key, int line, std::string message);
+  bool Has(std::string_view key) const;  // an error was recorded for exactly this key
+  // The 1-based line `key` was written on, 0 if it was not written.
+  int LineOf(std::string_view key) const;
+  void NoteLine(std::string key, int line) { lines_.emplace_back(std::move(key), line); }
+  bool empty() const { return errors_.empty(); }
+  std::vector<ConfigError> Take() && { return std::move(errors_); }
+
+ private:
+  std::vector<ConfigError> errors_;
+  std::vector<std::pair<std::string, int>> lines_;
+};
+
+// A closed or half-open interval for messages like "0.9 is out of range (0, 0.5]".
+struct NumberRange {
+  double min;
+  double max;
+  bool min_open = false;
+};
+
+class ConfigSection {
+ public:
+  // `node` is the mapping at dotted `path` ("" for the document), written on
+  // `line`. A null node is an empty section: every key keeps its default.
+  ConfigSection(ConfigErrors& errors, const YAML::Node& node, std::string path, int line,
+                std::initializer_list<std::string_view> known_keys);
+
+  // The nested mapping under `key` (empty when absent or not a mapping).
+  ConfigSection Section(std::string_view key, std::initializer_list<std::string_view> known_keys);
+
+  void Bool(std::string_view key, bool& out);
+  void Integer(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t& out);
+  template <class T>
+  void Integer(std::string_view key, std::int64_t min, std::int64_t max, T& out) {
+    std::int64_t value = static_cast<std::int64_t>(out);
+    Integer(key, min, max, value);
+    out = static_cast<T>(value);
+  }
+  void Number(std::string_view key, NumberRange range, double& out);
+  void Size(std::string_view key, std::uint64_t min, std::uint64_t max, std::size_t& out);
+  void Duration(std::string_view key, std::chrono::milliseconds min, std::chrono::milliseconds max,
+                std::chrono::milliseconds& out);
+  void String(std::string_view key, std::string& out);
+  // A CPU or node list: a string in the kernel's list format ("0-3,8") or a
+  // YAML list of integers; either way sorted and duplicate-free.
+  void IdList(std::string_view key, std::vector<int>& out);
+
+  // One of `names`; returns its index.
+  std::optional<std::size_t> Choice(std::string_view key, const std::vector<std::string_view>& names);
+  // A non-empty YAML list of distinct `names`; returns their indices.
+  std::optional<std::vector<std::size_t>> ChoiceList(std::string_view key, const std::vector<std::string_view>& names);
+
+  // Records a problem with `key` found by the caller (a cross-field rule).
+  void Error(std::string_view key, std::string message);
+  bool Has(std::string_view key) const { return FindEntry(key) != nullptr; }
+  const std::string& path() const { return path_; }
+  int line() const { return line_; }
+
+ private:
+  struct Entry {
+    std::string key;
+    int line;
+    YAML::Node value;
+  };
+  const Entry* FindEntry(std::string_view key) const;
+  std::string Dotted(std::string_view key) const;
+  // The scalar text under `key`, or nullopt (absent, or an error recorded
+  // saying `expected` - "an integer" - and what was written instead).
+  std::optional<std::pair<std::string, int>> Scalar(std::string_view key, std::string_view expected);
+
+  ConfigErrors* errors_;
+  std::string path_;
+  int line_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,75 @@
+// Host-wide exclusion between numaprobe processes.
+//
+// Two probes running at once measure each other: a bandwidth burst loads the
+// memory controller another process's latency probe is timing. One daemon
+// never runs two probes at a time (ProbeWorker), but one host can hold several
+// numaprobe processes: the systemd service, a DaemonSet pod with the host's
+// /run/lock mounted, a person's `numaprobe probe`. They take turns through
+// flock(2) on one file, held around each probe (buffer preparation included):
+//  - the kernel drops the lock when its holder exits or crashes, so a killed
+//    process never wedges the others (no stale lock files, no pid checks);
+//  - a read-only descriptor suffices, so any user can take a lock file that
+//    another user created.
+//
+// Thread safety: one thread at a time per ProbeLock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "kernels/result.h"
+
+namespace numaprobe::daemon {
+
+class ProbeLock {
+ public:
+  // Exclusion disabled (an empty probe_lock_file): Acquire always succeeds at once.
+  ProbeLock() = default;
+  // Opens the lock file, creating it world-readable if missing. The failure
+  // names the path and the system error.
+  static kernels::Expected<ProbeLock> Open(const std::string& path);
+
+  ProbeLock(ProbeLock&& other) noexcept;
+  ProbeLock& operator=(ProbeLock&& other) noexcept;
+  ProbeLock(const ProbeLock&) = delete;
+  ProbeLock& operator=(const ProbeLock&) = delete;
+  ~ProbeLock();
+
+  // Takes the lock, waiting while another process holds it. False if `stop`
+  // was raised first. `on_busy` (may be empty) runs once when the first try
+  // finds the lock taken. Polls: a blocking flock cannot watch a stop flag.
+  bool Acquire(const std::atomic<bool>* stop, const std::function<void()>& on_busy = {});
+  void Release();
+
+  bool enabled() const { return fd_ >= 0; }
+  const std::string& path() const { return path_; }
+  // Wall time spent waiting in Acquire, over this object's life.
+  std::int64_t waited_ns() const { return waited_ns_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+  std::string path_;
+  std::int64_t waited_ns_ = 0;
+};
+
+// Holds a ProbeLock for one scope (one probe).
+class ProbeLockHold {
+ public:
+  ProbeLockHold(ProbeLock& lock, const std::atomic<bool>* stop, const std::function<void()>& on_busy)
+      : lock_(lock), held_(lock.Acquire(stop, on_busy)) {}
+  ~ProbeLockHold() {
+    if (held_) lock_.Release();
+  }
+  ProbeLockHold(const ProbeLockHold&) = delete;
+  ProbeLockHold& operator=(const ProbeLockHold&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  ProbeLock& lock_;
+  bool held_;
+};
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,29 @@
+#include "daemon/probing/probe_settings.h"
+
+namespace numaprobe::daemon {
+
+ProbeSettings ProbeSettingsFrom(const Config& config) {
+  ProbeSettings settings;
+  settings.latency.samples = config.latency.samples;
+  settings.latency.loads_per_sample = config.latency.loads_per_sample;
+  settings.bandwidth.burst_bytes = config.bandwidth.burst_bytes;
+  settings.bandwidth.bursts = config.bandwidth.bursts;
+  settings.bandwidth_threads = config.bandwidth.threads;
+  settings.ops = config.bandwidth.ops;
+  settings.c2c.samples = config.core_to_core.samples;
+  settings.c2c.round_trips = config.core_to_core.round_trips;
+  return settings;
+}
+
+BufferSettings BufferSettingsFrom(const Config& config) {
+  BufferSettings settings;
+  settings.latency_bytes = config.latency.buffer_bytes;
+  settings.stride = config.latency.stride_bytes;
+  settings.bandwidth_bytes = config.bandwidth.buffer_bytes;
+  settings.pages = config.memory.pages;
+  settings.budget_bytes = config.memory.budget_bytes;
+  settings.bandwidth_enabled = config.bandwidth.enabled;
+  return settings;
+}
+
+}  // namespace numaprobe::daemon

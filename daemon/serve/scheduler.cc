@@ -1,0 +1,448 @@
+#include "daemon/serve/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "daemon/serve/baseline_tracker.h"
+#include "daemon/serve/budget.h"
+#include "daemon/probing/buffer_pool.h"
+#include "daemon/common/host_info.h"
+#include "daemon/serve/lock_wait_meter.h"
+#include "daemon/probing/probe_lock.h"
+#include "daemon/probing/probe_runner.h"
+#include "daemon/probing/probe_settings.h"
+#include "daemon/serve/probe_worker.h"
+#include "daemon/serve/sd_notify.h"
+#include "daemon/serve/snapshot_update.h"
+#include "daemon/serve/state.h"
+#include "daemon/common/wall_clock.h"
+#include "kernels/clock.h"
+
+namespace numaprobe::daemon {
+
+namespace k = kernels;
+
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config) {
+  std::vector<Task> tasks;
+  if (config.latency.enabled) {
+    for (const auto& pair : plan.memory_pairs) tasks.push_back({Task::Kind::kLatency, pair, {}, {}, 0});
+  }
+  if (config.bandwidth.enabled) {
+    for (const auto& pair : plan.memory_pairs) {
+      for (k::BandwidthOp op : config.bandwidth.ops) tasks.push_back({Task::Kind::kBandwidth, pair, op, {}, 0});
+    }
+  }
+  if (config.core_to_core.enabled) {
+    for (const auto& c2c : plan.c2c_pairs) tasks.push_back({Task::Kind::kC2c, {}, {}, c2c, 0});
+  }
+  return tasks;
+}
+
+k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
+  auto topology = k::Topology::FromHost();
+  if (!topology.ok()) return topology.failure();
+  auto plan = BuildPlan(config.targets, topology.value());
+  if (plan.ok() && topology_out != nullptr) *topology_out = std::move(topology).value();
+  return plan;
+}
+
+std::vector<std::string> CheckOnHost(const Config& config) {
+  std::vector<std::string> problems;
+  if (auto plan = PlanOnHost(config); !plan.ok()) problems.push_back(plan.failure().reason);
+  if (auto lock = ProbeLock::Open(config.probe_lock_file); !lock.ok()) {
+    problems.push_back(lock.failure().reason + " (probe_lock_file: \"\" disables host-wide exclusion)");
+  }
+  return problems;
+}
+
+namespace {
+
+// "latency cpu 3 -> node 1": how logs name a probe run.
+std::string Describe(const Task& task) {
+  switch (task.kind) {
+    case Task::Kind::kLatency:
+      return fmt::format("latency cpu {} -> node {}", task.pair.cpu, task.pair.mem_node);
+    case Task::Kind::kBandwidth:
+      return fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(task.op), task.pair.cpu,
+                         task.pair.mem_node);
+    case Task::Kind::kC2c:
+      break;
+  }
+  return fmt::format("core-to-core cpu {} <-> cpu {}", task.c2c.cpu_a, task.c2c.cpu_b);
+}
+
+bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
+  return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
+}
+
+}  // namespace
+
+class Scheduler::Loop {
+ public:
+  Loop(Config config, ResultStore& store, k::Topology topology, Plan plan, ProbeLock lock)
+      : store_(store),
+        config_(std::move(config)),
+        topology_(std::move(topology)),
+        lock_(std::move(lock)),
+        budget_(config_.schedule.duty_cycle),
+        baseline_(config_.state_directory, config_.baseline.rounds),
+        rng_(std::random_device{}()),
+        watchdog_(SdWatchdogInterval()),
+        worker_(config_.schedule.priority) {
+    Adopt(std::move(plan));
+  }
+
+  void RequestStop() {
+    stop_.store(true);
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+
+  // An unchanged config on SIGHUP: only re-read the state file (how
+  // `numaprobe baseline reset` reaches the daemon), without restarting the round.
+  void RequestStateReload() {
+    reload_state_.store(true);
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+
+  void RequestReload(Config config) {
+    std::lock_guard lock(mu_);
+    pending_ = std::move(config);
+    cv_.notify_all();
+  }
+
+  // False if a probe had to be abandoned at stop (see ProbeWorker).
+  bool Run() {
+    while (!stop_.load()) {
+      ApplyPendingChanges();
+      const std::int64_t round_start = k::MonotonicNs();
+      std::vector<Task> tasks = RoundTasks(plan_, config_);
+      bool complete = !tasks.empty();
+      baseline_.BeginRound();
+      for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (!WaitUntil(budget_.next_allowed_ns()) || ChangesPending()) {
+          complete = false;
+          break;
+        }
+        if (!RunTask(tasks[i], tasks)) return false;
+      }
+      if (complete && !stop_.load()) EndRound();
+      std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
+      const auto interval_ns = static_cast<std::int64_t>(
+          std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
+      WaitUntil(round_start + interval_ns);
+    }
+    return true;
+  }
+
+ private:
+  // Sleeps until `deadline_ns` (monotonic), waking for stop, reload and the
+  // systemd watchdog. False if stopping; true early if a change is pending.
+  bool WaitUntil(std::int64_t deadline_ns) {
+    while (true) {
+      SdNotify("WATCHDOG=1");
+      if (stop_.load()) return false;
+      ReloadStateIfAsked();
+      if (ChangesPending()) return true;
+      const std::int64_t now = k::MonotonicNs();
+      RefreshDutyCycle(now);
+      if (now >= deadline_ns) return true;
+      std::int64_t wait_ns = deadline_ns - now;
+      if (watchdog_) wait_ns = std::min<std::int64_t>(wait_ns, watchdog_->count() * 1'000'000);
+      // Re-check the cpuset (and refresh the duty cycle) at least every 10 s while idle.
+      wait_ns = std::min<std::int64_t>(wait_ns, 10'000'000'000);
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns),
+                   [&] { return stop_.load() || pending_.has_value() || reload_state_.load(); });
+    }
+  }
+
+  // The observed duty cycle also falls while nothing runs (long intervals, a
+  // held lock): refresh it while waiting, not only when a probe ends.
+  void RefreshDutyCycle(std::int64_t now) {
+    if (now - duty_published_ns_ < 5'000'000'000) return;
+    duty_published_ns_ = now;
+    store_.Update([&](Snapshot& s) { s.duty_cycle_ratio = budget_.ObservedRatio(now); });
+  }
+
+  void ReloadStateIfAsked() {
+    if (!reload_state_.exchange(false)) return;
+    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
+  }
+
+  // A reload, or a change of the CPUs / memory nodes this process may use
+  // (container cpusets change at run time), restarts the round on a new plan.
+  bool ChangesPending() {
+    {
+      std::lock_guard lock(mu_);
+      if (pending_) return true;
+    }
+    return !SameRestriction(k::Restriction::FromProcess(), restriction_);
+  }
+
+  void ApplyPendingChanges() {
+    std::optional<Config> next;
+    {
+      std::lock_guard lock(mu_);
+      next.swap(pending_);
+    }
+    const bool restriction_changed = !SameRestriction(k::Restriction::FromProcess(), restriction_);
+    if (!next && !restriction_changed) return;
+    if (next) {
+      config_ = std::move(*next);
+      budget_.set_ratio(config_.schedule.duty_cycle);
+      worker_.SetPriority(config_.schedule.priority);
+    }
+    if (restriction_changed) spdlog::info("allowed CPUs or memory nodes changed: rebuilding the probe plan");
+    k::Topology topology;
+    auto plan = PlanOnHost(config_, &topology);
+    if (!plan.ok()) {
+      // Explicitly configured CPUs or nodes left the allowed set. Keep probing
+      // them: their runs fail (pin_failed, bind_failed, placement_mismatch once
+      // cgroup v2 has migrated the pages) and withdraw their figures, so the
+      // operator sees why, instead of a plan that silently shrank.
+      spdlog::error("the configured targets are no longer allowed ({}); their probes will report failures",
+                    plan.failure().reason);
+      restriction_ = k::Restriction::FromProcess();
+      return;
+    }
+    topology_ = std::move(topology);
+    Adopt(std::move(plan).value());
+  }
+
+  // Installs a new plan (start, reload or cpuset change) and everything derived from it.
+  void Adopt(Plan plan) {
+    plan_ = std::move(plan);
+    restriction_ = k::Restriction::FromProcess();
+    for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
+    spdlog::info("probe plan: {} memory pairs, {} core-to-core pairs", plan_.memory_pairs.size(),
+                 plan_.c2c_pairs.size());
+    const BufferSettings buffers = BufferSettingsFrom(config_);
+    // Prepared buffers cost more CPU than measuring them: keep them unless
+    // what they are made of changed.
+    if (!pool_ || pool_->settings() != buffers) pool_ = std::make_unique<BufferPool>(buffers);
+    if (config_.probe_lock_file != lock_.path()) {
+      // cmd_serve checked that it opens; it can still have gone since.
+      auto lock = ProbeLock::Open(config_.probe_lock_file);
+      if (lock.ok()) {
+        lock_ = std::move(lock).value();
+      } else {
+        spdlog::error("{}; probes keep using {}", lock.failure().reason, lock_.path());
+      }
+    }
+    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_), lock_,
+                                            [this] { OnLockBusy(); });
+    host_ = ReadHostInfo(topology_.cpu_model);
+    fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
+    baseline_.Reconfigure(config_.state_directory);
+    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    store_.Update([&](Snapshot& s) {
+      PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
+      baseline_.Publish(s);
+    });
+  }
+
+  // On the worker thread, when a probe finds another process probing.
+  void OnLockBusy() {
+    lock_wait_.Started(k::MonotonicNs());
+    // A second daemon on the host makes this routine: say it once, count the
+    // rest (and warn if one wait goes on for long, see WatchLockWait).
+    const bool first = !lock_busy_logged_.exchange(true);
+    spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
+                "another numaprobe process is probing (it holds {}): waiting for it", lock_.path());
+  }
+
+  // What one probe run produced, independent of its kind.
+  struct Ran {
+    k::Outcome outcome = k::Outcome::kOk;
+    std::string reason;
+    double kernel_cpu_seconds = 0;
+    std::optional<BaselineValue> baseline;  // the median, for a successful memory probe
+    std::function<void(Snapshot&, double unix_now, double cost)> record;
+  };
+
+  Ran Execute(const Task& task) {
+    const int cpu_label = config_.targets.per_cpu ? task.pair.cpu : -1;
+    Ran ran;
+    if (task.kind == Task::Kind::kLatency) {
+      auto r = runner_->RunLatency(task.pair, &stop_);
+      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
+             BaselineValue{"latency", cpu_label, task.pair.cpu_node, task.pair.mem_node, "", r.result.seconds_per_load.median},
+             [r](Snapshot& s, double now, double cost) { RecordLatency(s, r, now, cost); }};
+    } else if (task.kind == Task::Kind::kBandwidth) {
+      auto r = runner_->RunBandwidth(task.pair, task.op, &stop_);
+      const std::string op(k::BandwidthOpName(task.op));
+      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
+             BaselineValue{"bandwidth", cpu_label, task.pair.cpu_node, task.pair.mem_node, op,
+                           r.result.bytes_per_second.median},
+             [r](Snapshot& s, double now, double cost) { RecordBandwidth(s, r, now, cost); }};
+    } else {
+      auto r = runner_->RunC2c(task.c2c, &stop_);
+      const k::CpuInfo* a = topology_.FindCpu(task.c2c.cpu_a);
+      const int a_node = a != nullptr ? a->node : -1;
+      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
+             std::nullopt, [r, a_node](Snapshot& s, double now, double cost) { RecordC2c(s, r, a_node, now, cost); }};
+    }
+    return ran;
+  }
+
+  // Runs `task` on the low-priority worker while this thread keeps the
+  // watchdog fed and watches for stop. False if stopping left it unfinished.
+  bool RunTask(const Task& task, std::vector<Task>& round) {
+    const std::int64_t start_ns = k::MonotonicNs();
+    // On the heap and shared: an abandoned job may outlive this frame.
+    struct Job {
+      Task task;
+      Ran ran;
+      double cost = 0;
+      double lock_wait_seconds = 0;
+    };
+    auto job = std::make_shared<Job>(Job{task, {}, 0, 0});
+    spdlog::debug("starting {}", Describe(task));
+    worker_.Submit([this, job] {
+      const std::int64_t cpu_start_ns = k::ThreadCpuNs();
+      const std::int64_t waited_before_ns = lock_.waited_ns();
+      job->ran = Execute(job->task);
+      job->lock_wait_seconds = static_cast<double>(lock_.waited_ns() - waited_before_ns) / 1e9;
+      // The kernels measure on threads of their own and report those threads'
+      // CPU time; buffer preparation runs on the worker and is counted here.
+      job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.kernel_cpu_seconds;
+    });
+    bool warned_wait = false;
+    std::int64_t published_ns = start_ns;
+    while (!worker_.Wait(std::chrono::milliseconds(50))) {
+      SdNotify("WATCHDOG=1");
+      ReloadStateIfAsked();
+      WatchLockWait(warned_wait, published_ns);
+      // Kernels notice the stop flag between samples; a probe starved of CPU
+      // (SCHED_IDLE on a saturated host) may not, and is left behind.
+      if (stop_.load() && !worker_.Wait(std::chrono::milliseconds(250))) {
+        worker_.Abandon();
+        return false;
+      }
+    }
+    const std::int64_t end_ns = k::MonotonicNs();
+    const Ran& ran = job->ran;
+    const double cost = job->cost;
+    budget_.Charge(start_ns, end_ns, cost);
+    const bool ok = ran.outcome == k::Outcome::kOk;
+    const bool will_retry = ran.outcome == k::Outcome::kDisturbed && task.attempt == 0;
+    if (ok && ran.baseline) baseline_.Observe(*ran.baseline);
+    // Only probes the baseline holds values for can leave a round incomplete:
+    // a core-to-core pair that is always disturbed on a busy host must not
+    // keep the memory baseline from ever being recorded.
+    if (!ok && !will_retry && ran.baseline) baseline_.ObserveFailure();
+    store_.Update([&](Snapshot& s) {
+      ran.record(s, UnixNow(), cost);
+      lock_wait_.Finished(job->lock_wait_seconds);
+      s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
+      s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
+    });
+    if (ok) {
+      spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
+    } else if (ran.outcome != k::Outcome::kCancelled) {
+      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(ran.outcome), ran.reason);
+    }
+    // Disturbed runs are retried once at the end of the round, within the budget.
+    if (will_retry) {
+      Task retry = task;
+      retry.attempt = 1;
+      round.push_back(retry);
+    }
+    return true;
+  }
+
+  // While a probe waits for another process's lock: publish the wait every
+  // second, and warn once per wait after a minute (a stuck or hostile holder
+  // stops every probe; the watchdog rightly stays fed, the daemon is not hung).
+  void WatchLockWait(bool& warned, std::int64_t& published_ns) {
+    const std::int64_t now = k::MonotonicNs();
+    const double waiting = lock_wait_.CurrentSeconds(now);
+    if (waiting == 0) return;
+    if (now - published_ns >= 1'000'000'000) {
+      published_ns = now;
+      store_.Update([&](Snapshot& s) { s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now); });
+    }
+    if (!warned && waiting >= 60) {
+      warned = true;
+      spdlog::warn("probes have waited {:.0f} s for another numaprobe process holding {}; nothing is measured "
+                   "until it lets go",
+                   waiting, lock_.path());
+    }
+  }
+
+  void EndRound() {
+    baseline_.EndRound();
+    store_.Update([&](Snapshot& s) {
+      ++s.rounds_completed;
+      baseline_.Publish(s);
+    });
+  }
+
+  ResultStore& store_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> reload_state_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Config> pending_;  // guarded by mu_
+
+  // Owned by the loop thread.
+  Config config_;
+  k::Topology topology_;
+  Plan plan_;
+  k::Restriction restriction_;
+  HostInfo host_;
+  std::string fingerprint_;
+  ProbeLock lock_;  // the worker uses it during a job; replaced only between jobs
+  std::atomic<bool> lock_busy_logged_{false};
+  LockWaitMeter lock_wait_;
+  std::int64_t duty_published_ns_ = 0;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<ProbeRunner> runner_;
+  DutyBudget budget_;
+  BaselineTracker baseline_;
+  std::mt19937_64 rng_;
+  std::optional<std::chrono::milliseconds> watchdog_;
+  ProbeWorker worker_;  // last: destroyed (joined) first
+};
+
+k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store) {
+  k::Topology topology;
+  auto plan = PlanOnHost(config, &topology);
+  if (!plan.ok()) return plan.failure();
+  auto lock = ProbeLock::Open(config.probe_lock_file);
+  if (!lock.ok()) return lock.failure();
+  return std::unique_ptr<Scheduler>(new Scheduler(std::make_unique<Loop>(
+      std::move(config), store, std::move(topology), std::move(plan).value(), std::move(lock).value())));
+}
+
+Scheduler::Scheduler(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}
+
+Scheduler::~Scheduler() {
+  if (!Stop()) {
+    // A probe thread still runs on our state: the owner should have exited.
+    (void)loop_.release();
+  }
+}
+
+void Scheduler::Start() {
+  thread_ = std::thread([this] { finished_ = loop_->Run(); });
+}
+
+bool Scheduler::Stop() {
+  loop_->RequestStop();
+  if (thread_.joinable()) thread_.join();
+  return finished_;
+}
+
+void Scheduler::Reload(Config config) { loop_->RequestReload(std::move(config)); }
+
+void Scheduler::ReloadState() { loop_->RequestStateReload(); }
+
+}  // namespace numaprobe::daemon

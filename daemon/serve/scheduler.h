@@ -1,0 +1,79 @@
+// The probe loop: runs the plan's probes round after round, one at a time, at
+// low CPU priority, paced so that probe CPU time stays within the duty-cycle
+// budget, with rounds started at a jittered interval so a fleet does not probe
+// in lockstep. Results go into the ResultStore; the baseline is recorded from
+// the first complete rounds and persisted in the state directory.
+//
+// Thread safety: Create/Start/Stop/Reload may be called from any one control
+// thread (main); the loop runs on its own thread and is the store's writer.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/config/config.h"
+#include "daemon/probing/plan.h"
+#include "daemon/serve/result_store.h"
+#include "kernels/result.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+// One probe run of a round.
+struct Task {
+  enum class Kind { kLatency, kBandwidth, kC2c } kind = Kind::kLatency;
+  MemoryPair pair;
+  kernels::BandwidthOp op = kernels::BandwidthOp::kRead;
+  C2cPair c2c;
+  int attempt = 0;  // a disturbed run is retried once within the round
+};
+
+// The tasks of one round, in order: every latency pair, then bandwidth per op,
+// then core-to-core, for the enabled probes.
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config);
+
+// Builds the plan `config` implies on this host now: the check a reload must
+// pass before it replaces the running configuration.
+kernels::Expected<Plan> PlanOnHost(const Config& config, kernels::Topology* topology_out = nullptr);
+
+// Everything `serve`, a reload and `check-config` check beyond the file itself:
+// that the probes can be planned on this host now (configured CPUs and nodes
+// exist and are allowed) and that the probe lock file opens. One message per
+// problem; empty if none.
+std::vector<std::string> CheckOnHost(const Config& config);
+
+class Scheduler {
+ public:
+  // Reads the topology and plans; fails naming the problem (a configured CPU
+  // that is not allowed, ...).
+  static kernels::Expected<std::unique_ptr<Scheduler>> Create(Config config, ResultStore& store);
+  ~Scheduler();
+
+  void Start();
+  // Raises the stop flag (probes notice it between samples), wakes the loop
+  // and joins it; returns within about a second. False if a probe starved of
+  // CPU could not be stopped and was abandoned: the caller must then exit the
+  // process without destroying the Scheduler. Idempotent.
+  bool Stop();
+  // Hands over an already validated config; applied between two probes.
+  void Reload(Config config);
+  // Re-reads the state file (a `numaprobe baseline reset`) without a new
+  // config: the round goes on.
+  void ReloadState();
+
+ private:
+  class Loop;
+  Scheduler(std::unique_ptr<Loop> loop);
+
+  std::unique_ptr<Loop> loop_;
+  std::thread thread_;
+  bool finished_ = true;  // false once Run() returned after abandoning a probe
+};
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,89 @@
+// Snapshot: everything /metrics and the landing page show, as one immutable
+// value. The scheduler builds a new one after each probe and swaps it into the
+// ResultStore; a scrape copies the current shared_ptr and never waits for, or
+// triggers, a probe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "daemon/common/host_info.h"
+#include "daemon/probing/plan.h"
+#include "daemon/probing/probe_runner.h"
+
+namespace numaprobe::daemon {
+
+// A successful, placement-verified result and when it completed (Unix seconds).
+template <class Record>
+struct Timed {
+  Record record;
+  double unix_seconds = 0;
+  // Runs of this very series (pair, and op or c2c pair) that failed since
+  // `record`; the figure is withdrawn when it reaches kFailuresWithdrawing
+  // (snapshot_update.cc).
+  int failed_runs = 0;
+};
+
+struct BaselineValue {
+  std::string probe;  // "latency" | "bandwidth"
+  int cpu = -1;       // -1 unless per-CPU mode
+  int cpu_node = -1;
+  int mem_node = -1;
+  std::string op;     // bandwidth only
+  double value = 0;   // seconds per load, or bytes per second
+};
+
+// What exactly a probe measured on one memory node, for numaprobe_probe_config_info
+// (labels include mem_node: page sizes can differ between nodes).
+struct ProbeConfigInfo {
+  std::string probe;
+  std::map<std::string, std::string> labels;  // page_size, buffer_bytes, stride, ...
+};
+
+struct Snapshot {
+  HostInfo host;
+  std::string fingerprint;
+  bool per_cpu = false;
+  int bandwidth_threads = 1;
+
+  // (cpu_node, mem_node) -> firmware distance, for every planned node pair.
+  std::map<std::pair<int, int>, int> distances;
+
+  // Latest successful result per planned pair. A pair whose last probe found
+  // its memory on the wrong node (or could not verify it) has no entry: a
+  // "remote" figure is never published from local memory.
+  std::vector<Timed<LatencyRecord>> latency;
+  std::vector<Timed<BandwidthRecord>> bandwidth;
+  std::vector<Timed<C2cRecord>> c2c;
+
+  std::vector<BaselineValue> baseline;
+  // Why the current baseline exists: restored (from the state file), first_start,
+  // fingerprint_changed, settings_changed, state_file_corrupt or reset
+  // (numaprobe baseline reset).
+  std::string baseline_origin;
+  bool baseline_complete = false;
+
+  // Counters, pre-populated with 0 for the series known in advance.
+  std::map<std::pair<std::string, std::string>, std::uint64_t> runs_total;        // (probe, result)
+  std::map<std::string, double> cpu_seconds_total;                                // probe
+  std::map<std::pair<std::string, std::string>, std::uint64_t> discards_total;    // (probe, reason)
+  std::map<std::pair<int, std::string>, std::uint64_t> placement_failures_total;  // (mem_node, reason)
+  // (probe, cpu_node, mem_node) -> Unix seconds; c2c uses (cpu_a's node, line_node).
+  std::map<std::tuple<std::string, int, int>, double> last_success;
+
+  double duty_cycle_ratio = 0;  // probe CPU seconds / window seconds, trailing 10 minutes
+  double duty_cycle_budget_ratio = 0;
+  std::vector<ProbeConfigInfo> probe_config;
+  bool config_reload_successful = true;
+  double config_reload_unix_seconds = 0;
+  std::uint64_t rounds_completed = 0;
+  // Wall time probes waited for another numaprobe process's probe (ProbeLock).
+  double probe_lock_wait_seconds = 0;
+  bool ready() const { return rounds_completed > 0; }
+};
+
+}  // namespace numaprobe::daemon

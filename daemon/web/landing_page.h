@@ -1,0 +1,20 @@
+// The HTML page at "/": what this exporter is, links to its endpoints, the
+// host it measures and the current latency and bandwidth matrices. Like
+// /metrics it only formats the last published Snapshot.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "daemon/serve/snapshot.h"
+
+namespace numaprobe::daemon {
+
+// Escapes & < > " ' so any string (a CPU model, a label) is inert in HTML text
+// and attribute values.
+std::string HtmlEscape(std::string_view text);
+
+// A complete HTML document. `telemetry_path` is where /metrics is served.
+std::string RenderLandingPage(const Snapshot& snapshot, const std::string& telemetry_path);
+
+}  // namespace numaprobe::daemon

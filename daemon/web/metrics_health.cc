@@ -1,0 +1,145 @@
+// Self-description and health: what ran, what it cost, what was measured and
+// on which host and build. The scheduler keeps these in the Snapshot, so they
+// too are as of the last scheduled probe, never computed by the scrape.
+#include <string>
+#include <vector>
+
+#include <prometheus/check_names.h>
+
+#include "daemon/web/family_builder.h"
+#include "daemon/web/metrics.h"
+#include "daemon/common/version.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+constexpr const char* kAsOf = ". As of the last scheduled probe, not the scrape.";
+
+std::string Help(const std::string& what) { return what + kAsOf; }
+
+void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
+  FamilyBuilder runs("numaprobe_probe_runs_total",
+                     Help("Probe runs by probe (latency, bandwidth, c2c) and result (ok or the failure outcome)"),
+                     MetricType::Counter);
+  for (const auto& [key, count] : s.runs_total) {
+    runs.Add({{"probe", key.first}, {"result", key.second}}, static_cast<double>(count));
+  }
+  out.push_back(runs.Build());
+
+  FamilyBuilder last("numaprobe_probe_last_success_timestamp_seconds",
+                     Help("Unix time of the last successful probe of a pair; for c2c, cpu_node is the node of cpu_a "
+                          "and mem_node the node the line lives on"),
+                     MetricType::Gauge);
+  for (const auto& [key, seconds] : s.last_success) {
+    const auto& [probe, cpu_node, mem_node] = key;
+    last.Add({{"probe", probe}, {"cpu_node", Id(cpu_node)}, {"mem_node", Id(mem_node)}}, seconds);
+  }
+  out.push_back(last.Build());
+
+  FamilyBuilder cpu("numaprobe_probe_cpu_seconds_total",
+                    Help("Thread CPU time spent in probes by probe, all measuring threads and warm-up included"),
+                    MetricType::Counter);
+  for (const auto& [probe, seconds] : s.cpu_seconds_total) cpu.Add({{"probe", probe}}, seconds);
+  out.push_back(cpu.Build());
+
+  FamilyBuilder duty("numaprobe_duty_cycle_ratio",
+                     Help("Probe CPU seconds per second over the trailing 10 minutes, as a share of one CPU"),
+                     MetricType::Gauge);
+  duty.Add({}, s.duty_cycle_ratio);
+  out.push_back(duty.Build());
+  FamilyBuilder budget("numaprobe_duty_cycle_budget_ratio",
+                       "Configured probe CPU budget as a share of one CPU, from the loaded configuration.",
+                       MetricType::Gauge);
+  budget.Add({}, s.duty_cycle_budget_ratio);
+  out.push_back(budget.Build());
+
+  FamilyBuilder discards("numaprobe_samples_discarded_total",
+                         Help("Samples discarded and retried by probe and reason (context_switch, migration, "
+                              "timeout), never part of a published figure"),
+                         MetricType::Counter);
+  for (const auto& [key, count] : s.discards_total) {
+    discards.Add({{"probe", key.first}, {"reason", key.second}}, static_cast<double>(count));
+  }
+  out.push_back(discards.Build());
+
+  FamilyBuilder placement("numaprobe_placement_failures_total",
+                          Help("Probe buffers whose pages were not verified on the requested mem_node, by reason; "
+                               "such runs publish no figure"),
+                          MetricType::Counter);
+  for (const auto& [key, count] : s.placement_failures_total) {
+    placement.Add({{"mem_node", Id(key.first)}, {"reason", key.second}}, static_cast<double>(count));
+  }
+  out.push_back(placement.Build());
+
+  FamilyBuilder rounds("numaprobe_rounds_completed_total",
+                       Help("Complete probe rounds over the plan since start"), MetricType::Counter);
+  rounds.Add({}, static_cast<double>(s.rounds_completed));
+  out.push_back(rounds.Build());
+
+  FamilyBuilder lock_wait("numaprobe_probe_lock_wait_seconds_total",
+                          Help("Wall time probes waited while another numaprobe process on the host (a second "
+                               "daemon, a `numaprobe probe`) was probing"),
+                          MetricType::Counter);
+  lock_wait.Add({}, s.probe_lock_wait_seconds);
+  out.push_back(lock_wait.Build());
+}
+
+void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
+  FamilyBuilder config("numaprobe_probe_config_info",
+                       Help("What a probe measures (page size, buffer bytes, stride and other settings), always 1"),
+                       MetricType::Gauge);
+  for (const ProbeConfigInfo& info : s.probe_config) {
+    std::map<std::string, std::string> labels;
+    for (const auto& [name, value] : info.labels) {
+      // A name the text format cannot carry would break the whole scrape.
+      if (name != "probe" && prometheus::CheckLabelName(name)) labels[name] = value;
+    }
+    labels["probe"] = info.probe;
+    config.Add(labels, 1);
+  }
+  out.push_back(config.Build());
+
+  FamilyBuilder reload("numaprobe_config_last_reload_successful",
+                       "1 if the last configuration load or reload succeeded, 0 if it failed and the previous "
+                       "configuration is still in use.",
+                       MetricType::Gauge);
+  reload.Add({}, s.config_reload_successful ? 1 : 0);
+  out.push_back(reload.Build());
+  FamilyBuilder reload_time("numaprobe_config_last_reload_success_timestamp_seconds",
+                            "Unix time of the last successful configuration load or reload.", MetricType::Gauge);
+  reload_time.Add({}, s.config_reload_unix_seconds);
+  out.push_back(reload_time.Build());
+
+  const HostInfo& h = s.host;
+  FamilyBuilder host("numaprobe_host_info",
+                     "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, "
+                     "virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
+                     "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
+                     MetricType::Gauge);
+  host.Add({{"cpu_model", h.cpu_model},
+            {"kernel", h.kernel},
+            {"fingerprint", s.fingerprint},
+            {"microcode", h.microcode},
+            {"virtualized", h.virtualized ? "true" : "false"},
+            {"thp", h.thp},
+            {"clocksource", h.clocksource}},
+           1);
+  out.push_back(host.Build());
+
+  FamilyBuilder build("numaprobe_build_info", "Version and git revision numaprobe was built from; always 1.",
+                      MetricType::Gauge);
+  build.Add({{"version", kVersion}, {"revision", kRevision}}, 1);
+  out.push_back(build.Build());
+}
+
+}  // namespace
+
+void AppendHealthFamilies(const Snapshot& snapshot, std::vector<MetricFamily>& out) {
+  AppendProbeCounters(snapshot, out);
+  AppendDescriptions(snapshot, out);
+}
+
+}  // namespace numaprobe::daemon
