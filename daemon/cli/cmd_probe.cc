@@ -18,6 +18,8 @@
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
+#include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/progress.h"
 #include "daemon/output/table_report.h"
 #include "kernels/topology.h"
@@ -36,17 +38,18 @@ const std::map<std::string, k::BandwidthOp> kOps = {
 const std::map<std::string, k::Isa> kIsas = {
     {"auto", k::Isa::kAuto}, {"sse2", k::Isa::kSse2}, {"avx2", k::Isa::kAvx2}, {"avx512", k::Isa::kAvx512}};
 
-// Sizes are written as in the configuration file (256MiB, 1GiB, 64MB for
-// powers of 1000; no bare "M"): one syntax, so a value can be copied between them.
-CLI::Validator Size() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        auto parsed = ParseSize(text);
-        if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
-        text = std::to_string(std::get<std::uint64_t>(parsed));
-        return "";
-      },
-      "SIZE");
+// The kinds `numaprobe probe` runs without --tests, and every kind's name.
+std::vector<std::string> DefaultTests() {
+  std::vector<std::string> names;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (kind->RunsByDefault()) names.emplace_back(kind->name());
+  }
+  return names;
+}
+std::vector<std::string> AllTests() {
+  std::vector<std::string> names;
+  for (const ProbeKind* kind : ProbeTable()) names.emplace_back(kind->name());
+  return names;
 }
 
 BufferSettings UnlimitedBuffers(BufferSettings settings) {
@@ -56,7 +59,7 @@ BufferSettings UnlimitedBuffers(BufferSettings settings) {
 
 struct ProbeCommand {
   PlanFlags plan;
-  std::vector<std::string> tests{"latency", "bandwidth", "c2c"};
+  std::vector<std::string> tests = DefaultTests();
   std::string format = "table";
   // The same defaults as the daemon (config/numaprobe.yaml), so that a figure
   // from the terminal and one from /metrics are measured the same way; the
@@ -68,24 +71,24 @@ struct ProbeCommand {
 
   void Register(CLI::App& sub) {
     plan.Register(sub);
-    sub.add_option("--tests", tests, "Probes to run")
+    sub.add_option("--tests", tests, "Probes to run (default: " + CLI::detail::join(DefaultTests()) + ")")
         ->delimiter(',')
-        ->check(CLI::IsMember({"latency", "bandwidth", "c2c"}));
+        ->check(CLI::IsMember(AllTests()));
     sub.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
     sub.add_option("--pages", buffers.pages, "Page size policy: auto (hugetlb, then THP, then 4 KiB), hugetlb, thp, 4k")
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
     sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
         ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
     sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256MiB (0: 4x the LLC footprint)")
-        ->transform(Size());
+        ->transform(SizeFlag());
     sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
         ->check(CLI::Range(1, 1000));
     sub.add_option("--loads", settings.latency.loads_per_sample, "Latency: dependent loads per sample")
         ->check(CLI::Range(std::uint64_t{100}, std::uint64_t{1'000'000'000}));
     sub.add_option("--bandwidth-buffer", buffers.bandwidth_bytes, "Bandwidth buffer size per node, e.g. 512MiB")
-        ->transform(Size());
+        ->transform(SizeFlag());
     sub.add_option("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB")
-        ->transform(Size());
+        ->transform(SizeFlag());
     sub.add_option("--bursts", settings.bandwidth.bursts, "Bandwidth: bursts per estimate")->check(CLI::Range(1, 1000));
     sub.add_option("--ops", ops, "Bandwidth operations")
         ->delimiter(',')
@@ -98,6 +101,8 @@ struct ProbeCommand {
         ->check(CLI::Range(10, 10'000'000));
     sub.add_option("--lock-file", lock_file,
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
+    CliFlagRegistry flags(sub);
+    for (const ProbeKind* kind : ProbeTable()) kind->RegisterFlags(flags, settings);
   }
 
   bool Wants(const std::string& test) const {
@@ -116,7 +121,7 @@ struct ProbeCommand {
                  lock.failure().reason);
       return kExitUsage;
     }
-    ProbeReport report{ReadHostInfo(topology.cpu_model), {}, {}, {}};
+    ProbeReport report{ReadHostInfo(topology.cpu_model), {}};
     BufferPool pool(buffers);
     bool told = false;
     ProbeRunner runner(topology, pool, settings, lock.value(), [&] {
@@ -125,31 +130,16 @@ struct ProbeCommand {
                    lock_file);
       }
     });
-    const int total = static_cast<int>((Wants("latency") ? p.memory_pairs.size() : 0) +
-                                       (Wants("bandwidth") ? p.memory_pairs.size() * ops.size() : 0) +
-                                       (Wants("c2c") ? p.c2c_pairs.size() : 0));
+    std::vector<std::pair<const ProbeKind*, ProbeTarget>> runs;
+    for (const ProbeKind* kind : ProbeTable()) {
+      if (!Wants(std::string(kind->name()))) continue;
+      for (ProbeTarget& target : kind->Targets(p, settings, topology)) runs.emplace_back(kind, std::move(target));
+    }
     {
-      Progress progress(total);
-      if (Wants("latency")) {
-        for (const auto& pair : p.memory_pairs) {
-          report.latency.push_back(runner.RunLatency(pair, nullptr));
-          progress.Step(fmt::format("latency cpu {} -> node {}", pair.cpu, pair.mem_node));
-        }
-      }
-      if (Wants("bandwidth")) {
-        for (const auto& pair : p.memory_pairs) {
-          for (k::BandwidthOp op : ops) {
-            report.bandwidth.push_back(runner.RunBandwidth(pair, op, nullptr));
-            progress.Step(
-                fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(op), pair.cpu, pair.mem_node));
-          }
-        }
-      }
-      if (Wants("c2c")) {
-        for (const auto& pair : p.c2c_pairs) {
-          report.c2c.push_back(runner.RunC2c(pair, nullptr));
-          progress.Step(fmt::format("core-to-core cpu {} <-> cpu {}", pair.cpu_a, pair.cpu_b));
-        }
+      Progress progress(static_cast<int>(runs.size()));
+      for (const auto& [kind, target] : runs) {
+        report.records.push_back(runner.Run(*kind, target, nullptr));
+        progress.Step(kind->Describe(target));
       }
     }
     if (format == "json") {

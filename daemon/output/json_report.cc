@@ -1,6 +1,7 @@
 #include "daemon/output/json_report.h"
 
 #include "daemon/common/version.h"
+#include "daemon/probing/probe_table.h"
 
 namespace numaprobe::daemon {
 
@@ -8,92 +9,6 @@ using nlohmann::json;
 namespace k = kernels;
 
 namespace {
-
-json BufferToJson(const k::BufferInfo& b) {
-  const auto& p = b.placement;
-  return {{"node", b.node},
-          {"bytes", b.bytes},
-          // No page size for a buffer that was never allocated.
-          {"page_size", b.bytes == 0 ? json(nullptr) : json(k::PageKindName(b.page_kind))},
-          {"huge_fraction", b.huge_fraction},
-          {"placement",
-           {{"verified", p.verified()},
-            {"expected_node", p.expected_node},
-            {"pages_checked", p.pages_checked},
-            {"pages_misplaced", p.pages_misplaced},
-            {"pages_unknown", p.pages_unknown},
-            {"observed_node", p.observed_node},
-            {"method", p.method}}}};
-}
-
-json DiscardsToJson(const k::Discards& d) {
-  return {{"context_switch", d.context_switch}, {"migration", d.migration}, {"timeout", d.timeout}};
-}
-
-// Figures only for a successful probe: a failed one must not look like a number.
-json Figure(bool ok, double value) { return ok ? json(value) : json(nullptr); }
-
-json StatsFields(bool ok, const k::SampleStats& s, const std::string& unit) {
-  return {{"median_" + unit, Figure(ok, s.median)},
-          {"min_" + unit, Figure(ok, s.min)},
-          {"max_" + unit, Figure(ok, s.max)},
-          {"mad_" + unit, Figure(ok, s.mad)},
-          {"samples", s.n}};
-}
-
-json LatencyToJson(const LatencyRecord& r) {
-  const bool ok = r.result.outcome == k::Outcome::kOk;
-  json j = {{"cpu", r.pair.cpu},
-            {"cpu_node", r.pair.cpu_node},
-            {"mem_node", r.pair.mem_node},
-            {"outcome", k::OutcomeName(r.result.outcome)},
-            {"reason", r.result.reason},
-            {"loads_per_sample", r.result.loads_per_sample},
-            {"stride_bytes", r.result.stride},
-            {"window_bytes", r.result.window_bytes},
-            {"buffer", BufferToJson(r.result.buffer)},
-            {"discards", DiscardsToJson(r.result.discards)},
-            {"cpu_seconds", r.result.cpu_seconds}};
-  j.update(StatsFields(ok, r.result.seconds_per_load, "seconds"));
-  return j;
-}
-
-json BandwidthToJson(const BandwidthRecord& r) {
-  const bool ok = r.result.outcome == k::Outcome::kOk;
-  json j = {{"cpu", r.pair.cpu},
-            {"cpus", r.result.cpus},
-            {"threads", r.result.cpus.size()},
-            {"cpu_node", r.pair.cpu_node},
-            {"mem_node", r.pair.mem_node},
-            {"op", k::BandwidthOpName(r.result.op)},
-            {"isa", k::IsaName(r.result.isa)},
-            {"outcome", k::OutcomeName(r.result.outcome)},
-            {"reason", r.result.reason},
-            {"bytes_per_burst", r.result.bytes_per_burst},
-            {"bytes_total", r.result.bytes_total},
-            {"buffer", BufferToJson(r.result.buffer)},
-            {"discards", DiscardsToJson(r.result.discards)},
-            {"cpu_seconds", r.result.cpu_seconds}};
-  j.update(StatsFields(ok, r.result.bytes_per_second, "bytes_per_second"));
-  j["bursts"] = j["samples"];
-  return j;
-}
-
-json C2cToJson(const C2cRecord& r) {
-  const bool ok = r.result.outcome == k::Outcome::kOk;
-  json j = {{"cpu_a", r.pair.cpu_a},
-            {"cpu_b", r.pair.cpu_b},
-            {"line_node", r.pair.line_node},
-            {"relation", k::CpuRelationName(r.pair.relation)},
-            {"outcome", k::OutcomeName(r.result.outcome)},
-            {"reason", r.result.reason},
-            {"round_trips", r.result.round_trips},
-            {"line", BufferToJson(r.result.line)},
-            {"discards", DiscardsToJson(r.result.discards)},
-            {"cpu_seconds", r.result.cpu_seconds}};
-  j.update(StatsFields(ok, r.result.one_way_seconds, "seconds"));
-  return j;
-}
 
 json PlanToJson(const Plan& plan) {
   json pairs = json::array();
@@ -144,14 +59,8 @@ json TopologyToJson(const k::Topology& topology, const Plan& plan) {
 }
 
 json ReportToJson(const ProbeReport& report, const k::Topology& topology, const Plan& plan) {
-  json latency = json::array();
-  for (const auto& r : report.latency) latency.push_back(LatencyToJson(r));
-  json bandwidth = json::array();
-  for (const auto& r : report.bandwidth) bandwidth.push_back(BandwidthToJson(r));
-  json c2c = json::array();
-  for (const auto& r : report.c2c) c2c.push_back(C2cToJson(r));
   const HostInfo& h = report.host;
-  return {{"version", kVersion},
+  json j = {{"version", kVersion},
           {"host",
            {{"cpu_model", h.cpu_model},
             {"microcode", h.microcode},
@@ -160,10 +69,14 @@ json ReportToJson(const ProbeReport& report, const k::Topology& topology, const 
             {"clocksource", h.clocksource},
             {"virtualized", h.virtualized}}},
           {"topology", TopologyToJson(topology, plan)},
-          {"latency", latency},
-          {"bandwidth", bandwidth},
-          {"c2c", c2c},
           {"ok", report.all_ok()}};
+  // One array per kind, under its name, empty if it did not run.
+  for (const ProbeKind* kind : ProbeTable()) {
+    json records = json::array();
+    for (const RecordPtr& r : report.Of(*kind)) records.push_back(kind->ToJson(*r));
+    j[std::string(kind->name())] = std::move(records);
+  }
+  return j;
 }
 
 }  // namespace numaprobe::daemon

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "daemon/probing/probe_table.h"
 #include "kernels/cpulist.h"
 
 namespace numaprobe::daemon {
@@ -49,90 +50,25 @@ class Matrix {
   std::map<std::pair<std::string, int>, std::string> cells_;
 };
 
-// Rows are labelled by measuring CPU and its node; in the default plan there
-// is one row per node, in per-CPU mode one per CPU.
-std::string RowLabel(const MemoryPair& p) { return fmt::format("cpu {:>3} (node {})", p.cpu, p.cpu_node); }
-
-// Failures are shown in the cell as "!N" and explained below the table.
-class Footnotes {
- public:
-  std::string Add(const std::string& what, k::Outcome outcome, const std::string& reason) {
-    notes_.push_back(fmt::format("  !{} {}: {}: {}", notes_.size() + 1, what, k::OutcomeName(outcome), reason));
-    return fmt::format("!{}", notes_.size());
+// A kind's section as aligned text: row labels left, cells right-aligned,
+// failures explained below.
+std::string RenderSection(const ReportSection& section) {
+  std::size_t head = section.corner.size();
+  for (const auto& r : section.row_labels) head = std::max(head, r.size());
+  std::size_t width = 8;
+  for (const auto& c : section.columns) width = std::max(width, c.size() + 2);
+  for (const auto& row : section.cells) {
+    for (const auto& cell : row) width = std::max(width, cell.size() + 2);
   }
-  std::string Render() const {
-    std::string out;
-    for (const auto& n : notes_) out += n + '\n';
-    return out;
+  std::string out = section.title + '\n' + fmt::format("{:<{}}", section.corner, head);
+  for (const auto& c : section.columns) out += fmt::format("{:>{}}", c, width);
+  out += '\n';
+  for (std::size_t row = 0; row < section.row_labels.size(); ++row) {
+    out += fmt::format("{:<{}}", section.row_labels[row], head);
+    for (const auto& cell : section.cells[row]) out += fmt::format("{:>{}}", cell, width);
+    out += '\n';
   }
-
- private:
-  std::vector<std::string> notes_;
-};
-
-std::string LatencySection(const ProbeReport& report, Footnotes& notes) {
-  Matrix m;
-  std::set<std::string> pages;
-  for (const auto& r : report.latency) {
-    const auto& res = r.result;
-    if (res.outcome == k::Outcome::kOk) {
-      m.Set(RowLabel(r.pair), r.pair.mem_node, fmt::format("{:.1f}", res.seconds_per_load.median * 1e9));
-      pages.insert(std::string(k::PageKindName(res.buffer.page_kind)));
-    } else {
-      m.Set(RowLabel(r.pair), r.pair.mem_node,
-            notes.Add(fmt::format("latency cpu {} -> node {}", r.pair.cpu, r.pair.mem_node), res.outcome,
-                      res.reason));
-    }
-  }
-  if (m.empty()) return "";
-  std::string page_list;
-  for (const auto& p : pages) page_list += (page_list.empty() ? "" : ", ") + p;
-  return fmt::format("Idle memory latency (ns, median; pages: {})\n{}\n", page_list.empty() ? "-" : page_list,
-                     m.Render("cpu \\ memory"));
-}
-
-std::string BandwidthSection(const ProbeReport& report, Footnotes& notes) {
-  std::string out;
-  for (k::BandwidthOp op : {k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy}) {
-    Matrix m;
-    std::size_t threads = 0;
-    std::string isa;
-    for (const auto& r : report.bandwidth) {
-      if (r.result.op != op) continue;
-      const auto& res = r.result;
-      threads = std::max(threads, res.cpus.size());
-      if (res.outcome == k::Outcome::kOk) {
-        m.Set(RowLabel(r.pair), r.pair.mem_node, fmt::format("{:.2f}", res.bytes_per_second.median / 1e9));
-        isa = k::IsaName(res.isa);
-      } else {
-        m.Set(RowLabel(r.pair), r.pair.mem_node,
-              notes.Add(fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(op), r.pair.cpu,
-                                    r.pair.mem_node),
-                        res.outcome, res.reason));
-      }
-    }
-    if (m.empty()) continue;
-    out += fmt::format("Memory bandwidth, {} (GB/s, median; {} thread{}, {})\n{}\n", k::BandwidthOpName(op), threads,
-                       threads == 1 ? "" : "s", isa.empty() ? "-" : isa, m.Render("cpu \\ memory"));
-  }
-  return out;
-}
-
-std::string C2cSection(const ProbeReport& report, Footnotes& notes) {
-  if (report.c2c.empty()) return "";
-  std::string out = "Core-to-core latency (ns, one way = round trip / 2, median)\n";
-  out += fmt::format("{:>6} {:>6} {:>10} {:>11} {:>10} {:>8}\n", "cpu_a", "cpu_b", "line_node", "relation",
-                     "one-way", "MAD");
-  for (const auto& r : report.c2c) {
-    const auto& res = r.result;
-    const bool ok = res.outcome == k::Outcome::kOk;
-    const std::string value =
-        ok ? fmt::format("{:.1f}", res.one_way_seconds.median * 1e9)
-           : notes.Add(fmt::format("c2c cpu {} <-> cpu {}", r.pair.cpu_a, r.pair.cpu_b), res.outcome, res.reason);
-    out += fmt::format("{:>6} {:>6} {:>10} {:>11} {:>10} {:>8}\n", r.pair.cpu_a, r.pair.cpu_b, r.pair.line_node,
-                       k::CpuRelationName(r.pair.relation), value,
-                       ok ? fmt::format("{:.1f}", res.one_way_seconds.mad * 1e9) : "");
-  }
+  for (const auto& note : section.notes) out += "  " + note + '\n';
   return out + '\n';
 }
 
@@ -178,12 +114,10 @@ std::string FormatTopology(const k::Topology& topology, const Plan& plan) {
 }
 
 std::string FormatReport(const ProbeReport& report) {
-  Footnotes notes;
-  std::string out = LatencySection(report, notes);
-  out += BandwidthSection(report, notes);
-  out += C2cSection(report, notes);
-  const std::string failures = notes.Render();
-  if (!failures.empty()) out += "Failed probes\n" + failures;
+  std::string out;
+  for (const ProbeKind* kind : ProbeTable()) {
+    for (const ReportSection& section : kind->Sections(report.Of(*kind))) out += RenderSection(section);
+  }
   return out;
 }
 

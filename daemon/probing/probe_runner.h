@@ -1,8 +1,8 @@
-// Runs one planned probe through the kernels: picks the buffer from the pool,
-// fills the run spec from the settings, and returns the kernel's result with
-// the pair it belongs to. Shared by `numaprobe probe` and the daemon's
-// scheduler, so both measure exactly the same way, and both take the
-// host-wide ProbeLock around every probe.
+// What every probe run needs besides its kind: the topology, the prepared
+// buffers, the settings and the host-wide ProbeLock. A kind's Run (probing/
+// kinds/) takes its buffers from here and holds the lock through Hold(), so
+// `numaprobe probe` and the daemon's scheduler measure exactly the same way,
+// and both exclude every other numaprobe process on the host while they do.
 //
 // Thread safety: not thread-safe; one probe at a time (the kernels themselves
 // start and join their measuring threads).
@@ -10,40 +10,18 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/probing/buffer_pool.h"
 #include "daemon/probing/plan.h"
+#include "daemon/probing/probe_kind.h"
 #include "daemon/probing/probe_lock.h"
-#include "kernels/bandwidth.h"
-#include "kernels/c2c.h"
-#include "kernels/latency.h"
+#include "daemon/probing/probe_settings.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
-
-// Per-probe knobs. The cpu/pair fields of the kernel specs are filled per run.
-struct ProbeSettings {
-  kernels::LatencyRunSpec latency;
-  kernels::BandwidthRunSpec bandwidth;
-  int bandwidth_threads = 1;  // >1: the pair's CPU plus further CPUs of its node
-  std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
-                                        kernels::BandwidthOp::kCopy};
-  kernels::C2cSpec c2c;
-};
-
-struct LatencyRecord {
-  MemoryPair pair;
-  kernels::LatencyResult result;
-};
-struct BandwidthRecord {
-  MemoryPair pair;
-  kernels::BandwidthResult result;
-};
-struct C2cRecord {
-  C2cPair pair;
-  kernels::C2cResult result;
-};
 
 class ProbeRunner {
  public:
@@ -56,23 +34,43 @@ class ProbeRunner {
         lock_(lock),
         on_lock_busy_(std::move(on_lock_busy)) {}
 
-  // Each run returns kCancelled if `stop` is raised, also while it waits for the lock.
+  // Runs one target of `kind`; kCancelled if `stop` is raised, also while
+  // waiting for the lock.
+  RecordPtr Run(const ProbeKind& kind, const ProbeTarget& target, const std::atomic<bool>* stop) {
+    return kind.Run(*this, target, stop);
+  }
 
-  LatencyRecord RunLatency(const MemoryPair& pair, const std::atomic<bool>* stop);
-  BandwidthRecord RunBandwidth(const MemoryPair& pair, kernels::BandwidthOp op,
-                               const std::atomic<bool>* stop);
-  C2cRecord RunC2c(const C2cPair& pair, const std::atomic<bool>* stop);
+  const kernels::Topology& topology() const { return topology_; }
+  BufferPool& pool() { return pool_; }
+  const ProbeSettings& settings() const { return settings_; }
+
+  // Takes the host-wide lock for one run, waiting while another process probes.
+  ProbeLockHold Acquire(const std::atomic<bool>* stop) { return ProbeLockHold(lock_, stop, on_lock_busy_); }
+  // True, with `result` marked cancelled, if `stop` came while waiting for
+  // the lock: the caller returns `result` as it is.
+  template <class Result>
+  bool Cancelled(const ProbeLockHold& hold, Result& result) const {
+    if (hold.held()) return false;
+    result.outcome = kernels::Outcome::kCancelled;
+    result.reason = "stopped while waiting for another numaprobe process to release " + lock_.path();
+    return true;
+  }
+
+  // `count` CPUs of the pair's node for one measurement: the pair's CPU
+  // first, then other allowed CPUs of the node, distinct cores before SMT
+  // siblings (a sibling shares the core's load ports and fill buffers).
+  std::vector<int> NodeCpus(const MemoryPair& pair, int count) const;
 
  private:
-  // The CPUs a bandwidth run uses: the pair's CPU first, then other allowed
-  // CPUs of the same node, preferring distinct cores.
-  std::vector<int> BandwidthCpus(const MemoryPair& pair) const;
-
   const kernels::Topology& topology_;
   BufferPool& pool_;
   ProbeSettings settings_;
   ProbeLock& lock_;
   std::function<void()> on_lock_busy_;
 };
+
+// A placement failure means the pages are not (or no longer) where they must
+// be: the buffer is rebuilt from scratch next time rather than trusted.
+bool IsPlacementOutcome(kernels::Outcome outcome);
 
 }  // namespace numaprobe::daemon

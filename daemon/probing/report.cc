@@ -5,9 +5,15 @@
 namespace numaprobe::daemon {
 
 bool ProbeReport::all_ok() const {
-  auto ok = [](const auto& record) { return record.result.outcome == kernels::Outcome::kOk; };
-  return std::all_of(latency.begin(), latency.end(), ok) && std::all_of(bandwidth.begin(), bandwidth.end(), ok) &&
-         std::all_of(c2c.begin(), c2c.end(), ok);
+  return std::all_of(records.begin(), records.end(), [](const RecordPtr& r) { return r->ok(); });
+}
+
+std::vector<RecordPtr> ProbeReport::Of(const ProbeKind& kind) const {
+  std::vector<RecordPtr> of;
+  for (const RecordPtr& r : records) {
+    if (&r->kind() == &kind) of.push_back(r);
+  }
+  return of;
 }
 
 }  // namespace numaprobe::daemon

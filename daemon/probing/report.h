@@ -1,23 +1,21 @@
-// Everything one `numaprobe probe` run measured, in plan order. The terminal
+// Everything one `numaprobe probe` run measured, in run order. The terminal
 // table and the JSON output are two readers of this one value.
 #pragma once
 
 #include <vector>
 
 #include "daemon/common/host_info.h"
-#include "daemon/probing/plan.h"
-#include "daemon/probing/probe_runner.h"
-#include "kernels/topology.h"
+#include "daemon/probing/probe_kind.h"
 
 namespace numaprobe::daemon {
 
 struct ProbeReport {
   HostInfo host;
-  std::vector<LatencyRecord> latency;
-  std::vector<BandwidthRecord> bandwidth;
-  std::vector<C2cRecord> c2c;
+  std::vector<RecordPtr> records;
 
   bool all_ok() const;
+  // The records of `kind`, in run order.
+  std::vector<RecordPtr> Of(const ProbeKind& kind) const;
 };
 
 }  // namespace numaprobe::daemon

@@ -15,6 +15,7 @@
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/probe_worker.h"
 #include "daemon/serve/sd_notify.h"
 #include "daemon/serve/snapshot_update.h"
@@ -26,18 +27,12 @@ namespace numaprobe::daemon {
 
 namespace k = kernels;
 
-std::vector<Task> RoundTasks(const Plan& plan, const Config& config) {
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const k::Topology& topology) {
+  const ProbeSettings settings = ProbeSettingsFrom(config);
   std::vector<Task> tasks;
-  if (config.latency.enabled) {
-    for (const auto& pair : plan.memory_pairs) tasks.push_back({Task::Kind::kLatency, pair, {}, {}, 0});
-  }
-  if (config.bandwidth.enabled) {
-    for (const auto& pair : plan.memory_pairs) {
-      for (k::BandwidthOp op : config.bandwidth.ops) tasks.push_back({Task::Kind::kBandwidth, pair, op, {}, 0});
-    }
-  }
-  if (config.core_to_core.enabled) {
-    for (const auto& c2c : plan.c2c_pairs) tasks.push_back({Task::Kind::kC2c, {}, {}, c2c, 0});
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (!kind->Enabled(config)) continue;
+    for (ProbeTarget& target : kind->Targets(plan, settings, topology)) tasks.push_back({kind, std::move(target), 0});
   }
   return tasks;
 }
@@ -62,18 +57,7 @@ std::vector<std::string> CheckOnHost(const Config& config) {
 namespace {
 
 // "latency cpu 3 -> node 1": how logs name a probe run.
-std::string Describe(const Task& task) {
-  switch (task.kind) {
-    case Task::Kind::kLatency:
-      return fmt::format("latency cpu {} -> node {}", task.pair.cpu, task.pair.mem_node);
-    case Task::Kind::kBandwidth:
-      return fmt::format("{} bandwidth cpu {} -> node {}", k::BandwidthOpName(task.op), task.pair.cpu,
-                         task.pair.mem_node);
-    case Task::Kind::kC2c:
-      break;
-  }
-  return fmt::format("core-to-core cpu {} <-> cpu {}", task.c2c.cpu_a, task.c2c.cpu_b);
-}
+std::string Describe(const Task& task) { return task.kind->Describe(task.target); }
 
 bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
   return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
@@ -121,7 +105,7 @@ class Scheduler::Loop {
     while (!stop_.load()) {
       ApplyPendingChanges();
       const std::int64_t round_start = k::MonotonicNs();
-      std::vector<Task> tasks = RoundTasks(plan_, config_);
+      std::vector<Task> tasks = RoundTasks(plan_, config_, topology_);
       bool complete = !tasks.empty();
       baseline_.BeginRound();
       for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -258,37 +242,15 @@ class Scheduler::Loop {
                 "another numaprobe process is probing (it holds {}): waiting for it", lock_.path());
   }
 
-  // What one probe run produced, independent of its kind.
+  // What one probe run produced, and the figure the baseline keeps of it.
   struct Ran {
-    k::Outcome outcome = k::Outcome::kOk;
-    std::string reason;
-    double kernel_cpu_seconds = 0;
-    std::optional<BaselineValue> baseline;  // the median, for a successful memory probe
-    std::function<void(Snapshot&, double unix_now, double cost)> record;
+    RecordPtr record;
+    std::optional<BaselineValue> baseline;
   };
 
   Ran Execute(const Task& task) {
-    const int cpu_label = config_.targets.per_cpu ? task.pair.cpu : -1;
-    Ran ran;
-    if (task.kind == Task::Kind::kLatency) {
-      auto r = runner_->RunLatency(task.pair, &stop_);
-      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
-             BaselineValue{"latency", cpu_label, task.pair.cpu_node, task.pair.mem_node, "", r.result.seconds_per_load.median},
-             [r](Snapshot& s, double now, double cost) { RecordLatency(s, r, now, cost); }};
-    } else if (task.kind == Task::Kind::kBandwidth) {
-      auto r = runner_->RunBandwidth(task.pair, task.op, &stop_);
-      const std::string op(k::BandwidthOpName(task.op));
-      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
-             BaselineValue{"bandwidth", cpu_label, task.pair.cpu_node, task.pair.mem_node, op,
-                           r.result.bytes_per_second.median},
-             [r](Snapshot& s, double now, double cost) { RecordBandwidth(s, r, now, cost); }};
-    } else {
-      auto r = runner_->RunC2c(task.c2c, &stop_);
-      const k::CpuInfo* a = topology_.FindCpu(task.c2c.cpu_a);
-      const int a_node = a != nullptr ? a->node : -1;
-      ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
-             std::nullopt, [r, a_node](Snapshot& s, double now, double cost) { RecordC2c(s, r, a_node, now, cost); }};
-    }
+    Ran ran{runner_->Run(*task.kind, task.target, &stop_), std::nullopt};
+    if (ran.record->ok()) ran.baseline = task.kind->BaselineOf(*ran.record, config_.targets.per_cpu);
     return ran;
   }
 
@@ -312,7 +274,7 @@ class Scheduler::Loop {
       job->lock_wait_seconds = static_cast<double>(lock_.waited_ns() - waited_before_ns) / 1e9;
       // The kernels measure on threads of their own and report those threads'
       // CPU time; buffer preparation runs on the worker and is counted here.
-      job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.kernel_cpu_seconds;
+      job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.record->cpu_seconds();
     });
     bool warned_wait = false;
     std::int64_t published_ns = start_ns;
@@ -329,25 +291,26 @@ class Scheduler::Loop {
     }
     const std::int64_t end_ns = k::MonotonicNs();
     const Ran& ran = job->ran;
+    const k::Outcome outcome = ran.record->outcome();
     const double cost = job->cost;
     budget_.Charge(start_ns, end_ns, cost);
-    const bool ok = ran.outcome == k::Outcome::kOk;
-    const bool will_retry = ran.outcome == k::Outcome::kDisturbed && task.attempt == 0;
+    const bool ok = outcome == k::Outcome::kOk;
+    const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
     if (ok && ran.baseline) baseline_.Observe(*ran.baseline);
-    // Only probes the baseline holds values for can leave a round incomplete:
+    // Only kinds the baseline holds values for can leave a round incomplete:
     // a core-to-core pair that is always disturbed on a busy host must not
     // keep the memory baseline from ever being recorded.
-    if (!ok && !will_retry && ran.baseline) baseline_.ObserveFailure();
+    if (!ok && !will_retry && task.kind->HasBaseline()) baseline_.ObserveFailure();
     store_.Update([&](Snapshot& s) {
-      ran.record(s, UnixNow(), cost);
+      RecordRun(s, ran.record, UnixNow(), cost);
       lock_wait_.Finished(job->lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
     });
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
-    } else if (ran.outcome != k::Outcome::kCancelled) {
-      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(ran.outcome), ran.reason);
+    } else if (outcome != k::Outcome::kCancelled) {
+      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(outcome), ran.record->reason());
     }
     // Disturbed runs are retried once at the end of the round, within the budget.
     if (will_retry) {

@@ -19,6 +19,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
+#include "daemon/probing/probe_kind.h"
 #include "daemon/serve/result_store.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
@@ -27,16 +28,14 @@ namespace numaprobe::daemon {
 
 // One probe run of a round.
 struct Task {
-  enum class Kind { kLatency, kBandwidth, kC2c } kind = Kind::kLatency;
-  MemoryPair pair;
-  kernels::BandwidthOp op = kernels::BandwidthOp::kRead;
-  C2cPair c2c;
+  const ProbeKind* kind = nullptr;
+  ProbeTarget target;
   int attempt = 0;  // a disturbed run is retried once within the round
 };
 
-// The tasks of one round, in order: every latency pair, then bandwidth per op,
-// then core-to-core, for the enabled probes.
-std::vector<Task> RoundTasks(const Plan& plan, const Config& config);
+// The tasks of one round, in probe-table order (latency pairs, then bandwidth
+// per op, then core-to-core, ...), for the kinds `config` enables.
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);
 
 // Builds the plan `config` implies on this host now: the check a reload must
 // pass before it replaces the running configuration.

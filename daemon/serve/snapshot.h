@@ -6,35 +6,25 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "daemon/common/host_info.h"
-#include "daemon/probing/plan.h"
-#include "daemon/probing/probe_runner.h"
+#include "daemon/probing/probe_kind.h"
 
 namespace numaprobe::daemon {
 
-// A successful, placement-verified result and when it completed (Unix seconds).
-template <class Record>
+// A successful, placement-verified record and when it completed (Unix seconds).
 struct Timed {
-  Record record;
+  RecordPtr record;
   double unix_seconds = 0;
-  // Runs of this very series (pair, and op or c2c pair) that failed since
-  // `record`; the figure is withdrawn when it reaches kFailuresWithdrawing
+  // Runs of this very series (kind and target) that failed since `record`;
+  // the figure is withdrawn when it reaches kFailuresWithdrawing
   // (snapshot_update.cc).
   int failed_runs = 0;
-};
-
-struct BaselineValue {
-  std::string probe;  // "latency" | "bandwidth"
-  int cpu = -1;       // -1 unless per-CPU mode
-  int cpu_node = -1;
-  int mem_node = -1;
-  std::string op;     // bandwidth only
-  double value = 0;   // seconds per load, or bytes per second
 };
 
 // What exactly a probe measured on one memory node, for numaprobe_probe_config_info
@@ -53,12 +43,14 @@ struct Snapshot {
   // (cpu_node, mem_node) -> firmware distance, for every planned node pair.
   std::map<std::pair<int, int>, int> distances;
 
-  // Latest successful result per planned pair. A pair whose last probe found
-  // its memory on the wrong node (or could not verify it) has no entry: a
-  // "remote" figure is never published from local memory.
-  std::vector<Timed<LatencyRecord>> latency;
-  std::vector<Timed<BandwidthRecord>> bandwidth;
-  std::vector<Timed<C2cRecord>> c2c;
+  // Latest successful record per planned series of every kind. A pair whose
+  // last probe found its memory on the wrong node (or could not verify it)
+  // has no entry: a "remote" figure is never published from local memory.
+  std::vector<Timed> figures;
+  // The kinds the current configuration probes (by name).
+  std::set<std::string> probes;
+  // The published records of `kind`, for its figures and sections.
+  std::vector<TimedRecord> FiguresOf(const ProbeKind& kind) const;
 
   std::vector<BaselineValue> baseline;
   // Why the current baseline exists: restored (from the state file), first_start,
@@ -72,7 +64,8 @@ struct Snapshot {
   std::map<std::string, double> cpu_seconds_total;                                // probe
   std::map<std::pair<std::string, std::string>, std::uint64_t> discards_total;    // (probe, reason)
   std::map<std::pair<int, std::string>, std::uint64_t> placement_failures_total;  // (mem_node, reason)
-  // (probe, cpu_node, mem_node) -> Unix seconds; c2c uses (cpu_a's node, line_node).
+  // (probe, cpu_node, mem_node) -> Unix seconds; keyed by the target's pair
+  // (core_to_core: cpu_a's node and the line's node).
   std::map<std::tuple<std::string, int, int>, double> last_success;
 
   double duty_cycle_ratio = 0;  // probe CPU seconds / window seconds, trailing 10 minutes

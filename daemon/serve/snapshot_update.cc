@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <set>
 
+#include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
+
 namespace numaprobe::daemon {
 
 namespace k = kernels;
 
 namespace {
 
-constexpr const char* kProbes[] = {"latency", "bandwidth", "c2c"};
 constexpr k::Outcome kAllOutcomes[] = {
     k::Outcome::kOk,          k::Outcome::kInvalidSpec,        k::Outcome::kNotAllowed,
     k::Outcome::kAllocFailed, k::Outcome::kBindFailed,         k::Outcome::kPlacementMismatch,
@@ -39,7 +41,7 @@ bool WithdrawsFigure(k::Outcome outcome) {
   return IsPlacementFailure(outcome) || outcome == k::Outcome::kNotAllowed || outcome == k::Outcome::kPinFailed;
 }
 
-// Counting shared by all three probes.
+// Counting shared by every kind.
 void Count(Snapshot& s, const std::string& probe, k::Outcome outcome, const k::Discards& discards, int mem_node,
            double cost_seconds) {
   ++s.runs_total[{probe, std::string(k::OutcomeName(outcome))}];
@@ -69,13 +71,14 @@ void SetConfigInfo(Snapshot& s, const std::string& probe, int mem_node, std::map
   }
 }
 
-// Applies one run of the series `same` matches: a success replaces (or
+// Applies one run of its series (kind and target): a success replaces (or
 // appends) its figure; a withdrawing failure removes it; another failure
 // counts against it and removes it at kFailuresWithdrawing in a row.
-template <class Record, class Same>
-void Apply(std::vector<Timed<Record>>& figures, const Record& record, double unix_now, Same same) {
-  const k::Outcome outcome = record.result.outcome;
-  auto it = std::find_if(figures.begin(), figures.end(), [&](const Timed<Record>& t) { return same(t.record); });
+void Apply(std::vector<Timed>& figures, const RecordPtr& record, double unix_now) {
+  const k::Outcome outcome = record->outcome();
+  auto it = std::find_if(figures.begin(), figures.end(), [&](const Timed& t) {
+    return &t.record->kind() == &record->kind() && t.record->target() == record->target();
+  });
   if (outcome == k::Outcome::kOk) {
     if (it == figures.end()) {
       figures.push_back({record, unix_now, 0});
@@ -91,6 +94,14 @@ void Apply(std::vector<Timed<Record>>& figures, const Record& record, double uni
 
 }  // namespace
 
+std::vector<TimedRecord> Snapshot::FiguresOf(const ProbeKind& kind) const {
+  std::vector<TimedRecord> of;
+  for (const Timed& t : figures) {
+    if (&t.record->kind() == &kind && t.record->ok()) of.push_back({t.record, t.unix_seconds});
+  }
+  return of;
+}
+
 void PlanSnapshot(Snapshot& s, const Config& config, const k::Topology& topology, const Plan& plan,
                   const HostInfo& host, const std::string& fingerprint) {
   s.host = host;
@@ -99,108 +110,64 @@ void PlanSnapshot(Snapshot& s, const Config& config, const k::Topology& topology
   s.bandwidth_threads = config.bandwidth.threads;
   s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
   s.distances.clear();
-  auto enabled = [&](const std::string& probe) {
-    return probe == "latency" ? config.latency.enabled
-                              : probe == "bandwidth" ? config.bandwidth.enabled : config.core_to_core.enabled;
-  };
-  std::set<int> c2c_line_nodes;
-  for (const auto& p : plan.c2c_pairs) c2c_line_nodes.insert(p.line_node);
+  for (const auto& p : plan.memory_pairs) s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
+
+  // What the daemon probes now, per kind: its targets, their (cpu_node,
+  // mem_node) health keys and memory nodes.
+  const ProbeSettings settings = ProbeSettingsFrom(config);
+  std::map<const ProbeKind*, std::vector<ProbeTarget>> planned;
+  std::map<std::string, std::set<std::pair<int, int>>> health_keys;
+  std::map<std::string, std::set<int>> kind_nodes;
   std::set<int> mem_nodes;
-  for (const auto& p : plan.memory_pairs) {
-    s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
-    mem_nodes.insert(p.mem_node);
-  }
-  for (const char* probe : kProbes) {
-    for (k::Outcome outcome : kAllOutcomes) s.runs_total.try_emplace({probe, std::string(k::OutcomeName(outcome))}, 0);
-    for (const char* reason : kDiscardReasons) s.discards_total.try_emplace({probe, reason}, 0);
-    s.cpu_seconds_total.try_emplace(probe, 0.0);
+  s.probes.clear();
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (!kind->Enabled(config)) continue;
+    const std::string name(kind->name());
+    s.probes.insert(name);
+    planned[kind] = kind->Targets(plan, settings, topology);
+    for (const ProbeTarget& t : planned[kind]) {
+      health_keys[name].insert({t.pair.cpu_node, t.pair.mem_node});
+      kind_nodes[name].insert(t.pair.mem_node);
+      mem_nodes.insert(t.pair.mem_node);
+    }
+    for (k::Outcome outcome : kAllOutcomes) s.runs_total.try_emplace({name, std::string(k::OutcomeName(outcome))}, 0);
+    for (const char* reason : kDiscardReasons) s.discards_total.try_emplace({name, reason}, 0);
+    s.cpu_seconds_total.try_emplace(name, 0.0);
   }
   for (int node : mem_nodes) {
     for (k::Outcome outcome : kPlacementOutcomes) {
       s.placement_failures_total.try_emplace({node, std::string(k::OutcomeName(outcome))}, 0);
     }
   }
-  // Figures of pairs that are no longer planned (cpuset shrank, config changed) go.
-  auto planned = [&](const MemoryPair& pair) {
-    return std::find(plan.memory_pairs.begin(), plan.memory_pairs.end(), pair) != plan.memory_pairs.end();
-  };
-  std::erase_if(s.latency, [&](const auto& t) { return !config.latency.enabled || !planned(t.record.pair); });
-  std::erase_if(s.bandwidth, [&](const auto& t) {
-    return !config.bandwidth.enabled || !planned(t.record.pair) ||
-           std::find(config.bandwidth.ops.begin(), config.bandwidth.ops.end(), t.record.result.op) ==
-               config.bandwidth.ops.end();
-  });
-  std::erase_if(s.c2c, [&](const auto& t) {
-    return !config.core_to_core.enabled ||
-           std::find(plan.c2c_pairs.begin(), plan.c2c_pairs.end(), t.record.pair) == plan.c2c_pairs.end();
+  // Figures of series that are no longer planned (cpuset shrank, config
+  // changed, kind disabled) go.
+  std::erase_if(s.figures, [&](const Timed& t) {
+    const auto it = planned.find(&t.record->kind());
+    return it == planned.end() || std::find(it->second.begin(), it->second.end(), t.record->target()) == it->second.end();
   });
   std::erase_if(s.probe_config, [&](const ProbeConfigInfo& info) {
-    return !enabled(info.probe) || (info.probe != "c2c" && !mem_nodes.contains(std::stoi(info.labels.at("mem_node"))));
+    const auto it = kind_nodes.find(info.probe);
+    return it == kind_nodes.end() || !it->second.contains(std::stoi(info.labels.at("mem_node")));
   });
   // Health series of what is no longer probed go too: a stale
   // last_success would fire NumaProbeProbeStale until the next restart.
-  std::set<std::pair<int, int>> memory_nodes;  // (cpu_node, mem_node)
-  for (const auto& p : plan.memory_pairs) memory_nodes.insert({p.cpu_node, p.mem_node});
-  std::set<std::pair<int, int>> c2c_nodes;  // (cpu_a's node, line_node)
-  for (const auto& p : plan.c2c_pairs) {
-    if (const k::CpuInfo* a = topology.FindCpu(p.cpu_a)) c2c_nodes.insert({a->node, p.line_node});
-  }
   std::erase_if(s.last_success, [&](const auto& entry) {
     const auto& [probe, cpu_node, mem_node] = entry.first;
-    if (!enabled(probe)) return true;
-    return !(probe == "c2c" ? c2c_nodes : memory_nodes).contains({cpu_node, mem_node});
+    const auto it = health_keys.find(probe);
+    return it == health_keys.end() || !it->second.contains({cpu_node, mem_node});
   });
-  std::erase_if(s.placement_failures_total, [&](const auto& entry) {
-    return !mem_nodes.contains(entry.first.first) && !c2c_line_nodes.contains(entry.first.first);
-  });
+  std::erase_if(s.placement_failures_total, [&](const auto& entry) { return !mem_nodes.contains(entry.first.first); });
 }
 
-void RecordLatency(Snapshot& s, const LatencyRecord& record, double unix_now, double cost_seconds) {
-  const auto& r = record.result;
-  Count(s, "latency", r.outcome, r.discards, record.pair.mem_node, cost_seconds);
-  const bool ok = r.outcome == k::Outcome::kOk;
-  Apply(s.latency, record, unix_now, [&](const LatencyRecord& old) { return old.pair == record.pair; });
-  if (!ok) return;
-  s.last_success[{"latency", record.pair.cpu_node, record.pair.mem_node}] = unix_now;
-  SetConfigInfo(s, "latency", record.pair.mem_node,
-                {{"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
-                 {"buffer_bytes", std::to_string(r.buffer.bytes)},
-                 {"stride", std::to_string(r.stride)},
-                 {"window_bytes", std::to_string(r.window_bytes)},
-                 {"loads_per_sample", std::to_string(r.loads_per_sample)},
-                 {"samples", std::to_string(r.seconds_per_load.n)}});
-}
-
-void RecordBandwidth(Snapshot& s, const BandwidthRecord& record, double unix_now, double cost_seconds) {
-  const auto& r = record.result;
-  Count(s, "bandwidth", r.outcome, r.discards, record.pair.mem_node, cost_seconds);
-  const bool ok = r.outcome == k::Outcome::kOk;
-  Apply(s.bandwidth, record, unix_now,
-        [&](const BandwidthRecord& old) { return old.pair == record.pair && old.result.op == r.op; });
-  if (!ok) return;
-  s.last_success[{"bandwidth", record.pair.cpu_node, record.pair.mem_node}] = unix_now;
-  SetConfigInfo(s, "bandwidth", record.pair.mem_node,
-                {{"op", std::string(k::BandwidthOpName(r.op))},
-                 {"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
-                 {"buffer_bytes", std::to_string(r.buffer.bytes)},
-                 {"burst_bytes", std::to_string(r.bytes_per_burst)},
-                 {"bursts", std::to_string(r.bytes_per_second.n)},
-                 {"isa", std::string(k::IsaName(r.isa))},
-                 {"threads", std::to_string(r.cpus.size())}});
-}
-
-void RecordC2c(Snapshot& s, const C2cRecord& record, int cpu_a_node, double unix_now, double cost_seconds) {
-  const auto& r = record.result;
-  Count(s, "c2c", r.outcome, r.discards, record.pair.line_node, cost_seconds);
-  const bool ok = r.outcome == k::Outcome::kOk;
-  Apply(s.c2c, record, unix_now, [&](const C2cRecord& old) { return old.pair == record.pair; });
-  if (!ok) return;
-  s.last_success[{"c2c", cpu_a_node, record.pair.line_node}] = unix_now;
-  SetConfigInfo(s, "c2c", record.pair.line_node,
-                {{"page_size", std::string(k::PageKindName(r.line.page_kind))},
-                 {"buffer_bytes", std::to_string(r.line.bytes)},
-                 {"round_trips", std::to_string(r.round_trips)},
-                 {"samples", std::to_string(r.one_way_seconds.n)}});
+void RecordRun(Snapshot& s, const RecordPtr& record, double unix_now, double cost_seconds) {
+  const ProbeKind& kind = record->kind();
+  const std::string probe(kind.name());
+  const ProbeTarget& target = record->target();
+  Count(s, probe, record->outcome(), record->discards(), target.pair.mem_node, cost_seconds);
+  Apply(s.figures, record, unix_now);
+  if (!record->ok()) return;
+  s.last_success[{probe, target.pair.cpu_node, target.pair.mem_node}] = unix_now;
+  SetConfigInfo(s, probe, target.pair.mem_node, kind.ConfigInfo(*record));
 }
 
 }  // namespace numaprobe::daemon

@@ -1,23 +1,19 @@
 #include "daemon/web/landing_page.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
 
 #include "daemon/common/version.h"
-#include "kernels/bandwidth.h"
-#include "kernels/topology.h"
+#include "daemon/probing/probe_table.h"
 
 namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-
-// Row (cpu_node, cpu; cpu -1 unless per-CPU mode) -> mem_node -> (value, when).
-using Row = std::pair<int, int>;
-using Matrix = std::map<Row, std::map<int, std::pair<double, double>>>;
 
 std::string Format(double value, int decimals) {
   char buffer[64];
@@ -25,95 +21,38 @@ std::string Format(double value, int decimals) {
   return buffer;
 }
 
-void Put(Matrix& matrix, Row row, int mem_node, double value, double when) {
-  auto [it, inserted] = matrix[row].try_emplace(mem_node, value, when);
-  if (!inserted && when > it->second.second) it->second = {value, when};
-}
-
-// Columns: every planned memory node (from the distances) and every measured
-// one, so a planned pair without a figure shows as a gap rather than vanishing.
-std::set<int> Columns(const Snapshot& s, const Matrix& matrix) {
-  std::set<int> columns;
-  for (const auto& [pair, distance] : s.distances) columns.insert(pair.second);
-  for (const auto& [row, cells] : matrix) {
-    for (const auto& [mem_node, cell] : cells) columns.insert(mem_node);
-  }
-  return columns;
-}
-
-std::string RenderMatrix(const Snapshot& s, const std::string& title, Matrix matrix, double scale, int decimals) {
-  std::string html = "<h2>" + HtmlEscape(title) + "</h2>\n";
-  if (matrix.empty()) return html + "<p>No figures yet.</p>\n";
-  const std::set<int> columns = Columns(s, matrix);
-  // Planned CPU nodes without any figure get an empty row, like columns.
-  if (!s.per_cpu) {
-    for (const auto& [pair, distance] : s.distances) matrix.try_emplace(Row{pair.first, -1});
-  }
-  html += "<table>\n<tr><th>CPU \\ memory</th>";
-  for (int mem_node : columns) html += "<th>node " + std::to_string(mem_node) + "</th>";
+// One kind's section as an HTML table; cells are the same strings the
+// terminal table prints.
+std::string RenderSection(const ReportSection& section) {
+  std::string html = "<h2>" + HtmlEscape(section.title) + "</h2>\n<table>\n<tr><th>" + HtmlEscape(section.corner) +
+                     "</th>";
+  for (const auto& column : section.columns) html += "<th>" + HtmlEscape(column) + "</th>";
   html += "</tr>\n";
-  for (const auto& [row, cells] : matrix) {
-    const auto& [cpu_node, cpu] = row;
-    html += "<tr><th>";
-    html += cpu >= 0 ? "cpu " + std::to_string(cpu) + " (node " + std::to_string(cpu_node) + ")"
-                     : "node " + std::to_string(cpu_node);
-    html += "</th>";
-    for (int mem_node : columns) {
-      const auto cell = cells.find(mem_node);
-      html += "<td>" + (cell == cells.end() ? std::string("&ndash;") : Format(cell->second.first * scale, decimals)) +
-              "</td>";
-    }
+  for (std::size_t row = 0; row < section.row_labels.size(); ++row) {
+    html += "<tr><th>" + HtmlEscape(section.row_labels[row]) + "</th>";
+    for (const auto& cell : section.cells[row]) html += "<td>" + HtmlEscape(cell == "-" ? "\u2013" : cell) + "</td>";
     html += "</tr>\n";
   }
   return html + "</table>\n";
 }
 
-// read, write, copy first (the order the probes run), then anything else.
-int OpRank(const std::string& op) {
-  static const std::string kOrder[] = {"read", "write", "copy"};
-  const auto* it = std::find(std::begin(kOrder), std::end(kOrder), op);
-  return static_cast<int>(it - std::begin(kOrder));
-}
-
-std::string RenderMatrices(const Snapshot& s) {
-  Matrix latency;
-  for (const Timed<LatencyRecord>& t : s.latency) {
-    if (t.record.result.outcome != k::Outcome::kOk) continue;
-    const MemoryPair& p = t.record.pair;
-    Put(latency, {p.cpu_node, s.per_cpu ? p.cpu : -1}, p.mem_node, t.record.result.seconds_per_load.median,
-        t.unix_seconds);
+// Every kind's sections over its published records, in probe-table order; a
+// kind the daemon probes without figures yet says so.
+std::string RenderFigures(const Snapshot& s) {
+  std::string html;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (!s.probes.contains(std::string(kind->name()))) continue;
+    std::vector<RecordPtr> records;
+    for (const TimedRecord& t : s.FiguresOf(*kind)) records.push_back(t.record);
+    const std::vector<ReportSection> sections = kind->Sections(records);
+    if (sections.empty()) {
+      std::string title(kind->title());
+      title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+      html += "<h2>" + HtmlEscape(title) + "</h2>\n<p>No figures yet.</p>\n";
+    }
+    for (const ReportSection& section : sections) html += RenderSection(section);
   }
-  std::map<std::pair<int, std::string>, Matrix> bandwidth;  // (rank, op) -> matrix
-  for (const Timed<BandwidthRecord>& t : s.bandwidth) {
-    if (t.record.result.outcome != k::Outcome::kOk) continue;
-    const MemoryPair& p = t.record.pair;
-    const std::string op(k::BandwidthOpName(t.record.result.op));
-    Put(bandwidth[{OpRank(op), op}], {p.cpu_node, s.per_cpu ? p.cpu : -1}, p.mem_node,
-        t.record.result.bytes_per_second.median, t.unix_seconds);
-  }
-  std::string html = RenderMatrix(s, "Memory latency (ns, median)", latency, 1e9, 1);
-  const std::string threads =
-      s.bandwidth_threads > 1 ? ", up to " + std::to_string(s.bandwidth_threads) + " threads" : "";
-  for (const auto& [key, matrix] : bandwidth) {
-    html += RenderMatrix(s, "Memory bandwidth, " + key.second + " (GB/s, median" + threads + ")", matrix, 1e-9, 2);
-  }
-  if (bandwidth.empty()) html += "<h2>Memory bandwidth (GB/s)</h2>\n<p>No figures yet.</p>\n";
   return html;
-}
-
-std::string RenderCoreToCore(const Snapshot& s) {
-  if (s.c2c.empty()) return "";
-  std::string html =
-      "<h2>Core-to-core latency (ns, one way, median)</h2>\n<table>\n"
-      "<tr><th>cpu a</th><th>cpu b</th><th>line on node</th><th>relation</th><th>ns</th></tr>\n";
-  for (const Timed<C2cRecord>& t : s.c2c) {
-    if (t.record.result.outcome != k::Outcome::kOk) continue;
-    const C2cPair& p = t.record.pair;
-    html += "<tr><td>" + std::to_string(p.cpu_a) + "</td><td>" + std::to_string(p.cpu_b) + "</td><td>" +
-            std::to_string(p.line_node) + "</td><td>" + HtmlEscape(k::CpuRelationName(p.relation)) + "</td><td>" +
-            Format(t.record.result.one_way_seconds.median * 1e9, 1) + "</td></tr>\n";
-  }
-  return html + "</table>\n";
 }
 
 std::string Field(const std::string& name, const std::string& value) {
@@ -168,8 +107,7 @@ std::string RenderLandingPage(const Snapshot& s, const std::string& telemetry_pa
       "<p><em>Figures come from the last scheduled probe of each pair, not from this page load: probes run on "
       "their own low duty-cycle schedule and are never triggered by a request.</em></p>\n";
   if (!s.ready()) html += "<p><strong>The first probe round has not completed yet.</strong></p>\n";
-  html += RenderMatrices(s);
-  html += RenderCoreToCore(s);
+  html += RenderFigures(s);
   return html + "</body>\n</html>\n";
 }
 

@@ -22,7 +22,7 @@ std::string Help(const std::string& what) { return what + kAsOf; }
 
 void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder runs("numaprobe_probe_runs_total",
-                     Help("Probe runs by probe (latency, bandwidth, c2c) and result (ok or the failure outcome)"),
+                     Help("Probe runs by probe (latency, bandwidth, core_to_core) and result (ok or the failure outcome)"),
                      MetricType::Counter);
   for (const auto& [key, count] : s.runs_total) {
     runs.Add({{"probe", key.first}, {"result", key.second}}, static_cast<double>(count));
@@ -30,7 +30,7 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
   out.push_back(runs.Build());
 
   FamilyBuilder last("numaprobe_probe_last_success_timestamp_seconds",
-                     Help("Unix time of the last successful probe of a pair; for c2c, cpu_node is the node of cpu_a "
+                     Help("Unix time of the last successful probe of a pair; for core_to_core, cpu_node is the node of cpu_a "
                           "and mem_node the node the line lives on"),
                      MetricType::Gauge);
   for (const auto& [key, seconds] : s.last_success) {

@@ -3,31 +3,32 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/daemon/record_util.h"
+
 namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
 
-LatencyRecord OkLatency() {
-  LatencyRecord r;
-  r.pair = {3, 0, 1};
-  r.result.outcome = k::Outcome::kOk;
-  r.result.cpu = 3;
-  r.result.seconds_per_load = {1.3e-7, 1.2e-7, 1.5e-7, 2e-9, 7};
-  r.result.loads_per_sample = 40000;
-  r.result.stride = 128;
-  r.result.window_bytes = 2 << 20;
-  r.result.buffer.node = 1;
-  r.result.buffer.bytes = 256u << 20;
-  r.result.buffer.page_kind = k::PageKind::kThp2M;
-  r.result.buffer.huge_fraction = 1.0;
-  r.result.buffer.placement = {1, 128, 0, 0, -1, 0, "move_pages"};
+k::LatencyResult OkLatency() {
+  k::LatencyResult r;
+  r.outcome = k::Outcome::kOk;
+  r.cpu = 3;
+  r.seconds_per_load = {1.3e-7, 1.2e-7, 1.5e-7, 2e-9, 7};
+  r.loads_per_sample = 40000;
+  r.stride = 128;
+  r.window_bytes = 2 << 20;
+  r.buffer.node = 1;
+  r.buffer.bytes = 256u << 20;
+  r.buffer.page_kind = k::PageKind::kThp2M;
+  r.buffer.huge_fraction = 1.0;
+  r.buffer.placement = {1, 128, 0, 0, -1, 0, "move_pages"};
   return r;
 }
 
 TEST(JsonReport, LatencyCarriesFiguresSpreadPagesAndPlacement) {
   ProbeReport report;
-  report.latency.push_back(OkLatency());
+  report.records.push_back(MakeLatency({3, 0, 1}, OkLatency()));
   const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
   const auto& lat = j.at("latency").at(0);
   EXPECT_EQ(lat.at("outcome"), "ok");
@@ -44,17 +45,17 @@ TEST(JsonReport, LatencyCarriesFiguresSpreadPagesAndPlacement) {
 
 TEST(JsonReport, FailedProbeHasNullFiguresAndItsReason) {
   ProbeReport report;
-  LatencyRecord r = OkLatency();
-  r.result.outcome = k::Outcome::kPlacementMismatch;
-  r.result.reason = "node 1 requested, page at offset 0 is on node 0";
-  r.result.buffer.placement = {1, 128, 128, 0, 0, 0, "move_pages"};
-  report.latency.push_back(r);
+  k::LatencyResult r = OkLatency();
+  r.outcome = k::Outcome::kPlacementMismatch;
+  r.reason = "node 1 requested, page at offset 0 is on node 0";
+  r.buffer.placement = {1, 128, 128, 0, 0, 0, "move_pages"};
+  report.records.push_back(MakeLatency({3, 0, 1}, r));
   const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
   const auto& lat = j.at("latency").at(0);
   EXPECT_EQ(lat.at("outcome"), "placement_mismatch");
   EXPECT_TRUE(lat.at("median_seconds").is_null());
   EXPECT_TRUE(lat.at("min_seconds").is_null());
-  EXPECT_EQ(lat.at("reason"), r.result.reason);
+  EXPECT_EQ(lat.at("reason"), r.reason);
   EXPECT_EQ(lat.at("buffer").at("placement").at("verified"), false);
   EXPECT_EQ(lat.at("buffer").at("placement").at("observed_node"), 0);
   EXPECT_EQ(j.at("ok"), false);
@@ -62,15 +63,14 @@ TEST(JsonReport, FailedProbeHasNullFiguresAndItsReason) {
 
 TEST(JsonReport, BandwidthCountsThreadsAndExactBytes) {
   ProbeReport report;
-  BandwidthRecord b;
-  b.pair = {1, 0, 0};
-  b.result.op = k::BandwidthOp::kCopy;
-  b.result.cpus = {1, 0};
-  b.result.isa = k::Isa::kAvx2;
-  b.result.bytes_per_burst = 4 * (64u << 20);
-  b.result.bytes_total = 5 * b.result.bytes_per_burst;
-  b.result.bytes_per_second = {3e10, 2.9e10, 3.1e10, 1e8, 5};
-  report.bandwidth.push_back(b);
+  k::BandwidthResult b;
+  b.op = k::BandwidthOp::kCopy;
+  b.cpus = {1, 0};
+  b.isa = k::Isa::kAvx2;
+  b.bytes_per_burst = 4 * (64u << 20);
+  b.bytes_total = 5 * b.bytes_per_burst;
+  b.bytes_per_second = {3e10, 2.9e10, 3.1e10, 1e8, 5};
+  report.records.push_back(MakeBandwidth({1, 0, 0}, b));
   const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
   const auto& bw = j.at("bandwidth").at(0);
   EXPECT_EQ(bw.at("op"), "copy");
@@ -79,6 +79,19 @@ TEST(JsonReport, BandwidthCountsThreadsAndExactBytes) {
   EXPECT_EQ(bw.at("bytes_per_burst").get<std::uint64_t>(), 4ull * (64u << 20));
   EXPECT_EQ(bw.at("bursts"), 5);
   EXPECT_DOUBLE_EQ(bw.at("median_bytes_per_second").get<double>(), 3e10);
+}
+
+TEST(JsonReport, EveryKindHasItsArrayUnderItsOneName) {
+  ProbeReport report;
+  report.records.push_back(MakeLatency({3, 0, 1}, OkLatency()));
+  const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
+  for (const char* name : {"latency", "bandwidth", "core_to_core"}) {
+    ASSERT_TRUE(j.contains(name)) << name;
+    EXPECT_TRUE(j.at(name).is_array()) << name;
+  }
+  EXPECT_FALSE(j.contains("c2c"));
+  EXPECT_EQ(j.at("latency").size(), 1u);
+  EXPECT_EQ(j.at("bandwidth").size(), 0u);
 }
 
 TEST(JsonReport, TopologyListsCpuLessNodesAndDistances) {

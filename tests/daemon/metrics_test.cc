@@ -211,9 +211,9 @@ TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
   Snapshot s = FixedSnapshot();
   s.distances[{10, 10}] = 10;
   s.distances[{2, 10}] = 32;
-  s.c2c.push_back(s.c2c.front());  // a repeated pair must not repeat the series
-  s.c2c.back().unix_seconds += 1;
-  s.c2c.back().record.result.one_way_seconds.median = 9e-8;
+  Timed newer = C2c(1, 3, 0, kernels::CpuRelation::kSameNode, 9e-8);  // a repeated pair must not repeat the series
+  newer.unix_seconds += 1;
+  s.figures.push_back(newer);
   const auto families = BuildFamilies(s);
   const MetricFamily& distance = *Find(families, "numaprobe_numa_distance");
   EXPECT_EQ(*LabelOf(distance.metric.back(), "cpu_node"), "10");
@@ -221,7 +221,7 @@ TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
   EXPECT_EQ(*LabelOf(before_last, "cpu_node"), "2");
   EXPECT_EQ(*LabelOf(before_last, "mem_node"), "10");
   const MetricFamily& c2c = *Find(families, "numaprobe_core_to_core_latency_seconds");
-  EXPECT_EQ(c2c.metric.size(), FixedSnapshot().c2c.size());
+  EXPECT_EQ(c2c.metric.size(), FixedSnapshot().FiguresOf(CoreToCoreProbe()).size());
   EXPECT_DOUBLE_EQ(*Value(families, c2c.name,
                           {{"cpu_a", "1"}, {"cpu_b", "3"}, {"line_node", "0"}, {"relation", "same_node"}}),
                    9e-8);  // the newer result wins

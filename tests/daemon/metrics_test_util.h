@@ -9,37 +9,33 @@
 #include <prometheus/metric_family.h>
 
 #include "daemon/serve/snapshot.h"
+#include "tests/daemon/record_util.h"
 
 namespace numaprobe::daemon {
 
-inline Timed<LatencyRecord> Latency(int cpu, int cpu_node, int mem_node, double median, double when = 1700000100) {
-  Timed<LatencyRecord> t;
-  t.record.pair = {cpu, cpu_node, mem_node};
-  t.record.result.cpu = cpu;
-  t.record.result.seconds_per_load = {median, median * 0.95, median * 1.1, median * 0.02, 7};
-  t.unix_seconds = when;
-  return t;
+inline Timed Latency(int cpu, int cpu_node, int mem_node, double median, double when = 1700000100) {
+  kernels::LatencyResult r;
+  r.cpu = cpu;
+  r.seconds_per_load = {median, median * 0.95, median * 1.1, median * 0.02, 7};
+  return {MakeLatency({cpu, cpu_node, mem_node}, r), when, 0};
 }
 
-inline Timed<BandwidthRecord> Bandwidth(std::vector<int> cpus, int cpu_node, int mem_node, kernels::BandwidthOp op,
-                                        double median) {
-  Timed<BandwidthRecord> t;
-  t.record.pair = {cpus.front(), cpu_node, mem_node};
-  t.record.result.op = op;
-  t.record.result.cpus = std::move(cpus);
-  t.record.result.bytes_per_second = {median, median * 0.9, median * 1.02, median * 0.01, 5};
-  t.unix_seconds = 1700000200;
-  return t;
+inline Timed Bandwidth(std::vector<int> cpus, int cpu_node, int mem_node, kernels::BandwidthOp op, double median) {
+  kernels::BandwidthResult r;
+  const int cpu = cpus.front();
+  r.op = op;
+  r.cpus = std::move(cpus);
+  r.bytes_per_second = {median, median * 0.9, median * 1.02, median * 0.01, 5};
+  return {MakeBandwidth({cpu, cpu_node, mem_node}, r), 1700000200, 0};
 }
 
-inline Timed<C2cRecord> C2c(int a, int b, int line_node, kernels::CpuRelation relation, double median) {
-  Timed<C2cRecord> t;
-  t.record.pair = {a, b, line_node, relation};
-  t.record.result.cpu_a = a;
-  t.record.result.cpu_b = b;
-  t.record.result.one_way_seconds = {median, median * 0.9, median * 1.2, median * 0.03, 7};
-  t.unix_seconds = 1700000300;
-  return t;
+// cpu_a's node: CPUs below 4 are on node 0 in these snapshots, the rest on 1.
+inline Timed C2c(int a, int b, int line_node, kernels::CpuRelation relation, double median) {
+  kernels::C2cResult r;
+  r.cpu_a = a;
+  r.cpu_b = b;
+  r.one_way_seconds = {median, median * 0.9, median * 1.2, median * 0.03, 7};
+  return {MakeC2c({a, b, line_node, relation}, a < 4 ? 0 : 1, r), 1700000300, 0};
 }
 
 // Two memory nodes (0, 1) and a CPU-only node 2. Pair 1 -> 0 is planned but
@@ -51,29 +47,30 @@ inline Snapshot FixedSnapshot() {
   s.host = {"Example CPU 9000 @ 2.40GHz", "0xa0011d1", "6.1.0-13-amd64", "madvise", "tsc", false};
   s.fingerprint = "3f2a9c1d5e7b4a60";
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}, {{1, 0}, 21}, {{1, 1}, 10}, {{2, 0}, 17}, {{2, 1}, 28}};
-  s.latency = {Latency(3, 0, 0, 0.9e-7), Latency(3, 0, 1, 1.35e-7), Latency(7, 1, 1, 0.95e-7),
-               Latency(11, 2, 0, 1.1e-7)};
-  s.bandwidth = {Bandwidth({3}, 0, 0, BandwidthOp::kRead, 2.0e10), Bandwidth({3}, 0, 0, BandwidthOp::kWrite, 1.2e10),
-                 Bandwidth({3}, 0, 0, BandwidthOp::kCopy, 1.6e10), Bandwidth({3}, 0, 1, BandwidthOp::kRead, 1.1e10)};
-  s.c2c = {C2c(1, 3, 0, CpuRelation::kSameNode, 4.5e-8), C2c(3, 7, 0, CpuRelation::kCrossNode, 1.2e-7),
-           C2c(3, 7, 1, CpuRelation::kCrossNode, 1.3e-7)};
+  s.probes = {"latency", "bandwidth", "core_to_core"};
+  s.figures = {Latency(3, 0, 0, 0.9e-7), Latency(3, 0, 1, 1.35e-7), Latency(7, 1, 1, 0.95e-7),
+               Latency(11, 2, 0, 1.1e-7),
+               Bandwidth({3}, 0, 0, BandwidthOp::kRead, 2.0e10), Bandwidth({3}, 0, 0, BandwidthOp::kWrite, 1.2e10),
+               Bandwidth({3}, 0, 0, BandwidthOp::kCopy, 1.6e10), Bandwidth({3}, 0, 1, BandwidthOp::kRead, 1.1e10),
+               C2c(1, 3, 0, CpuRelation::kSameNode, 4.5e-8), C2c(3, 7, 0, CpuRelation::kCrossNode, 1.2e-7),
+               C2c(3, 7, 1, CpuRelation::kCrossNode, 1.3e-7)};
   s.baseline = {{"latency", -1, 0, 0, "", 0.89e-7},
                 {"latency", -1, 0, 1, "", 1.34e-7},
                 {"bandwidth", -1, 0, 0, "read", 2.05e10}};
   s.baseline_origin = "first_start";
   s.baseline_complete = true;
   s.runs_total = {{{"latency", "ok"}, 12}, {{"latency", "placement_mismatch"}, 1}, {{"bandwidth", "ok"}, 16},
-                  {{"c2c", "ok"}, 9}, {{"c2c", "timeout"}, 0}};
-  s.cpu_seconds_total = {{"latency", 1.25}, {"bandwidth", 3.5}, {"c2c", 0.375}};
-  s.discards_total = {{{"latency", "context_switch"}, 3}, {{"latency", "migration"}, 0}, {{"c2c", "timeout"}, 1}};
+                  {{"core_to_core", "ok"}, 9}, {{"core_to_core", "timeout"}, 0}};
+  s.cpu_seconds_total = {{"latency", 1.25}, {"bandwidth", 3.5}, {"core_to_core", 0.375}};
+  s.discards_total = {{{"latency", "context_switch"}, 3}, {{"latency", "migration"}, 0}, {{"core_to_core", "timeout"}, 1}};
   s.placement_failures_total = {{{0, "placement_unverified"}, 0}, {{0, "placement_mismatch"}, 1}};
   s.last_success = {{{"latency", 0, 0}, 1700000100}, {{"latency", 0, 1}, 1700000100},
-                    {{"latency", 1, 1}, 1700000100}, {{"c2c", 0, 0}, 1700000300}};
+                    {{"latency", 1, 1}, 1700000100}, {{"core_to_core", 0, 0}, 1700000300}};
   s.duty_cycle_ratio = 0.0018;
   s.duty_cycle_budget_ratio = 0.002;
   s.probe_config = {{"latency", {{"page_size", "2MiB-thp"}, {"buffer_bytes", "268435456"}, {"stride", "128"},
                                  {"mem_node", "0"}}},
-                    {"c2c", {{"round_trips", "2000"}, {"samples", "7"}}}};
+                    {"core_to_core", {{"round_trips", "2000"}, {"samples", "7"}}}};
   s.config_reload_successful = true;
   s.config_reload_unix_seconds = 1700000000;
   s.rounds_completed = 4;
@@ -87,9 +84,9 @@ inline Snapshot PerCpuSnapshot(int threads) {
   s.per_cpu = true;
   s.bandwidth_threads = threads;
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}};
-  s.latency = {Latency(2, 0, 0, 1.0e-7), Latency(2, 0, 1, 1.5e-7), Latency(3, 0, 0, 0.8e-7), Latency(3, 0, 1, 1.2e-7)};
-  s.bandwidth = {Bandwidth(threads > 1 ? std::vector<int>{2, 3} : std::vector<int>{2}, 0, 1,
-                           kernels::BandwidthOp::kRead, 9e9)};
+  s.figures = {Latency(2, 0, 0, 1.0e-7), Latency(2, 0, 1, 1.5e-7), Latency(3, 0, 0, 0.8e-7), Latency(3, 0, 1, 1.2e-7),
+               Bandwidth(threads > 1 ? std::vector<int>{2, 3} : std::vector<int>{2}, 0, 1,
+                         kernels::BandwidthOp::kRead, 9e9)};
   s.baseline = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9.1e9}};
   return s;
 }

@@ -4,22 +4,33 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/probing/kinds/kinds.h"
+
 namespace numaprobe::daemon {
 namespace {
 
-TEST(RoundTasks, OrdersLatencyThenBandwidthPerOpThenC2c) {
+kernels::Topology TwoNodes() {
+  auto topology = kernels::Topology::FromSynthetic("pack:2 [numa] core:2 pu:1", {});
+  EXPECT_TRUE(topology.ok()) << topology.failure().reason;
+  return std::move(topology).value();
+}
+
+TEST(RoundTasks, OrdersLatencyThenBandwidthPerOpThenCoreToCore) {
   Plan plan;
   plan.memory_pairs = {{1, 0, 0}, {1, 0, 1}};
   plan.c2c_pairs = {{0, 1, 0, kernels::CpuRelation::kSameLlc}};
   Config config;
   config.bandwidth.ops = {kernels::BandwidthOp::kRead, kernels::BandwidthOp::kCopy};
-  const auto tasks = RoundTasks(plan, config);
+  const auto tasks = RoundTasks(plan, config, TwoNodes());
   ASSERT_EQ(tasks.size(), 2u + 4u + 1u);
-  EXPECT_EQ(tasks[0].kind, Task::Kind::kLatency);
-  EXPECT_EQ(tasks[1].pair.mem_node, 1);
-  EXPECT_EQ(tasks[2].kind, Task::Kind::kBandwidth);
-  EXPECT_EQ(tasks[3].op, kernels::BandwidthOp::kCopy);
-  EXPECT_EQ(tasks[6].kind, Task::Kind::kC2c);
+  EXPECT_EQ(tasks[0].kind, &LatencyProbe());
+  EXPECT_EQ(tasks[1].target.pair.mem_node, 1);
+  EXPECT_EQ(tasks[2].kind, &BandwidthProbe());
+  EXPECT_EQ(tasks[3].target.variant, "copy");
+  EXPECT_EQ(tasks[6].kind, &CoreToCoreProbe());
+  // core_to_core's health key: cpu_a's node and the line's node.
+  EXPECT_EQ(tasks[6].target.pair.cpu_node, 0);
+  EXPECT_EQ(tasks[6].target.pair.mem_node, 0);
 }
 
 TEST(RoundTasks, DisabledProbesAreLeftOut) {
@@ -29,9 +40,9 @@ TEST(RoundTasks, DisabledProbesAreLeftOut) {
   Config config;
   config.latency.enabled = false;
   config.core_to_core.enabled = false;
-  const auto tasks = RoundTasks(plan, config);
+  const auto tasks = RoundTasks(plan, config, TwoNodes());
   ASSERT_EQ(tasks.size(), 3u);
-  for (const auto& t : tasks) EXPECT_EQ(t.kind, Task::Kind::kBandwidth);
+  for (const auto& t : tasks) EXPECT_EQ(t.kind, &BandwidthProbe());
 }
 
 TEST(PlanOnHost, RejectsACpuThatDoesNotExist) {

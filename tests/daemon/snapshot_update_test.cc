@@ -7,22 +7,47 @@
 #include <string>
 #include <vector>
 
+#include "tests/daemon/record_util.h"
+
 namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
 
-LatencyRecord Latency(int mem_node, k::Outcome outcome, double median = 1e-7) {
-  LatencyRecord r;
-  r.pair = {1, 0, mem_node};
-  r.result.outcome = outcome;
-  r.result.seconds_per_load.median = median;
-  r.result.seconds_per_load.n = 7;
-  r.result.stride = 128;
-  r.result.buffer.node = mem_node;
-  r.result.discards.context_switch = 2;
-  return r;
+RecordPtr Latency(int mem_node, k::Outcome outcome, double median = 1e-7, int cpu = 1) {
+  k::LatencyResult r;
+  r.outcome = outcome;
+  r.seconds_per_load.median = median;
+  r.seconds_per_load.n = 7;
+  r.stride = 128;
+  r.buffer.node = mem_node;
+  r.discards.context_switch = 2;
+  return MakeLatency({cpu, 0, mem_node}, r);
 }
+
+RecordPtr Bandwidth(k::BandwidthOp op, k::Outcome outcome) {
+  k::BandwidthResult r;
+  r.outcome = outcome;
+  r.op = op;
+  return MakeBandwidth({1, 0, 0}, r);
+}
+
+RecordPtr C2c(const C2cPair& pair, k::Outcome outcome) {
+  k::C2cResult r;
+  r.outcome = outcome;
+  return MakeC2c(pair, 0, r);
+}
+
+// The published figures of `kind`, failed-run counts included.
+std::vector<Timed> Of(const Snapshot& s, const ProbeKind& kind) {
+  std::vector<Timed> of;
+  for (const Timed& t : s.figures) {
+    if (&t.record->kind() == &kind) of.push_back(t);
+  }
+  return of;
+}
+
+double Median(const Timed& t) { return ResultOf<k::LatencyResult>(*t.record).seconds_per_load.median; }
 
 class SnapshotUpdateTest : public ::testing::Test {
  protected:
@@ -41,7 +66,7 @@ class SnapshotUpdateTest : public ::testing::Test {
 
 TEST_F(SnapshotUpdateTest, KnownSeriesStartAtZero) {
   EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 0u);
-  EXPECT_EQ(s_.runs_total.at({"c2c", "timeout"}), 0u);
+  EXPECT_EQ(s_.runs_total.at({"core_to_core", "timeout"}), 0u);
   EXPECT_EQ(s_.discards_total.at({"bandwidth", "migration"}), 0u);
   EXPECT_EQ(s_.placement_failures_total.at({1, "placement_mismatch"}), 0u);
   EXPECT_EQ(s_.distances.size(), 2u);
@@ -49,9 +74,9 @@ TEST_F(SnapshotUpdateTest, KnownSeriesStartAtZero) {
 }
 
 TEST_F(SnapshotUpdateTest, SuccessPublishesAndCounts) {
-  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
-  ASSERT_EQ(s_.latency.size(), 1u);
-  EXPECT_DOUBLE_EQ(s_.latency[0].unix_seconds, 1000.0);
+  RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+  EXPECT_DOUBLE_EQ(Of(s_, LatencyProbe())[0].unix_seconds, 1000.0);
   EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 1u);
   EXPECT_DOUBLE_EQ(s_.cpu_seconds_total.at("latency"), 0.03);
   EXPECT_EQ(s_.discards_total.at({"latency", "context_switch"}), 2u);
@@ -62,30 +87,30 @@ TEST_F(SnapshotUpdateTest, SuccessPublishesAndCounts) {
 }
 
 TEST_F(SnapshotUpdateTest, PlacementFailureWithdrawsTheFigure) {
-  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kPlacementMismatch), 2000.0, 0.01);
-  EXPECT_TRUE(s_.latency.empty()) << "a figure whose memory moved must not stay published";
+  RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kPlacementMismatch), 2000.0, 0.01);
+  EXPECT_TRUE(Of(s_, LatencyProbe()).empty()) << "a figure whose memory moved must not stay published";
   EXPECT_EQ(s_.placement_failures_total.at({1, "placement_mismatch"}), 1u);
   EXPECT_EQ(s_.runs_total.at({"latency", "placement_mismatch"}), 1u);
   EXPECT_DOUBLE_EQ(s_.last_success.at({"latency", 0, 1}), 1000.0);
 }
 
 TEST_F(SnapshotUpdateTest, OtherFailuresKeepTheLastGoodFigure) {
-  RecordLatency(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed, 5e-7), 2000.0, 0.03);
-  ASSERT_EQ(s_.latency.size(), 1u);
-  EXPECT_DOUBLE_EQ(s_.latency[0].record.result.seconds_per_load.median, 1e-7);
-  EXPECT_DOUBLE_EQ(s_.latency[0].unix_seconds, 1000.0);
+  RecordRun(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kDisturbed, 5e-7), 2000.0, 0.03);
+  ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+  EXPECT_DOUBLE_EQ(Median(Of(s_, LatencyProbe())[0]), 1e-7);
+  EXPECT_DOUBLE_EQ(Of(s_, LatencyProbe())[0].unix_seconds, 1000.0);
   EXPECT_EQ(s_.runs_total.at({"latency", "disturbed"}), 1u);
 }
 
 TEST_F(SnapshotUpdateTest, ReplanDropsPairsThatLeftThePlan) {
-  RecordLatency(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  RecordRun(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
   plan_.memory_pairs = {{1, 0, 0}};
   PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
-  ASSERT_EQ(s_.latency.size(), 1u);
-  EXPECT_EQ(s_.latency[0].record.pair.mem_node, 0);
+  ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+  EXPECT_EQ(Of(s_, LatencyProbe())[0].record->target().pair.mem_node, 0);
   EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 2u) << "counters are monotonic across replans";
   // Its health series go too, or NumaProbeProbeStale would fire until a restart.
   EXPECT_TRUE(s_.last_success.contains({"latency", 0, 0}));
@@ -94,10 +119,10 @@ TEST_F(SnapshotUpdateTest, ReplanDropsPairsThatLeftThePlan) {
 }
 
 TEST_F(SnapshotUpdateTest, DisablingAProbeDropsItsHealthSeries) {
-  RecordLatency(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
+  RecordRun(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
   config_.latency.enabled = false;
   PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
-  EXPECT_TRUE(s_.latency.empty());
+  EXPECT_TRUE(Of(s_, LatencyProbe()).empty());
   EXPECT_FALSE(s_.last_success.contains({"latency", 0, 0}));
   EXPECT_TRUE(std::none_of(s_.probe_config.begin(), s_.probe_config.end(),
                            [](const ProbeConfigInfo& info) { return info.probe == "latency"; }));
@@ -107,24 +132,19 @@ TEST_F(SnapshotUpdateTest, DisablingAProbeDropsItsHealthSeries) {
 // look current.
 TEST_F(SnapshotUpdateTest, TargetNoLongerAllowedWithdrawsTheFigure) {
   for (k::Outcome gone : {k::Outcome::kPinFailed, k::Outcome::kNotAllowed}) {
-    RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
-    ASSERT_EQ(s_.latency.size(), 1u);
-    RecordLatency(s_, Latency(1, gone), 2000.0, 0.01);
-    EXPECT_TRUE(s_.latency.empty()) << k::OutcomeName(gone);
+    RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+    ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+    RecordRun(s_, Latency(1, gone), 2000.0, 0.01);
+    EXPECT_TRUE(Of(s_, LatencyProbe()).empty()) << k::OutcomeName(gone);
   }
 }
 
 TEST_F(SnapshotUpdateTest, BandwidthIsKeyedByOp) {
-  BandwidthRecord b;
-  b.pair = {1, 0, 0};
-  b.result.outcome = k::Outcome::kOk;
-  b.result.op = k::BandwidthOp::kRead;
-  RecordBandwidth(s_, b, 1.0, 0.01);
-  b.result.op = k::BandwidthOp::kWrite;
-  RecordBandwidth(s_, b, 2.0, 0.01);
-  RecordBandwidth(s_, b, 3.0, 0.01);
-  ASSERT_EQ(s_.bandwidth.size(), 2u);
-  EXPECT_DOUBLE_EQ(s_.bandwidth[1].unix_seconds, 3.0);
+  RecordRun(s_, Bandwidth(k::BandwidthOp::kRead, k::Outcome::kOk), 1.0, 0.01);
+  RecordRun(s_, Bandwidth(k::BandwidthOp::kWrite, k::Outcome::kOk), 2.0, 0.01);
+  RecordRun(s_, Bandwidth(k::BandwidthOp::kWrite, k::Outcome::kOk), 3.0, 0.01);
+  ASSERT_EQ(Of(s_, BandwidthProbe()).size(), 2u);
+  EXPECT_DOUBLE_EQ(Of(s_, BandwidthProbe())[1].unix_seconds, 3.0);
   // probe_config_info too: one series per op, so differing bursts do not churn.
   std::vector<std::string> ops;
   for (const auto& info : s_.probe_config) {
@@ -138,105 +158,94 @@ TEST_F(SnapshotUpdateTest, BandwidthIsKeyedByOp) {
 // two failed runs in a row and is withdrawn at the third.
 TEST_F(SnapshotUpdateTest, ThreeFailedRunsInARowWithdrawTheFigure) {
   for (k::Outcome failure : {k::Outcome::kDisturbed, k::Outcome::kTimeout, k::Outcome::kAllocFailed}) {
-    RecordLatency(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
-    RecordLatency(s_, Latency(1, failure), 2000.0, 0.03);
-    RecordLatency(s_, Latency(1, failure), 3000.0, 0.03);
-    ASSERT_EQ(s_.latency.size(), 1u) << k::OutcomeName(failure);
-    EXPECT_EQ(s_.latency[0].failed_runs, 2);
-    EXPECT_DOUBLE_EQ(s_.latency[0].unix_seconds, 1000.0);
-    RecordLatency(s_, Latency(1, failure), 4000.0, 0.03);
-    EXPECT_TRUE(s_.latency.empty()) << k::OutcomeName(failure);
+    RecordRun(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
+    RecordRun(s_, Latency(1, failure), 2000.0, 0.03);
+    RecordRun(s_, Latency(1, failure), 3000.0, 0.03);
+    ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u) << k::OutcomeName(failure);
+    EXPECT_EQ(Of(s_, LatencyProbe())[0].failed_runs, 2);
+    EXPECT_DOUBLE_EQ(Of(s_, LatencyProbe())[0].unix_seconds, 1000.0);
+    RecordRun(s_, Latency(1, failure), 4000.0, 0.03);
+    EXPECT_TRUE(Of(s_, LatencyProbe()).empty()) << k::OutcomeName(failure);
     // A later success publishes it again.
-    RecordLatency(s_, Latency(1, k::Outcome::kOk, 2e-7), 5000.0, 0.03);
-    ASSERT_EQ(s_.latency.size(), 1u);
-    EXPECT_EQ(s_.latency[0].failed_runs, 0);
-    s_.latency.clear();
+    RecordRun(s_, Latency(1, k::Outcome::kOk, 2e-7), 5000.0, 0.03);
+    ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+    EXPECT_EQ(Of(s_, LatencyProbe())[0].failed_runs, 0);
+    s_.figures.clear();
   }
 }
 
 TEST_F(SnapshotUpdateTest, ASuccessResetsTheFailedRunCount) {
-  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed), 2000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kTimeout), 3000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kOk, 3e-7), 4000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed), 5000.0, 0.03);
-  RecordLatency(s_, Latency(1, k::Outcome::kDisturbed), 6000.0, 0.03);
-  ASSERT_EQ(s_.latency.size(), 1u);
-  EXPECT_DOUBLE_EQ(s_.latency[0].record.result.seconds_per_load.median, 3e-7);
-  EXPECT_EQ(s_.latency[0].failed_runs, 2);
+  RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kDisturbed), 2000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kTimeout), 3000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kOk, 3e-7), 4000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kDisturbed), 5000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kDisturbed), 6000.0, 0.03);
+  ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+  EXPECT_DOUBLE_EQ(Median(Of(s_, LatencyProbe())[0]), 3e-7);
+  EXPECT_EQ(Of(s_, LatencyProbe())[0].failed_runs, 2);
 }
 
 // Stopping cancels the probe in flight: that says nothing about the series.
 TEST_F(SnapshotUpdateTest, CancelledRunsDoNotCountAsFailures) {
-  RecordLatency(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
-  for (int i = 0; i < 5; ++i) RecordLatency(s_, Latency(1, k::Outcome::kCancelled), 2000.0 + i, 0.0);
-  ASSERT_EQ(s_.latency.size(), 1u);
-  EXPECT_EQ(s_.latency[0].failed_runs, 0);
+  RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);
+  for (int i = 0; i < 5; ++i) RecordRun(s_, Latency(1, k::Outcome::kCancelled), 2000.0 + i, 0.0);
+  ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+  EXPECT_EQ(Of(s_, LatencyProbe())[0].failed_runs, 0);
 }
 
 // Per-CPU mode: two CPUs of node 0 share the last_success key
 // (latency, 0, mem_node). The one that keeps failing goes; the other stays.
 TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerLatencySeries) {
-  LatencyRecord cpu0 = Latency(1, k::Outcome::kOk);
-  cpu0.pair.cpu = 0;
-  LatencyRecord cpu1 = Latency(1, k::Outcome::kOk);
-  cpu1.pair.cpu = 1;
-  RecordLatency(s_, cpu0, 1000.0, 0.03);
-  RecordLatency(s_, cpu1, 1000.0, 0.03);
-  cpu0.result.outcome = k::Outcome::kDisturbed;
+  const RecordPtr cpu1 = Latency(1, k::Outcome::kOk, 1e-7, 1);
+  RecordRun(s_, Latency(1, k::Outcome::kOk, 1e-7, 0), 1000.0, 0.03);
+  RecordRun(s_, cpu1, 1000.0, 0.03);
+  const RecordPtr cpu0 = Latency(1, k::Outcome::kDisturbed, 1e-7, 0);
   for (int round = 1; round <= 3; ++round) {
-    RecordLatency(s_, cpu0, 1000.0 + 300 * round, 0.03);
-    RecordLatency(s_, cpu1, 1000.0 + 300 * round, 0.03);
+    RecordRun(s_, cpu0, 1000.0 + 300 * round, 0.03);
+    RecordRun(s_, cpu1, 1000.0 + 300 * round, 0.03);
   }
-  ASSERT_EQ(s_.latency.size(), 1u);
-  EXPECT_EQ(s_.latency[0].record.pair.cpu, 1);
+  ASSERT_EQ(Of(s_, LatencyProbe()).size(), 1u);
+  EXPECT_EQ(Of(s_, LatencyProbe())[0].record->target().pair.cpu, 1);
   EXPECT_DOUBLE_EQ(s_.last_success.at({"latency", 0, 1}), 1900.0) << "kept fresh by the sibling";
 }
 
 // All ops of a pair share one last_success key: a failing op must not hide
 // behind the ops that succeed.
 TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerBandwidthOp) {
-  BandwidthRecord read;
-  read.pair = {1, 0, 0};
-  read.result.outcome = k::Outcome::kOk;
-  read.result.op = k::BandwidthOp::kRead;
-  BandwidthRecord write = read;
-  write.result.op = k::BandwidthOp::kWrite;
-  RecordBandwidth(s_, read, 1000.0, 0.01);
-  RecordBandwidth(s_, write, 1000.0, 0.01);
-  read.result.outcome = k::Outcome::kTimeout;
+  RecordPtr read = Bandwidth(k::BandwidthOp::kRead, k::Outcome::kOk);
+  const RecordPtr write = Bandwidth(k::BandwidthOp::kWrite, k::Outcome::kOk);
+  RecordRun(s_, read, 1000.0, 0.01);
+  RecordRun(s_, write, 1000.0, 0.01);
+  read = Bandwidth(k::BandwidthOp::kRead, k::Outcome::kTimeout);
   for (int round = 1; round <= 2; ++round) {
-    RecordBandwidth(s_, read, 1000.0 + 300 * round, 0.01);
-    RecordBandwidth(s_, write, 1000.0 + 300 * round, 0.01);
+    RecordRun(s_, read, 1000.0 + 300 * round, 0.01);
+    RecordRun(s_, write, 1000.0 + 300 * round, 0.01);
   }
-  ASSERT_EQ(s_.bandwidth.size(), 2u) << "two failures in a row keep the last good figure";
-  RecordBandwidth(s_, read, 1900.0, 0.01);
-  RecordBandwidth(s_, write, 1900.0, 0.01);
-  ASSERT_EQ(s_.bandwidth.size(), 1u);
-  EXPECT_EQ(s_.bandwidth[0].record.result.op, k::BandwidthOp::kWrite);
-  EXPECT_EQ(s_.bandwidth[0].failed_runs, 0);
+  ASSERT_EQ(Of(s_, BandwidthProbe()).size(), 2u) << "two failures in a row keep the last good figure";
+  RecordRun(s_, read, 1900.0, 0.01);
+  RecordRun(s_, write, 1900.0, 0.01);
+  ASSERT_EQ(Of(s_, BandwidthProbe()).size(), 1u);
+  EXPECT_EQ(Of(s_, BandwidthProbe())[0].record->target().variant, "write");
+  EXPECT_EQ(Of(s_, BandwidthProbe())[0].failed_runs, 0);
   EXPECT_DOUBLE_EQ(s_.last_success.at({"bandwidth", 0, 0}), 1900.0);
 }
 
 // The smt, same_llc and same_node pairs of a node share one last_success key.
 TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerC2cPair) {
-  C2cRecord smt;
-  smt.pair = {0, 1, 0, k::CpuRelation::kSmt};
-  smt.result.outcome = k::Outcome::kOk;
-  C2cRecord llc;
-  llc.pair = {0, 2, 0, k::CpuRelation::kSameLlc};
-  llc.result.outcome = k::Outcome::kOk;
-  RecordC2c(s_, smt, 0, 1000.0, 0.01);
-  RecordC2c(s_, llc, 0, 1000.0, 0.01);
-  smt.result.outcome = k::Outcome::kDisturbed;
+  RecordPtr smt = C2c({0, 1, 0, k::CpuRelation::kSmt}, k::Outcome::kOk);
+  const RecordPtr llc = C2c({0, 2, 0, k::CpuRelation::kSameLlc}, k::Outcome::kOk);
+  RecordRun(s_, smt, 1000.0, 0.01);
+  RecordRun(s_, llc, 1000.0, 0.01);
+  smt = C2c({0, 1, 0, k::CpuRelation::kSmt}, k::Outcome::kDisturbed);
   for (int round = 1; round <= 3; ++round) {
-    RecordC2c(s_, smt, 0, 1000.0 + 300 * round, 0.01);
-    RecordC2c(s_, llc, 0, 1000.0 + 300 * round, 0.01);
-    EXPECT_EQ(s_.c2c.size(), round < 3 ? 2u : 1u) << "round " << round;
+    RecordRun(s_, smt, 1000.0 + 300 * round, 0.01);
+    RecordRun(s_, llc, 1000.0 + 300 * round, 0.01);
+    EXPECT_EQ(Of(s_, CoreToCoreProbe()).size(), round < 3 ? 2u : 1u) << "round " << round;
   }
-  ASSERT_EQ(s_.c2c.size(), 1u);
-  EXPECT_EQ(s_.c2c[0].record.pair.relation, k::CpuRelation::kSameLlc);
-  EXPECT_DOUBLE_EQ(s_.last_success.at({"c2c", 0, 0}), 1900.0);
+  ASSERT_EQ(Of(s_, CoreToCoreProbe()).size(), 1u);
+  EXPECT_EQ(Of(s_, CoreToCoreProbe())[0].record->target().c2c.relation, k::CpuRelation::kSameLlc);
+  EXPECT_DOUBLE_EQ(s_.last_success.at({"core_to_core", 0, 0}), 1900.0);
 }
 
 }  // namespace

@@ -105,8 +105,8 @@ def test_probe_json_has_every_figure_and_verified_placement(run):
         assert b["bytes_per_burst"] == (2 * per_side if op == "copy" else per_side)
         assert b["buffer"]["placement"]["verified"] is True
     if len(allowed_cpus()) >= 2:
-        assert out["c2c"], "two CPUs allowed: a core-to-core pair is expected"
-        c = out["c2c"][0]
+        assert out["core_to_core"], "two CPUs allowed: a core-to-core pair is expected"
+        c = out["core_to_core"][0]
         assert c["outcome"] == "ok", c
         assert 0 < c["median_seconds"] < 1e-5
         assert c["line"]["placement"]["verified"] is True

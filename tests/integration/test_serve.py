@@ -54,7 +54,7 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
         d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="baseline")
         c2c = "numaprobe_core_to_core_latency_seconds"
         if two_cpus():
-            # c2c has no baseline, so the baseline does not wait for it.
+            # core_to_core has no baseline, so the baseline does not wait for it.
             try:
                 d.wait_for(lambda: c2c in parse_metrics(d.metrics()), timeout=30, what="a core-to-core figure")
             except AssertionError:
@@ -66,9 +66,9 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
         missing.remove(c2c)
     elif SLOWDOWN > 1 and c2c in missing:
         # Under a sanitizer runtime the ping-pong threads are preempted in every
-        # sample, so every c2c run may be (correctly) discarded as disturbed;
+        # sample, so every core_to_core run may be (correctly) discarded as disturbed;
         # then it must show as such. The release run asserts the figure.
-        assert series(m, "numaprobe_probe_runs_total", probe="c2c", result="disturbed")[0] > 0, m
+        assert series(m, "numaprobe_probe_runs_total", probe="core_to_core", result="disturbed")[0] > 0, m
         missing.remove(c2c)
     assert not missing, missing
     lat = series(m, "numaprobe_memory_latency_seconds", cpu_node="0", mem_node="0")

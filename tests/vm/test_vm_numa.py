@@ -95,7 +95,7 @@ def scenario_topology_probe(name: str) -> vh.Scenario:
     return vh.Scenario(name, f"""
 snapshot_nodes sysfs_nodes
 run topology numaprobe topology --format json
-run probe numaprobe probe --format json --tests latency,bandwidth,c2c {SMALL}
+run probe numaprobe probe --format json --tests latency,bandwidth,core_to_core {SMALL}
 """, timeout=120)
 
 
@@ -108,7 +108,7 @@ echo 0 >/sys/fs/cgroup/cpus0/cgroup.procs
 save cgroup /proc/self/cgroup
 save cpus_effective /sys/fs/cgroup/cpus0/cpuset.cpus.effective
 run topology numaprobe topology --format json
-run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,c2c {SMALL}
+run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,core_to_core {SMALL}
 # The same restriction through an affinity mask instead of a cgroup.
 echo 0 >/sys/fs/cgroup/cgroup.procs
 run taskset_topology taskset -c 0-1 numaprobe topology --format json
@@ -167,7 +167,7 @@ SCENARIO_OFFLINE_CPU = vh.Scenario("offline_cpu", f"""
 echo 0 >/sys/devices/system/cpu/cpu3/online
 save cpus_online /sys/devices/system/cpu/online
 run topology numaprobe topology --format json
-run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,c2c {SMALL}
+run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,core_to_core {SMALL}
 echo 1 >/sys/devices/system/cpu/cpu3/online
 """, timeout=120)
 
@@ -237,7 +237,7 @@ def four(serve_missing):
 
 FIGURES = {"latency": ("median_seconds", "min_seconds", "mad_seconds"),
            "bandwidth": ("median_bytes_per_second",),
-           "c2c": ("median_seconds",)}
+           "core_to_core": ("median_seconds",)}
 
 
 def ok_run(res: vh.ScenarioResult, step: str, want_rc: int = 0) -> dict:
@@ -283,7 +283,7 @@ def assert_ok_result(kind: str, r: dict):
     assert r["outcome"] == "ok", what
     for figure in FIGURES[kind]:
         assert isinstance(r.get(figure), (int, float)) and r[figure] > 0, f"{what}: {figure} = {r.get(figure)}"
-    if kind == "c2c":
+    if kind == "core_to_core":
         assert_on_node(r["line"], r["line_node"], what)
     else:
         assert_on_node(r["buffer"], r["mem_node"], what)
@@ -319,7 +319,7 @@ def used_cpus(probe: dict) -> set[int]:
     for r in probe.get("bandwidth", []):
         cpus.add(r["cpu"])
         cpus.update(r.get("cpus") or [])
-    for r in probe.get("c2c", []):
+    for r in probe.get("core_to_core", []):
         cpus.update((r["cpu_a"], r["cpu_b"]))
     return cpus | plan_cpus(probe["topology"])
 
@@ -354,12 +354,12 @@ def test_two_nodes_all_pairs_verified(two):
     assert pairs(probe["bandwidth"]) == want
     for r in probe["bandwidth"]:
         assert_ok_result("bandwidth", r)
-    assert probe["c2c"], "no core-to-core result"
-    for r in probe["c2c"]:
-        assert_ok_result("c2c", r)
+    assert probe["core_to_core"], "no core-to-core result"
+    for r in probe["core_to_core"]:
+        assert_ok_result("core_to_core", r)
         same = TWO.cpu_node(r["cpu_a"]) == TWO.cpu_node(r["cpu_b"])
         assert (r["relation"] == "cross_node") != same, r
-    assert "cross_node" in {r["relation"] for r in probe["c2c"]}
+    assert "cross_node" in {r["relation"] for r in probe["core_to_core"]}
 
 
 # ------------------------------------------------- 4 nodes, asymmetric, CPU-less node
@@ -383,8 +383,8 @@ def test_four_nodes_memory_only_node_and_distances(four):
         for r in probe[kind]:
             assert_ok_result(kind, r)
     assert 3 not in {p["cpu_node"] for p in topo["plan"]["memory_pairs"]}
-    for r in probe["c2c"]:
-        assert_ok_result("c2c", r)
+    for r in probe["core_to_core"]:
+        assert_ok_result("core_to_core", r)
 
 
 # --------------------------------------------------------------- restricted cpuset
@@ -403,7 +403,7 @@ def test_cpuset_cpus_only_node0_cpus_used_remote_memory_measured(two):
     assert used_cpus(probe) <= {0, 1}, f"CPUs outside the cpuset used: {used_cpus(probe)}"
     assert pairs(probe["latency"]) == {(0, 0), (0, 1)}
     assert {r["cpu"] for r in probe["latency"]} == {0, 1}, "--per-cpu should use both allowed CPUs"
-    for kind in ("latency", "bandwidth", "c2c"):
+    for kind in ("latency", "bandwidth", "core_to_core"):
         assert probe[kind], f"no {kind} result"
         for r in probe[kind]:
             assert_ok_result(kind, r)
@@ -446,7 +446,7 @@ def test_offline_cpu_never_used(two):
         assert 3 not in plan_cpus(t), t["plan"]
     assert 3 not in used_cpus(probe), "offline CPU 3 was used"
     assert pairs(probe["latency"]) == {(c, m) for c in (0, 1) for m in (0, 1)}, "node 1 must still measure from CPU 2"
-    for kind in ("latency", "bandwidth", "c2c"):
+    for kind in ("latency", "bandwidth", "core_to_core"):
         for r in probe[kind]:
             assert_ok_result(kind, r)
 

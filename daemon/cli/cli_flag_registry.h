@@ -1,0 +1,29 @@
+// FlagRegistry over CLI11: how probe kinds add their own options to
+// `numaprobe probe` without depending on the CLI library.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "daemon/probing/probe_kind.h"
+
+namespace numaprobe::daemon {
+
+class CliFlagRegistry final : public FlagRegistry {
+ public:
+  explicit CliFlagRegistry(CLI::App& app) : app_(app) {}
+  void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) override;
+  void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
+                const std::string& help) override;
+  void AddSize(const std::string& flag, std::size_t& value, const std::string& help) override;
+  void AddIntList(const std::string& flag, std::vector<int>& value, const std::string& help) override;
+  void AddPath(const std::string& flag, std::string& value, const std::string& help) override;
+
+ private:
+  CLI::App& app_;
+};
+
+// Sizes written as in the configuration file (256MiB, 1GiB, 64MB for powers
+// of 1000; no bare "M"): one syntax, so a value can be copied between them.
+CLI::Validator SizeFlag();
+
+}  // namespace numaprobe::daemon

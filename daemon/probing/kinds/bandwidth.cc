@@ -1,0 +1,173 @@
+// The bandwidth kind: read, non-temporal write and copy bandwidth from one
+// (or `threads`) pinned CPUs of cpu_node to a buffer on mem_node
+// (kernels/bandwidth.h). The op is the target's variant.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "daemon/probing/json_fields.h"
+#include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/probe_runner.h"
+#include "daemon/probing/section_builder.h"
+#include "kernels/bandwidth.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace k = kernels;
+using Record = ProbeRecordOf<k::BandwidthResult>;
+
+constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
+constexpr k::BandwidthOp kOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
+
+k::BandwidthOp OpOf(const ProbeTarget& t) {
+  for (k::BandwidthOp op : kOps) {
+    if (k::BandwidthOpName(op) == t.variant) return op;
+  }
+  return k::BandwidthOp::kRead;
+}
+
+class BandwidthKind final : public ProbeKind {
+ public:
+  std::string_view name() const override { return "bandwidth"; }
+  std::string_view title() const override { return "memory bandwidth"; }
+  bool Enabled(const Config& config) const override { return config.bandwidth.enabled; }
+
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
+                                   const k::Topology&) const override {
+    std::vector<ProbeTarget> targets;
+    for (const MemoryPair& pair : plan.memory_pairs) {
+      for (k::BandwidthOp op : settings.ops) targets.push_back({pair, {}, std::string(k::BandwidthOpName(op))});
+    }
+    return targets;
+  }
+
+  std::string Describe(const ProbeTarget& t) const override {
+    return fmt::format("{} bandwidth cpu {} -> node {}", t.variant, t.pair.cpu, t.pair.mem_node);
+  }
+
+  RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
+    k::BandwidthResult result;
+    result.op = OpOf(t);
+    result.cpus = runner.NodeCpus(t.pair, runner.settings().bandwidth_threads);
+    result.buffer.node = t.pair.mem_node;
+    const ProbeLockHold hold = runner.Acquire(stop);
+    if (!runner.Cancelled(hold, result)) {
+      auto buffer = runner.pool().Bandwidth(t.pair.mem_node);
+      if (!buffer.ok()) {
+        result.outcome = buffer.failure().outcome;
+        result.reason = buffer.failure().reason;
+      } else {
+        k::BandwidthRunSpec spec = runner.settings().bandwidth;
+        spec.cpus = result.cpus;
+        spec.op = result.op;
+        spec.stop = stop;
+        result = k::MeasureBandwidth(*buffer.value(), spec);
+        if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kBandwidth, t.pair.mem_node);
+      }
+    }
+    return std::make_shared<Record>(*this, t, std::move(result));
+  }
+
+  bool HasBaseline() const override { return true; }
+  std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
+    const MemoryPair& p = record.target().pair;
+    return BaselineValue{"bandwidth", per_cpu ? p.cpu : -1, p.cpu_node, p.mem_node, record.target().variant,
+                         ResultOf<k::BandwidthResult>(record).bytes_per_second.median};
+  }
+
+  Labels ConfigInfo(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::BandwidthResult>(record);
+    return {{"op", std::string(k::BandwidthOpName(r.op))},
+            {"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
+            {"buffer_bytes", std::to_string(r.buffer.bytes)},
+            {"burst_bytes", std::to_string(r.bytes_per_burst)},
+            {"bursts", std::to_string(r.bytes_per_second.n)},
+            {"isa", std::string(k::IsaName(r.isa))},
+            {"threads", std::to_string(r.cpus.size())}};
+  }
+
+  std::vector<FamilySpec> Families() const override {
+    return {{"numaprobe_memory_bandwidth_bytes_per_second",
+             std::string("Median memory bandwidth from CPUs of cpu_node to memory on mem_node by op (read, write, "
+                         "copy; copy counts bytes read plus bytes written); a threads label, present when more than "
+                         "one thread is configured, counts the threads that ran") +
+                 kCached}};
+  }
+
+  void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
+                     FigureSink& sink) const override {
+    for (const TimedRecord& t : latest) {
+      const auto& r = ResultOf<k::BandwidthResult>(*t.record);
+      const MemoryPair& p = t.record->target().pair;
+      Labels labels{{"cpu_node", std::to_string(p.cpu_node)},
+                    {"mem_node", std::to_string(p.mem_node)},
+                    {"op", std::string(k::BandwidthOpName(r.op))}};
+      if (context.per_cpu) labels["cpu"] = std::to_string(p.cpu);
+      // `threads` only when more than one thread is configured, so
+      // single-thread hosts keep plain {cpu_node,mem_node,op} series; it
+      // counts the threads that ran (a node with fewer CPUs runs fewer).
+      if (context.bandwidth_threads > 1) {
+        labels["threads"] = std::to_string(r.cpus.empty() ? static_cast<std::size_t>(context.bandwidth_threads)
+                                                          : r.cpus.size());
+      }
+      sink.Add("numaprobe_memory_bandwidth_bytes_per_second", labels, r.bytes_per_second.median, t.unix_seconds);
+    }
+  }
+
+  std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const override {
+    std::vector<ReportSection> sections;
+    for (k::BandwidthOp op : kOps) {
+      FailureNotes notes;
+      MatrixSection matrix("");
+      std::size_t threads = 0;
+      std::string isa;
+      for (const RecordPtr& record : records) {
+        const auto& r = ResultOf<k::BandwidthResult>(*record);
+        if (r.op != op) continue;
+        const MemoryPair& p = record->target().pair;
+        threads = std::max(threads, r.cpus.size());
+        if (record->ok()) {
+          matrix.Set(MatrixSection::RowLabel(p), p.mem_node, fmt::format("{:.2f}", r.bytes_per_second.median / 1e9));
+          isa = k::IsaName(r.isa);
+        } else {
+          matrix.Set(MatrixSection::RowLabel(p), p.mem_node, notes.Add(Describe(record->target()), *record));
+        }
+      }
+      if (matrix.empty()) continue;
+      ReportSection section = matrix.Build(notes.notes());
+      section.title = fmt::format("Memory bandwidth, {} (GB/s, median; {} thread{}, {})", k::BandwidthOpName(op),
+                                  threads, threads == 1 ? "" : "s", isa.empty() ? "-" : isa);
+      sections.push_back(std::move(section));
+    }
+    return sections;
+  }
+
+  nlohmann::json ToJson(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::BandwidthResult>(record);
+    const MemoryPair& p = record.target().pair;
+    nlohmann::json j = CommonToJson(record);
+    j.update({{"cpu", p.cpu},
+              {"cpus", r.cpus},
+              {"threads", r.cpus.size()},
+              {"cpu_node", p.cpu_node},
+              {"mem_node", p.mem_node},
+              {"op", k::BandwidthOpName(r.op)},
+              {"isa", k::IsaName(r.isa)},
+              {"bytes_per_burst", r.bytes_per_burst},
+              {"bytes_total", r.bytes_total},
+              {"buffer", BufferToJson(r.buffer)}});
+    j.update(StatsToJson(record.ok(), r.bytes_per_second, "bytes_per_second"));
+    j["bursts"] = j["samples"];
+    return j;
+  }
+};
+
+}  // namespace
+
+const ProbeKind& BandwidthProbe() {
+  static const BandwidthKind kind;
+  return kind;
+}
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,131 @@
+// The core_to_core kind: one-way cache-line transfer latency between two CPUs
+// with the line homed on a chosen node (kernels/c2c.h). Its target's pair is
+// (cpu_a, cpu_a's node, the line's node), so health series and placement
+// failures are keyed like the memory kinds'.
+#include <fmt/format.h>
+
+#include "daemon/probing/json_fields.h"
+#include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/probe_runner.h"
+#include "daemon/probing/section_builder.h"
+#include "kernels/c2c.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace k = kernels;
+using Record = ProbeRecordOf<k::C2cResult>;
+
+constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
+
+class CoreToCoreKind final : public ProbeKind {
+ public:
+  std::string_view name() const override { return "core_to_core"; }
+  std::string_view title() const override { return "core-to-core latency"; }
+  bool Enabled(const Config& config) const override { return config.core_to_core.enabled; }
+
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&,
+                                   const k::Topology& topology) const override {
+    std::vector<ProbeTarget> targets;
+    for (const C2cPair& c2c : plan.c2c_pairs) {
+      const k::CpuInfo* a = topology.FindCpu(c2c.cpu_a);
+      targets.push_back({{c2c.cpu_a, a != nullptr ? a->node : -1, c2c.line_node}, c2c, ""});
+    }
+    return targets;
+  }
+
+  std::string Describe(const ProbeTarget& t) const override {
+    return fmt::format("core-to-core cpu {} <-> cpu {}", t.c2c.cpu_a, t.c2c.cpu_b);
+  }
+
+  RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
+    k::C2cResult result;
+    result.cpu_a = t.c2c.cpu_a;
+    result.cpu_b = t.c2c.cpu_b;
+    result.line.node = t.c2c.line_node;
+    const ProbeLockHold hold = runner.Acquire(stop);
+    if (!runner.Cancelled(hold, result)) {
+      k::C2cSpec spec = runner.settings().c2c;
+      spec.cpu_a = t.c2c.cpu_a;
+      spec.cpu_b = t.c2c.cpu_b;
+      spec.line_node = t.c2c.line_node;
+      spec.stop = stop;
+      result = k::MeasureCoreToCore(spec);
+    }
+    return std::make_shared<Record>(*this, t, std::move(result));
+  }
+
+  Labels ConfigInfo(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::C2cResult>(record);
+    return {{"page_size", std::string(k::PageKindName(r.line.page_kind))},
+            {"buffer_bytes", std::to_string(r.line.bytes)},
+            {"round_trips", std::to_string(r.round_trips)},
+            {"samples", std::to_string(r.one_way_seconds.n)}};
+  }
+
+  std::vector<FamilySpec> Families() const override {
+    return {{"numaprobe_core_to_core_latency_seconds",
+             std::string("Median one-way cache-line transfer latency between cpu_a and cpu_b with the line homed on "
+                         "line_node; relation is smt, same_llc, same_node or cross_node") +
+                 kCached}};
+  }
+
+  void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {
+    for (const TimedRecord& t : latest) {
+      const C2cPair& p = t.record->target().c2c;
+      sink.Add("numaprobe_core_to_core_latency_seconds",
+               {{"cpu_a", std::to_string(p.cpu_a)},
+                {"cpu_b", std::to_string(p.cpu_b)},
+                {"line_node", std::to_string(p.line_node)},
+                {"relation", std::string(k::CpuRelationName(p.relation))}},
+               ResultOf<k::C2cResult>(*t.record).one_way_seconds.median, t.unix_seconds);
+    }
+  }
+
+  std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const override {
+    if (records.empty()) return {};
+    FailureNotes notes;
+    ReportSection section{"Core-to-core latency (ns, one way = round trip / 2, median)",
+                          "cpu_a",
+                          {"cpu_b", "line_node", "relation", "one-way", "MAD"},
+                          {},
+                          {},
+                          {}};
+    for (const RecordPtr& record : records) {
+      const auto& r = ResultOf<k::C2cResult>(*record);
+      const C2cPair& p = record->target().c2c;
+      const bool ok = record->ok();
+      section.row_labels.push_back(std::to_string(p.cpu_a));
+      section.cells.push_back({std::to_string(p.cpu_b), std::to_string(p.line_node),
+                               std::string(k::CpuRelationName(p.relation)),
+                               ok ? fmt::format("{:.1f}", r.one_way_seconds.median * 1e9)
+                                  : notes.Add(Describe(record->target()), *record),
+                               ok ? fmt::format("{:.1f}", r.one_way_seconds.mad * 1e9) : ""});
+    }
+    section.notes = notes.notes();
+    return {section};
+  }
+
+  nlohmann::json ToJson(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::C2cResult>(record);
+    const C2cPair& p = record.target().c2c;
+    nlohmann::json j = CommonToJson(record);
+    j.update({{"cpu_a", p.cpu_a},
+              {"cpu_b", p.cpu_b},
+              {"line_node", p.line_node},
+              {"relation", k::CpuRelationName(p.relation)},
+              {"round_trips", r.round_trips},
+              {"line", BufferToJson(r.line)}});
+    j.update(StatsToJson(record.ok(), r.one_way_seconds, "seconds"));
+    return j;
+  }
+};
+
+}  // namespace
+
+const ProbeKind& CoreToCoreProbe() {
+  static const CoreToCoreKind kind;
+  return kind;
+}
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,13 @@
+// The probe kinds, one module each under probing/kinds/. Only the probe table
+// (probe_table.cc) names them; everything else iterates the table.
+#pragma once
+
+#include "daemon/probing/probe_kind.h"
+
+namespace numaprobe::daemon {
+
+const ProbeKind& LatencyProbe();
+const ProbeKind& BandwidthProbe();
+const ProbeKind& CoreToCoreProbe();
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,171 @@
+// The latency kind: idle memory latency by a dependent pointer chase from one
+// CPU of cpu_node over a buffer on mem_node (kernels/latency.h).
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "daemon/probing/json_fields.h"
+#include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/probe_runner.h"
+#include "daemon/probing/section_builder.h"
+#include "kernels/latency.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace k = kernels;
+using Record = ProbeRecordOf<k::LatencyResult>;
+
+constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
+constexpr const char* kWhat = " of a dependent pointer chase from a CPU of cpu_node to memory on mem_node";
+
+Labels PairLabels(const MemoryPair& p, bool per_cpu) {
+  Labels labels{{"cpu_node", std::to_string(p.cpu_node)}, {"mem_node", std::to_string(p.mem_node)}};
+  if (per_cpu) labels["cpu"] = std::to_string(p.cpu);
+  return labels;
+}
+
+class LatencyKind final : public ProbeKind {
+ public:
+  std::string_view name() const override { return "latency"; }
+  std::string_view title() const override { return "memory latency"; }
+  bool Enabled(const Config& config) const override { return config.latency.enabled; }
+
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&, const k::Topology&) const override {
+    std::vector<ProbeTarget> targets;
+    for (const MemoryPair& pair : plan.memory_pairs) targets.push_back({pair, {}, ""});
+    return targets;
+  }
+
+  std::string Describe(const ProbeTarget& t) const override {
+    return fmt::format("latency cpu {} -> node {}", t.pair.cpu, t.pair.mem_node);
+  }
+
+  RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
+    k::LatencyResult result;
+    result.cpu = t.pair.cpu;
+    result.buffer.node = t.pair.mem_node;
+    const ProbeLockHold hold = runner.Acquire(stop);
+    if (!runner.Cancelled(hold, result)) {
+      auto buffer = runner.pool().Latency(t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
+      if (!buffer.ok()) {
+        result.outcome = buffer.failure().outcome;
+        result.reason = buffer.failure().reason;
+      } else {
+        k::LatencyRunSpec spec = runner.settings().latency;
+        spec.cpu = t.pair.cpu;
+        spec.stop = stop;
+        result = k::MeasureLatency(*buffer.value(), spec);
+        if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kLatency, t.pair.mem_node);
+      }
+    }
+    return std::make_shared<Record>(*this, t, std::move(result));
+  }
+
+  bool HasBaseline() const override { return true; }
+  std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
+    const MemoryPair& p = record.target().pair;
+    return BaselineValue{"latency", per_cpu ? p.cpu : -1, p.cpu_node, p.mem_node, "",
+                         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
+  }
+
+  Labels ConfigInfo(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::LatencyResult>(record);
+    return {{"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
+            {"buffer_bytes", std::to_string(r.buffer.bytes)},
+            {"stride", std::to_string(r.stride)},
+            {"window_bytes", std::to_string(r.window_bytes)},
+            {"loads_per_sample", std::to_string(r.loads_per_sample)},
+            {"samples", std::to_string(r.seconds_per_load.n)}};
+  }
+
+  std::vector<FamilySpec> Families() const override {
+    return {{"numaprobe_memory_latency_seconds", std::string("Median load-to-use memory latency") + kWhat + kCached},
+            {"numaprobe_memory_latency_spread_seconds",
+             std::string("Median absolute deviation of the memory latency samples") + kWhat + kCached},
+            {"numaprobe_memory_latency_min_seconds", std::string("Fastest memory latency sample") + kWhat + kCached},
+            {"numaprobe_memory_latency_remote_local_ratio",
+             std::string("Memory latency from cpu_node to mem_node divided by the latency from cpu_node to its own "
+                         "memory (1 for the local pair)") +
+                 kCached}};
+  }
+
+  void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
+                     FigureSink& sink) const override {
+    // (cpu or -1, cpu_node, mem_node) -> newest record: the ratio and the
+    // figures it is computed from stay consistent even if a plan repeats a pair.
+    using Key = std::tuple<int, int, int>;
+    std::map<Key, const TimedRecord*> newest;
+    for (const TimedRecord& t : latest) {
+      const MemoryPair& p = t.record->target().pair;
+      auto [it, inserted] = newest.try_emplace(Key{context.per_cpu ? p.cpu : -1, p.cpu_node, p.mem_node}, &t);
+      if (!inserted && t.unix_seconds > it->second->unix_seconds) it->second = &t;
+    }
+    for (const auto& [key, timed] : newest) {
+      const auto& [cpu, cpu_node, mem_node] = key;
+      const k::SampleStats& stats = ResultOf<k::LatencyResult>(*timed->record).seconds_per_load;
+      const Labels labels = PairLabels(timed->record->target().pair, context.per_cpu);
+      sink.Add("numaprobe_memory_latency_seconds", labels, stats.median);
+      sink.Add("numaprobe_memory_latency_spread_seconds", labels, stats.mad);
+      sink.Add("numaprobe_memory_latency_min_seconds", labels, stats.min);
+      // Only against a measured local pair: a CPU-only node has no local
+      // memory, and a ratio against a guessed reference would look like a
+      // measurement.
+      const auto local = newest.find(Key{cpu, cpu_node, cpu_node});
+      if (local == newest.end()) continue;
+      const double local_seconds = ResultOf<k::LatencyResult>(*local->second->record).seconds_per_load.median;
+      if (local_seconds > 0) {
+        sink.Add("numaprobe_memory_latency_remote_local_ratio", labels,
+                 mem_node == cpu_node ? 1.0 : stats.median / local_seconds);
+      }
+    }
+  }
+
+  std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const override {
+    FailureNotes notes;
+    std::set<std::string> pages;
+    MatrixSection matrix("");
+    for (const RecordPtr& record : records) {
+      const auto& r = ResultOf<k::LatencyResult>(*record);
+      const MemoryPair& p = record->target().pair;
+      if (record->ok()) {
+        matrix.Set(MatrixSection::RowLabel(p), p.mem_node, fmt::format("{:.1f}", r.seconds_per_load.median * 1e9));
+        pages.insert(std::string(k::PageKindName(r.buffer.page_kind)));
+      } else {
+        matrix.Set(MatrixSection::RowLabel(p), p.mem_node, notes.Add(Describe(record->target()), *record));
+      }
+    }
+    if (matrix.empty()) return {};
+    std::string page_list;
+    for (const auto& page : pages) page_list += (page_list.empty() ? "" : ", ") + page;
+    ReportSection section = matrix.Build(notes.notes());
+    section.title = fmt::format("Idle memory latency (ns, median; pages: {})", page_list.empty() ? "-" : page_list);
+    return {section};
+  }
+
+  nlohmann::json ToJson(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::LatencyResult>(record);
+    const MemoryPair& p = record.target().pair;
+    nlohmann::json j = CommonToJson(record);
+    j.update({{"cpu", p.cpu},
+              {"cpu_node", p.cpu_node},
+              {"mem_node", p.mem_node},
+              {"loads_per_sample", r.loads_per_sample},
+              {"stride_bytes", r.stride},
+              {"window_bytes", r.window_bytes},
+              {"buffer", BufferToJson(r.buffer)}});
+    j.update(StatsToJson(record.ok(), r.seconds_per_load, "seconds"));
+    return j;
+  }
+};
+
+}  // namespace
+
+const ProbeKind& LatencyProbe() {
+  static const LatencyKind kind;
+  return kind;
+}
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,201 @@
+// ProbeKind: everything numaprobe knows about one kind of probe, in one place.
+// The scheduler, `numaprobe probe`, the snapshot, /metrics, the landing page,
+// the terminal table and the JSON output never switch on a kind: they iterate
+// the probe table (probe_table.h) and call these methods. A kind's module
+// (probing/kinds/<kind>.cc) implements them over its kernel's spec and result.
+//
+// The views get kind-neutral values (figures by family name, table sections,
+// JSON), so a kind's module depends on nothing above probing/.
+//
+// Thread safety: kinds are immutable singletons; every method is const and
+// reentrant.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/config/config.h"
+#include "daemon/probing/plan.h"
+#include "kernels/result.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+class ProbeKind;
+class ProbeRunner;
+struct ProbeSettings;
+
+using Labels = std::map<std::string, std::string>;
+
+// What one probe run measures. Memory kinds fill `pair`; core_to_core fills
+// `c2c` and sets pair.cpu = cpu_a, pair.cpu_node = cpu_a's node and
+// pair.mem_node = the line's node, so health series and placement failures are
+// keyed the same way for every kind. `variant` tells runs of one pair apart
+// (the bandwidth op); empty otherwise.
+struct ProbeTarget {
+  MemoryPair pair;
+  C2cPair c2c;
+  std::string variant;
+  bool operator==(const ProbeTarget&) const = default;
+};
+
+// A figure a baseline is kept for: the median of one series.
+struct BaselineValue {
+  std::string probe;  // the kind's name
+  int cpu = -1;       // -1 unless per-CPU mode
+  int cpu_node = -1;
+  int mem_node = -1;
+  std::string op;     // the target's variant
+  double value = 0;   // in the kind's base unit (seconds, bytes per second)
+};
+
+// One run's outcome and figures. Every kernel result has the common fields
+// (outcome, reason, discards, cpu_seconds); ProbeRecordOf<Result> exposes them.
+class ProbeRecord {
+ public:
+  ProbeRecord(const ProbeKind& kind, ProbeTarget target) : kind_(&kind), target_(std::move(target)) {}
+  virtual ~ProbeRecord() = default;
+
+  const ProbeKind& kind() const { return *kind_; }
+  const ProbeTarget& target() const { return target_; }
+  bool ok() const { return outcome() == kernels::Outcome::kOk; }
+
+  virtual kernels::Outcome outcome() const = 0;
+  virtual const std::string& reason() const = 0;
+  virtual const kernels::Discards& discards() const = 0;
+  virtual double cpu_seconds() const = 0;  // on the kernel's measuring threads
+
+ private:
+  const ProbeKind* kind_;
+  ProbeTarget target_;
+};
+
+template <class Result>
+class ProbeRecordOf final : public ProbeRecord {
+ public:
+  ProbeRecordOf(const ProbeKind& kind, ProbeTarget target, Result result)
+      : ProbeRecord(kind, std::move(target)), result_(std::move(result)) {}
+  const Result& result() const { return result_; }
+  kernels::Outcome outcome() const override { return result_.outcome; }
+  const std::string& reason() const override { return result_.reason; }
+  const kernels::Discards& discards() const override { return result_.discards; }
+  double cpu_seconds() const override { return result_.cpu_seconds; }
+
+ private:
+  Result result_;
+};
+
+using RecordPtr = std::shared_ptr<const ProbeRecord>;
+
+// The result type of a record of a kind that knows it made it.
+template <class Result>
+const Result& ResultOf(const ProbeRecord& record) {
+  return static_cast<const ProbeRecordOf<Result>&>(record).result();
+}
+
+// A published record and when it completed (Unix seconds).
+struct TimedRecord {
+  RecordPtr record;
+  double unix_seconds = 0;
+};
+
+// A Prometheus family a kind publishes; present even without series.
+struct FamilySpec {
+  std::string name;
+  std::string help;
+};
+
+// Where a kind's figures go; the web layer turns them into exposition.
+class FigureSink {
+ public:
+  virtual ~FigureSink() = default;
+  // A label set added twice keeps the value with the larger `freshness`.
+  virtual void Add(std::string_view family, const Labels& labels, double value, double freshness = 0) = 0;
+};
+
+// What every kind's figures are labelled with besides their own labels.
+struct FigureContext {
+  bool per_cpu = false;       // figures carry a cpu label
+  int bandwidth_threads = 1;  // configured threads (a threads label when > 1)
+};
+
+// One titled table of strings: the terminal table and the landing page print
+// the same sections. `notes` explain failures ("!1 ...").
+struct ReportSection {
+  std::string title;
+  std::string corner;                           // the top-left header cell
+  std::vector<std::string> columns;             // column headers
+  std::vector<std::string> row_labels;
+  std::vector<std::vector<std::string>> cells;  // [row][column]; "-" where nothing was measured
+  std::vector<std::string> notes;
+};
+
+// Options a kind adds to `numaprobe probe`, registered through this neutral
+// interface so kinds do not depend on the CLI library (cli/ implements it).
+class FlagRegistry {
+ public:
+  virtual ~FlagRegistry() = default;
+  virtual void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) = 0;
+  virtual void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
+                        const std::string& help) = 0;
+  virtual void AddSize(const std::string& flag, std::size_t& value, const std::string& help) = 0;
+  virtual void AddIntList(const std::string& flag, std::vector<int>& value, const std::string& help) = 0;
+  virtual void AddPath(const std::string& flag, std::string& value, const std::string& help) = 0;
+};
+
+class ProbeKind {
+ public:
+  virtual ~ProbeKind() = default;
+
+  // The one name of the kind: config section, `--tests` value, probe label,
+  // JSON key.
+  virtual std::string_view name() const = 0;
+  // For people: "memory latency", in logs and table titles.
+  virtual std::string_view title() const = 0;
+  // Whether the daemon schedules it under `config`; `numaprobe probe` runs
+  // what --tests names.
+  virtual bool Enabled(const Config& config) const = 0;
+  // Whether `numaprobe probe` runs it without --tests.
+  virtual bool RunsByDefault() const { return true; }
+
+  // The runs of one round over `plan`, in order.
+  virtual std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
+                                           const kernels::Topology& topology) const = 0;
+  // How logs name a run: "latency cpu 3 -> node 1".
+  virtual std::string Describe(const ProbeTarget& target) const = 0;
+  // Runs one target; returns kCancelled if `stop` is raised.
+  virtual RecordPtr Run(ProbeRunner& runner, const ProbeTarget& target, const std::atomic<bool>* stop) const = 0;
+
+  // The figure the baseline keeps for a successful record; none for kinds
+  // without a baseline. A failed run of a kind with a baseline leaves the
+  // round incomplete for the baseline.
+  virtual bool HasBaseline() const { return false; }
+  virtual std::optional<BaselineValue> BaselineOf(const ProbeRecord&, bool /*per_cpu*/) const { return {}; }
+  // numaprobe_probe_config_info labels of a successful record (page size,
+  // buffer bytes, ...). One series per kind, mem_node and variant.
+  virtual Labels ConfigInfo(const ProbeRecord& record) const = 0;
+
+  // Prometheus: the kind's families, and the figures of its latest
+  // successful records (one per series).
+  virtual std::vector<FamilySpec> Families() const = 0;
+  virtual void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
+                             FigureSink& sink) const = 0;
+
+  // Terminal and landing page: the sections of a set of records (empty
+  // records: no section).
+  virtual std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const = 0;
+  // JSON output of one record (figures null unless ok).
+  virtual nlohmann::json ToJson(const ProbeRecord& record) const = 0;
+
+  // `numaprobe probe` options of this kind, writing into `settings`.
+  virtual void RegisterFlags(FlagRegistry& /*flags*/, ProbeSettings& /*settings*/) const {}
+};
+
+}  // namespace numaprobe::daemon

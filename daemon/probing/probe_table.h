@@ -1,0 +1,17 @@
+// The probe table: every probe kind numaprobe has, in the order a round runs
+// them and the views show them. One explicit list (probe_table.cc), not
+// static-initialiser registration, which static libraries silently drop.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "daemon/probing/probe_kind.h"
+
+namespace numaprobe::daemon {
+
+const std::vector<const ProbeKind*>& ProbeTable();
+// The kind called `name`, or nullptr.
+const ProbeKind* FindProbeKind(std::string_view name);
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,34 @@
+// Records of each kind built without running a probe, for tests of the
+// snapshot, metrics and report views.
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/plan.h"
+#include "daemon/probing/probe_kind.h"
+#include "kernels/bandwidth.h"
+#include "kernels/c2c.h"
+#include "kernels/latency.h"
+
+namespace numaprobe::daemon {
+
+inline RecordPtr MakeLatency(const MemoryPair& pair, kernels::LatencyResult result) {
+  return std::make_shared<ProbeRecordOf<kernels::LatencyResult>>(LatencyProbe(), ProbeTarget{pair, {}, ""},
+                                                                 std::move(result));
+}
+
+inline RecordPtr MakeBandwidth(const MemoryPair& pair, kernels::BandwidthResult result) {
+  const ProbeTarget target{pair, {}, std::string(kernels::BandwidthOpName(result.op))};
+  return std::make_shared<ProbeRecordOf<kernels::BandwidthResult>>(BandwidthProbe(), target, std::move(result));
+}
+
+// `cpu_a_node`: the node of cpu_a, which keys the health series.
+inline RecordPtr MakeC2c(const C2cPair& pair, int cpu_a_node, kernels::C2cResult result) {
+  const ProbeTarget target{{pair.cpu_a, cpu_a_node, pair.line_node}, pair, ""};
+  return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(CoreToCoreProbe(), target, std::move(result));
+}
+
+}  // namespace numaprobe::daemon
