@@ -136,15 +136,17 @@ LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& 
   RunLoadedLatency(chase, load, spec, result);
   if (result.outcome != Outcome::kOk) return result;
   // Points are measured even after one was disturbed (a busy moment may
-  // pass); the run is kOk only when all of them are.
-  const auto disturbed = std::count_if(result.points.begin(), result.points.end(),
-                                       [](const LoadedLatencyPoint& p) { return p.outcome != Outcome::kOk; });
-  if (disturbed > 0) {
-    const auto first = std::find_if(result.points.begin(), result.points.end(),
-                                    [](const LoadedLatencyPoint& p) { return p.outcome != Outcome::kOk; });
+  // pass); the run is kOk only when all of them, and the reference, are.
+  std::vector<const LoadedLatencyPoint*> disturbed;
+  if (spec.reference_point && result.reference.outcome != Outcome::kOk) disturbed.push_back(&result.reference);
+  for (const LoadedLatencyPoint& p : result.points) {
+    if (p.outcome != Outcome::kOk) disturbed.push_back(&p);
+  }
+  if (!disturbed.empty()) {
     result.outcome = Outcome::kDisturbed;
-    result.reason = std::to_string(disturbed) + " of " + std::to_string(result.points.size()) +
-                    " points disturbed; first: " + first->reason;
+    result.reason = std::to_string(disturbed.size()) + " of " +
+                    std::to_string(result.points.size() + (spec.reference_point ? 1 : 0)) +
+                    " points disturbed; first: " + disturbed.front()->reason;
   }
   return result;
 }

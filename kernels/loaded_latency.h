@@ -18,12 +18,14 @@
 //    of which records its byte count, clock and scheduler state at both ends:
 //    the load bandwidth of a point is measured by the load threads over the
 //    very interval of each sample, and a sample during which any thread (chase
-//    or load) was context-switched or migrated is discarded and retried.
+//    or load) was context-switched or migrated is discarded and retried;
+//  - a reference point first: the same threads and handshake, no traffic.
 //
 // Both buffers must be on spec.mem_node and verified there, or nothing is
 // reported. Every wait has a deadline; every thread is joined on every path.
 // CPU cost is bounded by (1 + load CPUs) x wall time, and wall time by
-// delays x point_timeout (plus one point_timeout to start).
+// (delays + 2) x point_timeout (start, reference point, one per delay), plus
+// one sample attempt per point: deadlines are checked between samples.
 #pragma once
 
 #include <atomic>
@@ -49,12 +51,21 @@ std::string_view LoadTrafficName(LoadTraffic traffic);  // "read", "read2-ntwrit
 // 0 (saturation), 50, 100, 200, 400, 800, 1600, 3200, 6400 ns per 1 KiB unit.
 std::vector<std::uint32_t> DefaultInjectionDelaysNs();
 
+// The delay_ns of the reference point: load threads pinned and answering the
+// handshake, but moving no memory.
+inline constexpr std::uint32_t kNoTrafficDelay = UINT32_MAX;
+
 struct LoadedLatencySpec {
   int chase_cpu = -1;
   std::vector<int> load_cpus;  // one load thread each; must not contain chase_cpu
   int mem_node = -1;           // both buffers must live here
   LoadTraffic traffic = LoadTraffic::kRead;
   std::vector<std::uint32_t> delays_ns = DefaultInjectionDelaysNs();  // one point each, in order
+  // First measure a reference point without traffic: idle latency with the
+  // same threads on the same CPUs and the same discard rules. On a shared
+  // host it is the fair baseline, since a clean sample also proves nobody
+  // else ran on the load CPUs (a plain idle chase cannot say that).
+  bool reference_point = true;
   int samples = 5;                          // accepted chase samples per point
   std::uint64_t loads_per_sample = 10'000;  // ~1.5 ms idle, longer loaded
   int max_attempts = 0;                     // per point; 0: 3 * samples
@@ -87,7 +98,7 @@ struct LoadedLatencyPoint {
 };
 
 struct LoadedLatencyResult {
-  Outcome outcome = Outcome::kOk;  // kOk only when every point is kOk
+  Outcome outcome = Outcome::kOk;  // kOk only when every point (and the reference) is kOk
   std::string reason;
   int chase_cpu = -1;
   std::vector<int> load_cpus;
@@ -100,6 +111,7 @@ struct LoadedLatencyResult {
   BufferInfo chase_buffer;
   BufferInfo load_buffer;
   std::vector<double> spins_per_ns;  // per load thread (see CalibrateSpinsPerNs)
+  LoadedLatencyPoint reference;            // delay_ns == kNoTrafficDelay; n == 0 if not measured
   std::vector<LoadedLatencyPoint> points;  // one per delay attempted, in spec order
   double cpu_seconds = 0;                  // chase and load threads together
 };

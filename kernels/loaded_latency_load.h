@@ -10,6 +10,7 @@
 
 #include "kernels/bandwidth_loops.h"
 #include "kernels/bandwidth_paced.h"
+#include "kernels/loaded_latency.h"
 #include "kernels/pin.h"
 
 namespace numaprobe::kernels {
@@ -21,7 +22,8 @@ struct LoadControl {
   // calibrated), then two per sample. A load thread acknowledges a new value
   // at its next unit (~0.05-7 µs).
   std::atomic<std::uint64_t> boundary{1};
-  // The current point's injection delay; published before its first boundary.
+  // The current point's injection delay (kNoTrafficDelay: spin only, move no
+  // memory); published before the point's first boundary.
   std::atomic<std::uint32_t> delay_ns{0};
   // Backstop: a load thread stops by itself past this CLOCK_MONOTONIC time
   // should quit never come. Set before any load thread starts.

@@ -43,9 +43,13 @@ class LoadedRun {
       : chase_(chase), load_(load), spec_(spec), result_(result), slots_(spec.load_cpus.size()) {}
 
   void Run() {
-    // Backstop for the load threads should the chase thread never stop them.
-    control_.deadline_ns = MonotonicNs() + 2 * static_cast<std::int64_t>(spec_.delays_ns.size() + 1) *
+    // Backstop for the load threads should the chase thread never stop them:
+    // twice the chase thread's own budget (start, reference, one per delay).
+    control_.deadline_ns = MonotonicNs() + 2 * static_cast<std::int64_t>(spec_.delays_ns.size() + 2) *
                                                Ns(spec_.point_timeout);
+    // Load threads start at the first point's intensity: no burst of
+    // unwanted traffic before a reference point.
+    control_.delay_ns.store(spec_.reference_point ? kNoTrafficDelay : spec_.delays_ns.front());
     std::vector<std::thread> loads;
     std::thread chase;
     loads.reserve(slots_.size());
@@ -114,6 +118,12 @@ class LoadedRun {
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       if (!slots_[t].pin_error.empty()) return Fail(Outcome::kPinFailed, "load " + slots_[t].pin_error);
       result_.spins_per_ns.push_back(slots_[t].spins_per_ns);
+    }
+    if (spec_.reference_point) {
+      result_.reference = MeasurePoint(kNoTrafficDelay);
+      if (result_.reference.outcome == Outcome::kCancelled || result_.reference.outcome == Outcome::kTimeout) {
+        return Fail(result_.reference.outcome, result_.reference.reason);
+      }
     }
     for (const std::uint32_t delay : spec_.delays_ns) {
       LoadedLatencyPoint point = MeasurePoint(delay);
@@ -204,7 +214,8 @@ class LoadedRun {
   LoadedLatencyPoint MeasurePoint(std::uint32_t delay_ns) {
     LoadedLatencyPoint point;
     point.delay_ns = delay_ns;
-    const std::string where = "delay " + std::to_string(delay_ns) + " ns: ";
+    const std::string where =
+        delay_ns == kNoTrafficDelay ? "reference (no traffic): " : "delay " + std::to_string(delay_ns) + " ns: ";
     control_.delay_ns.store(delay_ns, std::memory_order_relaxed);
     const std::int64_t deadline = MonotonicNs() + Ns(spec_.point_timeout);
     const std::uint64_t first_boundary = boundary_value_;  // the last one published before this point

@@ -20,7 +20,7 @@ constexpr int kMarginTop = 44;
 constexpr int kMarginBottom = 56;
 constexpr int kLegendWidth = 260;
 constexpr std::size_t kLegendChars = 36;  // ~250 px; longer names are cut with an ellipsis
-constexpr int kTargetTicks = 5;
+constexpr int kTargetTicks = 6;
 
 // std::to_chars, not printf: the output must not depend on the C locale.
 std::string Fixed(double value, int decimals) {
