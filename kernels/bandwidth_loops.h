@@ -1,4 +1,5 @@
-// Internal to kernels/bandwidth*.cc (and their tests): the per-ISA inner loops.
+// Internal to kernels/bandwidth*.cc, kernels/loaded_latency*.cc and their
+// tests: the per-ISA inner loops.
 //
 // Each ISA lives in its own translation unit compiled with that ISA's flags
 // (-mavx2, -mavx512f), so nothing here may be inline: an inline function

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/bandwidth_loops.h"
+#include "kernels/bandwidth_paced.h"
 #include "kernels/clock.h"
 #include "kernels/pin.h"
 #include "kernels/stats.h"
@@ -26,17 +27,6 @@ constexpr std::uint64_t kWritePattern = 0x6e756d6170726f62;
 
 // Workers start only once all exist (kOpen), or leave at once (kAbandoned).
 enum class Gate { kClosed, kOpen, kAbandoned };
-
-const BandwidthLoops& LoopsFor(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512:
-      return kAvx512Loops;
-    case Isa::kAvx2:
-      return kAvx2Loops;
-    default:
-      return kSse2Loops;
-  }
-}
 
 // Everything one worker thread owns. Written by the worker before it arrives
 // at the barrier (release), read by the leader after seeing the arrival
