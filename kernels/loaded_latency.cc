@@ -134,6 +134,8 @@ LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& 
   }
 
   RunLoadedLatency(chase, load, spec, result);
+  for (const LoadedLatencyPoint* p : {&result.reference}) (result.discards += p->discards) += p->load_discards;
+  for (const LoadedLatencyPoint& p : result.points) (result.discards += p.discards) += p.load_discards;
   if (result.outcome != Outcome::kOk) return result;
   // Points are measured even after one was disturbed (a busy moment may
   // pass); the run is kOk only when all of them, and the reference, are.

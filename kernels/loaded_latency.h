@@ -113,6 +113,7 @@ struct LoadedLatencyResult {
   std::vector<double> spins_per_ns;  // per load thread (see CalibrateSpinsPerNs)
   LoadedLatencyPoint reference;            // delay_ns == kNoTrafficDelay; n == 0 if not measured
   std::vector<LoadedLatencyPoint> points;  // one per delay attempted, in spec order
+  Discards discards;                       // every point's, chase and load side together
   double cpu_seconds = 0;                  // chase and load threads together
 };
 

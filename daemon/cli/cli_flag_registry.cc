@@ -27,16 +27,14 @@ void CliFlagRegistry::AddCount(const std::string& flag, std::uint64_t& value, st
   app_.add_option(flag, value, help)->check(CLI::Range(min, max));
 }
 
-void CliFlagRegistry::AddSize(const std::string& flag, std::size_t& value, const std::string& help) {
-  app_.add_option(flag, value, help)->transform(SizeFlag());
+void CliFlagRegistry::AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
+                                 const std::string& help) {
+  app_.add_option(flag, value, help)->delimiter(',')->check(CLI::Range(min, max));
 }
 
-void CliFlagRegistry::AddIntList(const std::string& flag, std::vector<int>& value, const std::string& help) {
-  app_.add_option(flag, value, help)->delimiter(',');
-}
-
-void CliFlagRegistry::AddPath(const std::string& flag, std::string& value, const std::string& help) {
-  app_.add_option(flag, value, help);
+void CliFlagRegistry::AddChoices(const std::string& flag, std::vector<std::string>& value,
+                                 const std::vector<std::string>& choices, const std::string& help) {
+  app_.add_option(flag, value, help)->delimiter(',')->check(CLI::IsMember(choices));
 }
 
 }  // namespace numaprobe::daemon

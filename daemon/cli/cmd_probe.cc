@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -14,6 +17,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/config_values.h"
 #include "daemon/output/json_report.h"
+#include "daemon/output/svg_plot.h"
 #include "daemon/cli/plan_flags.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_runner.h"
@@ -61,6 +65,7 @@ struct ProbeCommand {
   PlanFlags plan;
   std::vector<std::string> tests = DefaultTests();
   std::string format = "table";
+  std::string plot_file;  // SVG of the curves of kinds that draw one
   // The same defaults as the daemon (config/numaprobe.yaml), so that a figure
   // from the terminal and one from /metrics are measured the same way; the
   // daemon's memory budget does not apply to a one-shot run.
@@ -75,6 +80,8 @@ struct ProbeCommand {
         ->delimiter(',')
         ->check(CLI::IsMember(AllTests()));
     sub.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
+    sub.add_option("--plot", plot_file,
+                   "Write the curves of probes that draw one (loaded_latency) to this file as an SVG plot");
     sub.add_option("--pages", buffers.pages, "Page size policy: auto (hugetlb, then THP, then 4 KiB), hugetlb, thp, 4k")
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
     sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
@@ -103,6 +110,27 @@ struct ProbeCommand {
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
     CliFlagRegistry flags(sub);
     for (const ProbeKind* kind : ProbeTable()) kind->RegisterFlags(flags, settings);
+  }
+
+  // The curves of every kind that ran, in one SVG file.
+  bool WritePlot(const ProbeReport& report) const {
+    std::vector<PlotSeries> curves;
+    for (const ProbeKind* kind : ProbeTable()) {
+      for (PlotSeries& curve : kind->Curves(report.Of(*kind))) curves.push_back(std::move(curve));
+    }
+    if (curves.empty()) {
+      fmt::print(stderr, "numaprobe: --plot: none of the probes run ({}) draws a curve; no plot written\n",
+                 CLI::detail::join(tests));
+      return true;
+    }
+    std::ofstream out(plot_file, std::ios::trunc);
+    out << RenderSvgPlot(curves);
+    out.close();
+    if (!out) {
+      fmt::print(stderr, "numaprobe: cannot write the plot to {}: {}\n", plot_file, std::strerror(errno));
+      return false;
+    }
+    return true;
   }
 
   bool Wants(const std::string& test) const {
@@ -142,6 +170,7 @@ struct ProbeCommand {
         progress.Step(kind->Describe(target));
       }
     }
+    if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {
       std::cout << ReportToJson(report, topology, p).dump(2) << '\n';
     } else {

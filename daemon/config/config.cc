@@ -13,6 +13,7 @@
 
 #include "daemon/config/config_reader.h"
 #include "daemon/config/config_values.h"
+#include "kernels/loaded_latency.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -121,6 +122,21 @@ void ReadCoreToCore(ConfigSection& probes, Config::CoreToCore& c2c) {
   s.Integer("round_trips", 10, 1'000'000, c2c.round_trips);
 }
 
+void ReadLoadedLatency(ConfigSection& probes, Config::LoadedLatency& loaded) {
+  ConfigSection s =
+      probes.Section("loaded_latency", {"enabled", "traffic", "load_threads", "samples", "loads_per_sample"});
+  s.Bool("enabled", loaded.enabled);
+  static const std::vector<std::string_view> kTraffic{k::LoadTrafficName(k::LoadTraffic::kRead),
+                                                      k::LoadTrafficName(k::LoadTraffic::kReadNtWrite2To1)};
+  if (auto traffic = s.ChoiceList("traffic", kTraffic)) {
+    loaded.traffic.clear();
+    for (std::size_t i : *traffic) loaded.traffic.emplace_back(kTraffic[i]);
+  }
+  s.Integer("load_threads", 0, 1024, loaded.load_threads);
+  s.Integer("samples", 1, 100, loaded.samples);
+  s.Integer("loads_per_sample", 1000, 100'000'000, loaded.loads_per_sample);
+}
+
 void ReadTargets(ConfigSection s, PlanOptions& targets) {
   s.IdList("cpus", targets.cpus);
   s.IdList("mem_nodes", targets.mem_nodes);
@@ -148,7 +164,8 @@ void ReadMemory(ConfigSection s, Config::Memory& memory) {
 
 // Rules spanning sections, checked once every key has been read.
 void CheckWhole(const Config& config, ConfigErrors& errors) {
-  if (!config.latency.enabled && !config.bandwidth.enabled && !config.core_to_core.enabled) {
+  if (!config.latency.enabled && !config.bandwidth.enabled && !config.core_to_core.enabled &&
+      !config.loaded_latency.enabled) {
     errors.Add("probes", errors.LineOf("probes"), "every probe is disabled; enable at least one");
   }
   // One buffer larger than the whole budget could never be prepared.
@@ -188,10 +205,11 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
     const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     ConfigSection top(errors, root, "", 0,
                       {"probes", "targets", "schedule", "memory", "baseline", "state_directory", "probe_lock_file"});
-    ConfigSection probes = top.Section("probes", {"latency", "bandwidth", "core_to_core"});
+    ConfigSection probes = top.Section("probes", {"latency", "bandwidth", "core_to_core", "loaded_latency"});
     ReadLatency(probes, config.latency);
     ReadBandwidth(probes, errors, config.bandwidth);
     ReadCoreToCore(probes, config.core_to_core);
+    ReadLoadedLatency(probes, config.loaded_latency);
     ReadTargets(top.Section("targets", {"cpus", "mem_nodes", "per_cpu", "c2c_cpus"}), config.targets);
     ReadSchedule(top.Section("schedule", {"duty_cycle", "interval", "jitter", "priority"}), config.schedule);
     ReadMemory(top.Section("memory", {"budget", "pages"}), config.memory);

@@ -48,6 +48,17 @@ struct Config {
     int round_trips = 2000;
     bool operator==(const CoreToCore&) const = default;
   } core_to_core;
+  // Loaded latency (MLC --loaded_latency): on demand by default, since one
+  // run of a pair costs about a second of CPU on every CPU of the node (see
+  // config/numaprobe.yaml before enabling it in the daemon).
+  struct LoadedLatency {
+    bool enabled = false;
+    std::vector<std::string> traffic{"read", "read2-ntwrite1"};  // kernels::LoadTrafficName
+    int load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
+    int samples = 5;
+    std::uint64_t loads_per_sample = 10'000;
+    bool operator==(const LoadedLatency&) const = default;
+  } loaded_latency;
   PlanOptions targets;  // cpus, mem_nodes, per_cpu, c2c_cpus
   struct Schedule {
     double duty_cycle = 0.002;                     // share of one CPU spent in probes

@@ -11,19 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "daemon/probing/probe_kind.h"  // PlotSeries: kinds hand their curves over as such
+
 namespace numaprobe::daemon {
-
-struct PlotPoint {
-  double x = 0;
-  double y = 0;
-};
-
-// One polyline with a marker per point, drawn in the order given (a sweep's
-// order, not sorted by x). Points with a non-finite coordinate are skipped.
-struct PlotSeries {
-  std::string name;
-  std::vector<PlotPoint> points;
-};
 
 struct PlotOptions {
   std::string title = "Loaded latency";

@@ -137,6 +137,19 @@ struct ReportSection {
   std::vector<std::string> notes;
 };
 
+// A curve a kind draws from its records (loaded latency: latency against load
+// bandwidth); `numaprobe probe --plot FILE` renders them (output/svg_plot.h).
+struct PlotPoint {
+  double x = 0;
+  double y = 0;
+};
+// One polyline with a marker per point, drawn in the order given (a sweep's
+// order, not sorted by x). Points with a non-finite coordinate are skipped.
+struct PlotSeries {
+  std::string name;
+  std::vector<PlotPoint> points;
+};
+
 // Options a kind adds to `numaprobe probe`, registered through this neutral
 // interface so kinds do not depend on the CLI library (cli/ implements it).
 class FlagRegistry {
@@ -145,9 +158,9 @@ class FlagRegistry {
   virtual void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) = 0;
   virtual void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
                         const std::string& help) = 0;
-  virtual void AddSize(const std::string& flag, std::size_t& value, const std::string& help) = 0;
-  virtual void AddIntList(const std::string& flag, std::vector<int>& value, const std::string& help) = 0;
-  virtual void AddPath(const std::string& flag, std::string& value, const std::string& help) = 0;
+  virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max, const std::string& help) = 0;
+  virtual void AddChoices(const std::string& flag, std::vector<std::string>& value,
+                          const std::vector<std::string>& choices, const std::string& help) = 0;
 };
 
 class ProbeKind {
@@ -191,6 +204,8 @@ class ProbeKind {
   // Terminal and landing page: the sections of a set of records (empty
   // records: no section).
   virtual std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const = 0;
+  // Curves of a set of records, for a plot; none for most kinds.
+  virtual std::vector<PlotSeries> Curves(const std::vector<RecordPtr>& /*records*/) const { return {}; }
   // JSON output of one record (figures null unless ok).
   virtual nlohmann::json ToJson(const ProbeRecord& record) const = 0;
 

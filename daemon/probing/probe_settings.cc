@@ -12,6 +12,10 @@ ProbeSettings ProbeSettingsFrom(const Config& config) {
   settings.ops = config.bandwidth.ops;
   settings.c2c.samples = config.core_to_core.samples;
   settings.c2c.round_trips = config.core_to_core.round_trips;
+  settings.loaded_latency.samples = config.loaded_latency.samples;
+  settings.loaded_latency.loads_per_sample = config.loaded_latency.loads_per_sample;
+  settings.loaded_traffic = config.loaded_latency.traffic;
+  settings.loaded_load_threads = config.loaded_latency.load_threads;
   return settings;
 }
 
@@ -22,7 +26,8 @@ BufferSettings BufferSettingsFrom(const Config& config) {
   settings.bandwidth_bytes = config.bandwidth.buffer_bytes;
   settings.pages = config.memory.pages;
   settings.budget_bytes = config.memory.budget_bytes;
-  settings.bandwidth_enabled = config.bandwidth.enabled;
+  // Loaded latency streams through the node's bandwidth buffer too.
+  settings.bandwidth_enabled = config.bandwidth.enabled || config.loaded_latency.enabled;
   return settings;
 }
 

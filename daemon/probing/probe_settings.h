@@ -4,6 +4,7 @@
 // per run by each kind.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "daemon/config/config.h"
@@ -11,8 +12,16 @@
 #include "kernels/bandwidth.h"
 #include "kernels/c2c.h"
 #include "kernels/latency.h"
+#include "kernels/loaded_latency.h"
 
 namespace numaprobe::daemon {
+
+// The kernel's default injection delays, as the flag's integer list.
+inline std::vector<int> DefaultDelays() {
+  std::vector<int> delays;
+  for (std::uint32_t d : kernels::DefaultInjectionDelaysNs()) delays.push_back(static_cast<int>(d));
+  return delays;
+}
 
 struct ProbeSettings {
   kernels::LatencyRunSpec latency;
@@ -21,6 +30,10 @@ struct ProbeSettings {
   std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
                                         kernels::BandwidthOp::kCopy};
   kernels::C2cSpec c2c;
+  kernels::LoadedLatencySpec loaded_latency;  // samples, loads; CPUs, traffic and delays per run
+  std::vector<int> loaded_delays_ns = DefaultDelays();
+  std::vector<std::string> loaded_traffic{"read", "read2-ntwrite1"};
+  int loaded_load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
 };
 
 ProbeSettings ProbeSettingsFrom(const Config& config);

@@ -11,6 +11,7 @@ const std::vector<const ProbeKind*>& ProbeTable() {
       &LatencyProbe(),
       &BandwidthProbe(),
       &CoreToCoreProbe(),
+      &LoadedLatencyProbe(),
   };
   return table;
 }

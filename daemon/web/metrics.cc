@@ -55,10 +55,12 @@ class BuilderSink final : public FigureSink {
   std::map<std::string, FamilyBuilder> builders_;
 };
 
-// Every kind's families, in probe-table order, from its published records.
+// The families of every kind the daemon probes, in probe-table order, from
+// its published records; a kind it does not probe adds nothing.
 void AppendFigures(const Snapshot& s, std::vector<MetricFamily>& out) {
   const FigureContext context{s.per_cpu, s.bandwidth_threads};
   for (const ProbeKind* kind : ProbeTable()) {
+    if (!s.probes.contains(std::string(kind->name()))) continue;
     BuilderSink sink(kind->Families());
     kind->AppendFigures(s.FiguresOf(*kind), context, sink);
     sink.BuildInto(out);

@@ -267,3 +267,21 @@ TEST(Metrics, ProcessFamiliesFromAFixtureTree) {
 
 }  // namespace
 }  // namespace numaprobe::daemon
+
+namespace numaprobe::daemon {
+namespace {
+
+// loaded_latency is on demand: a daemon that does not probe it exports none
+// of its families; one that does, exports them even before the first figure.
+TEST(Metrics, OnlyKindsTheDaemonProbesPublishFamilies) {
+  Snapshot s = FixedSnapshot();
+  EXPECT_EQ(Find(BuildFamilies(s), "numaprobe_loaded_latency_seconds"), nullptr);
+  s.probes.insert("loaded_latency");
+  const auto families = BuildFamilies(s);
+  ASSERT_NE(Find(families, "numaprobe_loaded_latency_seconds"), nullptr);
+  EXPECT_TRUE(Find(families, "numaprobe_loaded_latency_seconds")->metric.empty());
+  EXPECT_NE(Find(families, "numaprobe_loaded_latency_load_bytes_per_second"), nullptr);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

@@ -9,5 +9,6 @@ namespace numaprobe::daemon {
 const ProbeKind& LatencyProbe();
 const ProbeKind& BandwidthProbe();
 const ProbeKind& CoreToCoreProbe();
+const ProbeKind& LoadedLatencyProbe();
 
 }  // namespace numaprobe::daemon
