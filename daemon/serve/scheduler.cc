@@ -8,6 +8,9 @@
 #include <random>
 
 #include "daemon/serve/baseline_tracker.h"
+#include "daemon/common/test_hooks.h"
+#include "daemon/common/version.h"
+#include "daemon/serve/recent_figures.h"
 #include "daemon/serve/budget.h"
 #include "daemon/probing/buffer_pool.h"
 #include "daemon/common/host_info.h"
@@ -93,6 +96,8 @@ class Scheduler::Loop {
         rng_(std::random_device{}()),
         watchdog_(SdWatchdogInterval()),
         worker_(config_.schedule.priority) {
+    // cmd_serve refused to start on an invalid hook; nothing is faked then.
+    if (!ReadTestHooks(test_).empty()) test_ = TestHooks{};
     Adopt(std::move(plan));
   }
 
@@ -131,7 +136,7 @@ class Scheduler::Loop {
         }
         if (!RunTask(tasks[i], tasks)) return false;
       }
-      if (complete && !stop_.load()) EndRound();
+      if (complete && !stop_.load()) EndRound(round_start);
       std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
       const auto interval_ns = static_cast<std::int64_t>(
           std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
@@ -172,7 +177,7 @@ class Scheduler::Loop {
 
   void ReloadStateIfAsked() {
     if (!reload_state_.exchange(false)) return;
-    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    LoadBaseline();
     store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
   }
 
@@ -239,13 +244,28 @@ class Scheduler::Loop {
     runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_), lock_,
                                             [this] { OnLockBusy(); });
     host_ = ReadHostInfo(topology_.cpu_model);
+    ApplyHostOverrides(test_, host_);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
-    baseline_.Reconfigure(config_.state_directory);
-    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
+    LoadBaseline();
+    recent_.Clear();
+    // Until a round completes, the configured interval is the best estimate.
+    refresh_interval_seconds_ = std::chrono::duration<double>(config_.schedule.interval).count();
     store_.Update([&](Snapshot& s) {
       PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
       baseline_.Publish(s);
+      s.recent_medians.clear();
+      s.refresh_interval_seconds = refresh_interval_seconds_;
+      s.test_fault_injection_active = test_.fault_injection_active();
     });
+  }
+
+  void LoadBaseline() {
+    auto facts = HostFacts(host_, config_.memory.pages, kVersion);
+    if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
+      facts["numaprobe_version"] = it->second;
+    }
+    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), facts, UnixNow());
   }
 
   // On the worker thread, when a probe finds another process probing.
@@ -272,11 +292,13 @@ class Scheduler::Loop {
     Ran ran;
     if (task.kind == Task::Kind::kLatency) {
       auto r = runner_->RunLatency(task.pair, &stop_);
+      ScaleForTest(r.result.seconds_per_load, test_.latency_scale);
       ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
              BaselineValue{"latency", cpu_label, task.pair.cpu_node, task.pair.mem_node, "", r.result.seconds_per_load.median},
              [r](Snapshot& s, double now, double cost) { RecordLatency(s, r, now, cost); }};
     } else if (task.kind == Task::Kind::kBandwidth) {
       auto r = runner_->RunBandwidth(task.pair, task.op, &stop_);
+      ScaleForTest(r.result.bytes_per_second, test_.bandwidth_scale);
       const std::string op(k::BandwidthOpName(task.op));
       ran = {r.result.outcome, r.result.reason, r.result.cpu_seconds,
              BaselineValue{"bandwidth", cpu_label, task.pair.cpu_node, task.pair.mem_node, op,
@@ -333,7 +355,10 @@ class Scheduler::Loop {
     budget_.Charge(start_ns, end_ns, cost);
     const bool ok = ran.outcome == k::Outcome::kOk;
     const bool will_retry = ran.outcome == k::Outcome::kDisturbed && task.attempt == 0;
-    if (ok && ran.baseline) baseline_.Observe(*ran.baseline);
+    if (ok && ran.baseline) {
+      baseline_.Observe(*ran.baseline);
+      recent_.Add(*ran.baseline);
+    }
     // Only probes the baseline holds values for can leave a round incomplete:
     // a core-to-core pair that is always disturbed on a busy host must not
     // keep the memory baseline from ever being recorded.
@@ -343,6 +368,7 @@ class Scheduler::Loop {
       lock_wait_.Finished(job->lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
+      if (ok && ran.baseline) s.recent_medians = recent_.Medians();
     });
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
@@ -377,12 +403,30 @@ class Scheduler::Loop {
     }
   }
 
-  void EndRound() {
+  void EndRound(std::int64_t round_start_ns) {
     baseline_.EndRound();
+    const double round_seconds = static_cast<double>(k::MonotonicNs() - round_start_ns) / 1e9;
+    refresh_interval_seconds_ =
+        std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
+    if (test_.fault_injection_active()) {
+      spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled (latency x{}, bandwidth x{}); never in production",
+                    test_.latency_scale, test_.bandwidth_scale);
+    }
     store_.Update([&](Snapshot& s) {
       ++s.rounds_completed;
       baseline_.Publish(s);
+      s.refresh_interval_seconds = refresh_interval_seconds_;
     });
+  }
+
+  // A test-only fault (NUMAPROBE_TEST_SCALE_*): the figure as if the host had
+  // regressed by `factor`.
+  static void ScaleForTest(k::SampleStats& stats, double factor) {
+    if (factor == 1) return;
+    stats.median *= factor;
+    stats.min *= factor;
+    stats.max *= factor;
+    stats.mad *= factor;
   }
 
   ResultStore& store_;
@@ -407,6 +451,9 @@ class Scheduler::Loop {
   std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;
   BaselineTracker baseline_;
+  RecentFigures recent_;
+  double refresh_interval_seconds_ = 0;
+  TestHooks test_;
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
   ProbeWorker worker_;  // last: destroyed (joined) first
