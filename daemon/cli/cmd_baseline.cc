@@ -1,6 +1,8 @@
-// `numaprobe baseline reset`: forget the stored baseline so the daemon records
-// a new one (after a hardware change, BIOS setting or firmware update that the
-// host fingerprint does not see).
+// `numaprobe baseline reset` and `baseline accept`: replace the stored
+// baseline by a marker so the daemon records a new one at its next reload
+// (SIGHUP) or restart. accept adopts the current level after a host change
+// (origin accepted, the change series cleared); reset starts over for any
+// other reason (a hardware change the daemon cannot see; origin reset).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@ namespace {
 constexpr const char* kDefaultConfigFile = "/etc/numaprobe/numaprobe.yaml";
 
 struct BaselineResetCommand {
+  std::string marker;  // "reset" | "accept"
   std::string config_file;
   std::string state_directory;
 
@@ -54,11 +57,18 @@ struct BaselineResetCommand {
   int Run() const {
     std::string dir;
     if (!ResolveStateDirectory(dir)) return kExitFailure;
-    if (const std::string error = ResetState(dir); !error.empty()) {
-      fmt::print(stderr, "numaprobe: cannot reset the baseline: {}\n", error);
+    const bool accept = marker == "accept";
+    if (const std::string error = ResetState(dir, marker); !error.empty()) {
+      fmt::print(stderr, "numaprobe: cannot {} the baseline: {}\n", accept ? "accept a new" : "reset", error);
       return kExitFailure;
     }
-    fmt::print("numaprobe: baseline reset in {}; reload (SIGHUP) or restart numaprobe to record a new one\n", dir);
+    if (accept) {
+      fmt::print("numaprobe: the current level will become the baseline (state in {}); reload (SIGHUP) or restart "
+                 "numaprobe to record it\n",
+                 dir);
+    } else {
+      fmt::print("numaprobe: baseline reset in {}; reload (SIGHUP) or restart numaprobe to record a new one\n", dir);
+    }
     return kExitOk;
   }
 };
@@ -68,13 +78,19 @@ struct BaselineResetCommand {
 void AddBaselineCommand(CLI::App& app, CommandAction& run) {
   CLI::App* baseline = app.add_subcommand("baseline", "Manage the stored per-pair baseline");
   baseline->require_subcommand(1);
-  auto command = std::make_shared<BaselineResetCommand>();
-  CLI::App* reset = baseline->add_subcommand("reset", "Forget the stored baseline; the daemon records a new one");
-  reset->add_option("--config.file", command->config_file,
+  const auto add = [&](const char* name, const char* description) {
+    auto command = std::make_shared<BaselineResetCommand>();
+    command->marker = name;
+    CLI::App* sub = baseline->add_subcommand(name, description);
+    sub->add_option("--config.file", command->config_file,
                     fmt::format("Configuration file naming the state directory (default {})", kDefaultConfigFile));
-  reset->add_option("--state.directory", command->state_directory,
+    sub->add_option("--state.directory", command->state_directory,
                     "State directory; overrides the configuration file");
-  reset->callback([&run, command] { run = [command] { return command->Run(); }; });
+    sub->callback([&run, command] { run = [command] { return command->Run(); }; });
+  };
+  add("reset", "Forget the stored baseline; the daemon records a new one");
+  add("accept",
+      "Accept the current level after a host change: the daemon records a new baseline and clears the change series");
 }
 
 }  // namespace numaprobe::daemon

@@ -13,6 +13,7 @@
 #include "daemon/config/config.h"
 #include "daemon/web/http.h"
 #include "daemon/common/log.h"
+#include "daemon/common/test_hooks.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
@@ -70,6 +71,19 @@ struct ServeCommand {
 
     spdlog::info("Starting numaprobe version={} revision={}", kVersion, kRevision);
     if (geteuid() == 0) spdlog::warn("running as root: numaprobe needs no privileges, consider a dedicated user");
+    TestHooks hooks;
+    if (auto error = ReadTestHooks(hooks); !error.empty()) {
+      spdlog::error("{}", error);
+      return kExitFailure;
+    }
+    for (const auto& [field, value] : hooks.host_overrides) {
+      spdlog::error("TEST MODE: host fact {} overridden to \"{}\" (NUMAPROBE_TEST_HOST_OVERRIDES)", field, value);
+    }
+    if (hooks.fault_injection_active()) {
+      spdlog::error("TEST FAULT INJECTION ACTIVE: latency figures x{}, bandwidth figures x{}; these figures are fake "
+                    "(numaprobe_test_fault_injection_active 1)",
+                    hooks.latency_scale, hooks.bandwidth_scale);
+    }
     std::optional<Config> config = LoadChecked(config_file);
     if (!config) return kExitFailure;
 

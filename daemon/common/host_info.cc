@@ -43,6 +43,8 @@ HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root
   }
   utsname uts{};
   if (uname(&uts) == 0) info.kernel = uts.release;
+  info.firmware = ReadFirstLine(sys_root + "/class/dmi/id/bios_version");
+  if (info.firmware.empty()) info.firmware = "unknown";
   info.thp = BracketedChoice(ReadFirstLine(sys_root + "/kernel/mm/transparent_hugepage/enabled"));
   info.clocksource = ReadFirstLine(sys_root + "/devices/system/clocksource/clocksource0/current_clocksource");
   return info;

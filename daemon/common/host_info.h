@@ -10,6 +10,7 @@ struct HostInfo {
   std::string cpu_model;     // from the topology (hwloc CPUModel)
   std::string microcode;     // /proc/cpuinfo "microcode", "" if absent
   std::string kernel;        // uname release
+  std::string firmware;      // /sys/class/dmi/id/bios_version, "unknown" if unreadable or empty
   std::string thp;           // the bracketed mode of transparent_hugepage/enabled
   std::string clocksource;   // current clocksource (tsc; kvm-clock/hpet are slower)
   bool virtualized = false;  // the CPUID hypervisor bit, as /proc/cpuinfo's "hypervisor" flag

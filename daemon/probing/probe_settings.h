@@ -34,7 +34,21 @@ struct ProbeSettings {
   std::vector<int> loaded_delays_ns = DefaultDelays();
   std::vector<std::string> loaded_traffic{"read", "read2-ntwrite1"};
   int loaded_load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
+  // Test-only fault injection (daemon/common/test_hooks.h, honoured only with
+  // NUMAPROBE_TEST_MODE=1): the latency and bandwidth kinds multiply their
+  // figures by these, so integration tests can raise a regression.
+  double test_latency_scale = 1;
+  double test_bandwidth_scale = 1;
 };
+
+// Multiplies every statistic of `stats` by `factor` (test fault injection).
+inline void ScaleForTest(kernels::SampleStats& stats, double factor) {
+  if (factor == 1) return;
+  stats.median *= factor;
+  stats.min *= factor;
+  stats.max *= factor;
+  stats.mad *= factor;
+}
 
 ProbeSettings ProbeSettingsFrom(const Config& config);
 BufferSettings BufferSettingsFrom(const Config& config);

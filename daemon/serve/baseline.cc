@@ -32,6 +32,7 @@ void BaselineRecorder::Restore(Baseline baseline) {
   if (!baseline.complete) return;
   baseline_ = std::move(baseline);
   std::sort(baseline_.values.begin(), baseline_.values.end(), PairLess);
+  std::sort(baseline_.spread.begin(), baseline_.spread.end(), PairLess);
   pending_.clear();
   rounds_seen_ = 0;
   round_has_values_ = false;
@@ -63,14 +64,19 @@ bool BaselineRecorder::EndRound(const std::string& now_rfc3339) {
   if (rounds_seen_ < rounds_) return false;
 
   baseline_.values.clear();
+  baseline_.spread.clear();
   baseline_.values.reserve(pending_.size());
   for (const auto& [key, entry] : pending_) {
     const auto& [labels, samples] = entry;
+    const kernels::SampleStats stats = kernels::Summarize(samples);
     BaselineValue value = labels;
-    value.value = kernels::Summarize(samples).median;
-    baseline_.values.push_back(std::move(value));
+    value.value = stats.median;
+    baseline_.values.push_back(value);
+    value.value = stats.median > 0 ? (stats.max - stats.min) / stats.median : 0;
+    baseline_.spread.push_back(std::move(value));
   }
   std::sort(baseline_.values.begin(), baseline_.values.end(), PairLess);
+  std::sort(baseline_.spread.begin(), baseline_.spread.end(), PairLess);
   baseline_.created = now_rfc3339;
   baseline_.complete = true;
   pending_.clear();

@@ -1,6 +1,8 @@
 // The per-pair baseline that drift is measured against: the median of the
 // first `rounds` complete rounds after first start (or after `numaprobe
-// baseline reset`, or after the host fingerprint changed).
+// baseline accept`/`reset`, or after a change that makes old pairs
+// meaningless: topology or measurement settings). Kernel, microcode, firmware,
+// CPU model and numaprobe upgrades keep it; they are listed in `changes`.
 //
 // Thread safety: not thread-safe; owned by the scheduler thread.
 #pragma once
@@ -14,12 +16,22 @@
 namespace numaprobe::daemon {
 
 struct Baseline {
-  std::string fingerprint;
+  std::string fingerprint;  // HostFingerprint when recorded (also how old state files are matched)
+  // TopologySignature (node ids and distances): a baseline is only comparable
+  // on the same one. Empty in state files written before it was recorded.
+  std::string topology;
+  // The host facts (HostFacts) last seen, and every change of them since the
+  // baseline was recorded.
+  std::map<std::string, std::string> facts;
+  std::vector<HostChange> changes;
   // The measurement settings the values were taken with (MeasurementSettings):
   // a figure measured differently is not comparable to them.
   std::string settings;
   std::string created;  // RFC 3339 UTC, when recording completed
   std::vector<BaselineValue> values;
+  // (max - min) / median of the per-round figures of each value, same order
+  // and labels as `values`; empty for baselines saved before it was kept.
+  std::vector<BaselineValue> spread;
   bool complete = false;
 };
 
@@ -31,6 +43,12 @@ class BaselineRecorder {
   void Restore(Baseline baseline);
   // Forgets everything and records anew for `fingerprint` and `settings`.
   void Reset(const std::string& fingerprint, const std::string& settings);
+  // A reload may change the number of rounds: it applies to the recording in
+  // progress (complete at the next round end if enough rounds were seen).
+  void set_rounds(int rounds) { rounds_ = rounds; }
+  int rounds() const { return rounds_; }
+  // The stored baseline, for the tracker to set facts, topology and changes.
+  Baseline& mutable_baseline() { return baseline_; }
 
   // Feed successful medians of the current round; EndRound() closes it. After
   // `rounds` rounds the baseline is the per-pair median of what was fed.

@@ -22,49 +22,154 @@ std::string MeasurementSettings(const Config& config) {
       config.memory.budget_bytes, kernels::PagePolicyName(config.memory.pages));
 }
 
-void BaselineTracker::Load(const std::string& fingerprint, const std::string& settings) {
+void BaselineTracker::Reconfigure(std::string state_directory, int rounds) {
+  state_directory_ = std::move(state_directory);
+  if (rounds != rounds_ && !recorder_.complete()) {
+    spdlog::info("baseline.rounds changed from {} to {}: the recording in progress uses the new count", rounds_, rounds);
+  }
+  rounds_ = rounds;
+  recorder_.set_rounds(rounds);
+}
+
+void BaselineTracker::StartRecording(const std::string& fingerprint, const std::string& settings,
+                                     const std::string& topology, const std::map<std::string, std::string>& facts) {
+  recorder_.Reset(fingerprint, settings);
+  recorder_.mutable_baseline().topology = topology;
+  recorder_.mutable_baseline().facts = facts;
+  spdlog::info("recording a baseline over the next {} complete rounds ({})", rounds_, origin_);
+}
+
+namespace {
+
+// The host fact changes between `before` and `after`, in field order.
+std::vector<HostChange> Changes(const std::map<std::string, std::string>& before,
+                                const std::map<std::string, std::string>& after, double unix_now) {
+  std::vector<HostChange> changes;
+  for (const auto& [field, value] : after) {
+    const auto old = before.find(field);
+    // A fact not recorded before (a state file from an older numaprobe) has
+    // no "before" to compare: it is taken as it is now, not as a change.
+    if (old == before.end() || old->second == value) continue;
+    changes.push_back({field, old->second, value, unix_now});
+  }
+  return changes;
+}
+
+}  // namespace
+
+void BaselineTracker::Load(const std::string& fingerprint, const std::string& settings, const std::string& topology,
+                           const std::map<std::string, std::string>& facts, double unix_now) {
   const LoadedState state = LoadState(state_directory_);
-  // A valid file without a baseline is `numaprobe baseline reset`'s marker.
-  const bool reset = state.status == LoadedState::Status::kOk && !state.baseline;
   const Baseline& mine = recorder_.baseline();
-  const bool mine_matches = !origin_.empty() && mine.fingerprint == fingerprint && mine.settings == settings;
-  if (!reset && state.baseline && state.baseline->complete && state.baseline->fingerprint == fingerprint &&
-      state.baseline->settings == settings) {
-    if (!(mine_matches && recorder_.complete())) {
-      recorder_.Restore(*state.baseline);
-      origin_ = "restored";
-      spdlog::info("restored the baseline recorded {} for host fingerprint {}", state.baseline->created, fingerprint);
+  const bool mine_matches = !origin_.empty() && mine.topology == topology && mine.settings == settings;
+
+  // An operator's marker (a valid file without a baseline): acted on once, so
+  // a later replan while recording does not restart the recording.
+  if (state.status == LoadedState::Status::kOk && !state.baseline) {
+    if (state.marker == "accept") {
+      origin_ = "accepted";
+      spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept); {} host changes "
+                   "since the old one are cleared",
+                   mine.changes.size());
+    } else {
+      origin_ = "reset";
+      spdlog::info("the baseline was reset (numaprobe baseline reset)");
     }
+    if (auto error = RemoveState(state_directory_); !error.empty()) spdlog::warn("{}", error);
+    StartRecording(fingerprint, settings, topology, facts);
     return;
   }
-  // Keep recording; or keep the complete baseline in memory when the file
-  // lost it (a save failed, or state_directory changed on reload).
-  if (!reset && mine_matches && (!recorder_.complete() || !state.baseline)) return;
-  if (reset) {
-    origin_ = "reset";
-    spdlog::info("the baseline was reset (numaprobe baseline reset)");
-    // Acted on once: a later replan while recording must not restart it.
-    if (auto error = RemoveState(state_directory_); !error.empty()) spdlog::warn("{}", error);
-  } else if (state.status == LoadedState::Status::kCorrupt) {
+  if (state.status == LoadedState::Status::kCorrupt) {
     spdlog::error("state file unusable ({}); it will be replaced by a new baseline", state.error);
     origin_ = "state_file_corrupt";
-  } else if (state.baseline && state.baseline->fingerprint != fingerprint) {
-    spdlog::warn("host fingerprint changed from {} to {}: recording a new baseline", state.baseline->fingerprint,
-                 fingerprint);
-    origin_ = "fingerprint_changed";
-  } else if (state.baseline && state.baseline->settings != settings) {
-    spdlog::warn("measurement settings changed from {} to {}: recording a new baseline, the old one is not comparable",
-                 state.baseline->settings.empty() ? "(not recorded)" : state.baseline->settings, settings);
-    origin_ = "settings_changed";
-  } else if (origin_.empty()) {
+    StartRecording(fingerprint, settings, topology, facts);
+    return;
+  }
+
+  if (state.baseline && state.baseline->complete) {
+    Baseline stored = *state.baseline;
+    bool save = false;
+    if (stored.topology.empty()) {
+      // Written by a numaprobe that kept only the fingerprint hash: the same
+      // hash is the same host; a different one cannot say what changed.
+      if (stored.fingerprint == fingerprint) {
+        stored.topology = topology;
+        stored.facts = facts;
+        save = true;
+      } else {
+        spdlog::warn("the stored baseline (host fingerprint {}) predates recorded topologies and the fingerprint is "
+                     "now {}: recording a new baseline",
+                     stored.fingerprint, fingerprint);
+        origin_ = "topology_changed";
+        StartRecording(fingerprint, settings, topology, facts);
+        return;
+      }
+    }
+    if (stored.topology != topology) {
+      spdlog::warn("NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old "
+                   "pairs are not comparable, recording a new baseline",
+                   stored.topology, topology);
+      origin_ = "topology_changed";
+      StartRecording(fingerprint, settings, topology, facts);
+      return;
+    }
+    if (stored.settings != settings) {
+      spdlog::warn("measurement settings changed from {} to {}: recording a new baseline, the old one is not comparable",
+                   stored.settings.empty() ? "(not recorded)" : stored.settings, settings);
+      origin_ = "settings_changed";
+      StartRecording(fingerprint, settings, topology, facts);
+      return;
+    }
+    for (HostChange& change : Changes(stored.facts, facts, unix_now)) {
+      spdlog::warn("host {} changed: {} -> {}; the baseline recorded {} stays the reference (numaprobe baseline "
+                   "accept adopts the new level)",
+                   change.field, change.before, change.after, stored.created);
+      stored.changes.push_back(std::move(change));
+      save = true;
+    }
+    for (const auto& [field, value] : facts) {
+      if (stored.facts[field] != value) save = true;
+      stored.facts[field] = value;
+    }
+    const bool same_as_mine = recorder_.complete() && mine.created == stored.created && mine_matches;
+    if (!same_as_mine) {
+      origin_ = "restored";
+      spdlog::info("restored the baseline recorded {} (host fingerprint then {}, now {})", stored.created,
+                   stored.fingerprint, fingerprint);
+    }
+    if (save) {
+      if (auto error = SaveState(state_directory_, stored); !error.empty()) {
+        spdlog::error("cannot persist the host changes ({}); they are kept in memory only", error);
+      }
+    }
+    recorder_.Restore(std::move(stored));
+    return;
+  }
+
+  // Keep recording; or keep the complete baseline in memory when the file
+  // lost it (a save failed, or state_directory changed on reload).
+  if (mine_matches) {
+    if (recorder_.complete()) {
+      Baseline& kept = recorder_.mutable_baseline();
+      for (HostChange& change : Changes(kept.facts, facts, unix_now)) {
+        spdlog::warn("host {} changed: {} -> {}; the baseline stays the reference", change.field, change.before,
+                     change.after);
+        kept.changes.push_back(std::move(change));
+      }
+    }
+    recorder_.mutable_baseline().facts = facts;
+    return;
+  }
+  if (origin_.empty()) {
     origin_ = "first_start";
-  } else if (mine.fingerprint != fingerprint) {  // changed before anything was saved
-    origin_ = "fingerprint_changed";
-  } else if (mine.settings != settings) {
+  } else if (mine.topology != topology) {  // changed before anything was saved
+    spdlog::warn("NUMA topology changed from {} to {}: recording a new baseline", mine.topology, topology);
+    origin_ = "topology_changed";
+  } else {
+    spdlog::warn("measurement settings changed from {} to {}: recording a new baseline", mine.settings, settings);
     origin_ = "settings_changed";
   }
-  recorder_.Reset(fingerprint, settings);
-  spdlog::info("recording a baseline over the next {} complete rounds ({})", rounds_, origin_);
+  StartRecording(fingerprint, settings, topology, facts);
 }
 
 void BaselineTracker::BeginRound() {
@@ -91,6 +196,8 @@ void BaselineTracker::Publish(Snapshot& s) const {
   s.baseline_origin = origin_;
   s.baseline_complete = recorder_.complete();
   s.baseline = recorder_.complete() ? recorder_.baseline().values : std::vector<BaselineValue>{};
+  s.baseline_spread = recorder_.complete() ? recorder_.baseline().spread : std::vector<BaselineValue>{};
+  s.host_changes = recorder_.complete() ? recorder_.baseline().changes : std::vector<HostChange>{};
 }
 
 }  // namespace numaprobe::daemon

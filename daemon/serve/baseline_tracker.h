@@ -1,11 +1,16 @@
 // The baseline's life cycle in the daemon: adopt the persisted baseline when
-// it belongs to this host fingerprint and was measured with the same settings,
-// otherwise record a new one from the first failure-free rounds, persist it,
-// and say why the current one exists (numaprobe_baseline_info{origin}).
+// it was measured on the same topology (nodes, distances) with the same
+// settings, whatever kernel, microcode, firmware, CPU model or numaprobe
+// version the host runs now: such changes are recorded with the baseline and
+// exported (numaprobe_host_change_timestamp_seconds), the old baseline stays
+// the reference. Otherwise record a new one from the first failure-free
+// rounds, persist it, and say why the current one exists
+// (numaprobe_baseline_info{origin}).
 //
 // Thread safety: not thread-safe; owned by the scheduler loop.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,9 +30,14 @@ class BaselineTracker {
   BaselineTracker(std::string state_directory, int rounds);
 
   // On every (re)plan and every SIGHUP. The state file is also how `numaprobe
-  // baseline reset` reaches a running daemon: it empties the file, then SIGHUP.
-  void Load(const std::string& fingerprint, const std::string& settings);
-  void Reconfigure(std::string state_directory) { state_directory_ = std::move(state_directory); }
+  // baseline reset` and `baseline accept` reach a running daemon: they replace
+  // the baseline in the file by a marker, then SIGHUP. `facts` are HostFacts,
+  // `topology` the TopologySignature; `unix_now` dates a fact change.
+  void Load(const std::string& fingerprint, const std::string& settings, const std::string& topology,
+            const std::map<std::string, std::string>& facts, double unix_now);
+  // A reload: the state directory and the number of rounds (which applies to
+  // a recording in progress at once).
+  void Reconfigure(std::string state_directory, int rounds);
 
   // One round: BeginRound, then Observe the final result of each probe the
   // baseline covers (latency and bandwidth: a median, or a failure), then
@@ -44,7 +54,11 @@ class BaselineTracker {
   std::string state_directory_;
   int rounds_;
   BaselineRecorder recorder_;
-  // first_start | restored | fingerprint_changed | settings_changed | state_file_corrupt | reset
+  // Starts recording anew, with the current host's identity.
+  void StartRecording(const std::string& fingerprint, const std::string& settings, const std::string& topology,
+                      const std::map<std::string, std::string>& facts);
+
+  // first_start | restored | accepted | reset | settings_changed | topology_changed | state_file_corrupt
   std::string origin_;
   std::vector<BaselineValue> round_values_;
   int round_failures_ = 0;

@@ -8,6 +8,9 @@
 #include <random>
 
 #include "daemon/serve/baseline_tracker.h"
+#include "daemon/common/test_hooks.h"
+#include "daemon/common/version.h"
+#include "daemon/serve/recent_figures.h"
 #include "daemon/serve/budget.h"
 #include "daemon/probing/buffer_pool.h"
 #include "daemon/common/host_info.h"
@@ -77,6 +80,8 @@ class Scheduler::Loop {
         rng_(std::random_device{}()),
         watchdog_(SdWatchdogInterval()),
         worker_(config_.schedule.priority) {
+    // cmd_serve refused to start on an invalid hook; nothing is faked then.
+    if (!ReadTestHooks(test_).empty()) test_ = TestHooks{};
     Adopt(std::move(plan));
   }
 
@@ -115,7 +120,7 @@ class Scheduler::Loop {
         }
         if (!RunTask(tasks[i], tasks)) return false;
       }
-      if (complete && !stop_.load()) EndRound();
+      if (complete && !stop_.load()) EndRound(round_start);
       std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
       const auto interval_ns = static_cast<std::int64_t>(
           std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
@@ -156,7 +161,7 @@ class Scheduler::Loop {
 
   void ReloadStateIfAsked() {
     if (!reload_state_.exchange(false)) return;
-    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    LoadBaseline();
     store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
   }
 
@@ -220,16 +225,33 @@ class Scheduler::Loop {
         spdlog::error("{}; probes keep using {}", lock.failure().reason, lock_.path());
       }
     }
-    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, ProbeSettingsFrom(config_), lock_,
-                                            [this] { OnLockBusy(); });
+    ProbeSettings settings = ProbeSettingsFrom(config_);
+    settings.test_latency_scale = test_.latency_scale;  // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
+    settings.test_bandwidth_scale = test_.bandwidth_scale;
+    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, std::move(settings), lock_, [this] { OnLockBusy(); });
     host_ = ReadHostInfo(topology_.cpu_model);
+    ApplyHostOverrides(test_, host_);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
-    baseline_.Reconfigure(config_.state_directory);
-    baseline_.Load(fingerprint_, MeasurementSettings(config_));
+    baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
+    LoadBaseline();
+    recent_.Clear();
+    // Until a round completes, the configured interval is the best estimate.
+    refresh_interval_seconds_ = std::chrono::duration<double>(config_.schedule.interval).count();
     store_.Update([&](Snapshot& s) {
       PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
       baseline_.Publish(s);
+      s.recent_medians.clear();
+      s.refresh_interval_seconds = refresh_interval_seconds_;
+      s.test_fault_injection_active = test_.fault_injection_active();
     });
+  }
+
+  void LoadBaseline() {
+    auto facts = HostFacts(host_, config_.memory.pages, kVersion);
+    if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
+      facts["numaprobe_version"] = it->second;
+    }
+    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), facts, UnixNow());
   }
 
   // On the worker thread, when a probe finds another process probing.
@@ -296,7 +318,10 @@ class Scheduler::Loop {
     budget_.Charge(start_ns, end_ns, cost);
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
-    if (ok && ran.baseline) baseline_.Observe(*ran.baseline);
+    if (ok && ran.baseline) {
+      baseline_.Observe(*ran.baseline);
+      recent_.Add(*ran.baseline);
+    }
     // Only kinds the baseline holds values for can leave a round incomplete:
     // a core-to-core pair that is always disturbed on a busy host must not
     // keep the memory baseline from ever being recorded.
@@ -306,6 +331,7 @@ class Scheduler::Loop {
       lock_wait_.Finished(job->lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
+      if (ok && ran.baseline) s.recent_medians = recent_.Medians();
     });
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
@@ -340,14 +366,24 @@ class Scheduler::Loop {
     }
   }
 
-  void EndRound() {
+  void EndRound(std::int64_t round_start_ns) {
     baseline_.EndRound();
+    const double round_seconds = static_cast<double>(k::MonotonicNs() - round_start_ns) / 1e9;
+    refresh_interval_seconds_ =
+        std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
+    if (test_.fault_injection_active()) {
+      spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled (latency x{}, bandwidth x{}); never in production",
+                    test_.latency_scale, test_.bandwidth_scale);
+    }
     store_.Update([&](Snapshot& s) {
       ++s.rounds_completed;
       baseline_.Publish(s);
+      s.refresh_interval_seconds = refresh_interval_seconds_;
     });
   }
 
+  // A test-only fault (NUMAPROBE_TEST_SCALE_*): the figure as if the host had
+  // regressed by `factor`.
   ResultStore& store_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> reload_state_{false};
@@ -370,6 +406,9 @@ class Scheduler::Loop {
   std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;
   BaselineTracker baseline_;
+  RecentFigures recent_;
+  double refresh_interval_seconds_ = 0;
+  TestHooks test_;
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
   ProbeWorker worker_;  // last: destroyed (joined) first

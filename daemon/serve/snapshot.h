@@ -27,6 +27,16 @@ struct Timed {
   int failed_runs = 0;
 };
 
+// One change of a host fact since the baseline was recorded (kept with the
+// baseline in the state file): the figures are still compared with the
+// baseline, and the change is exported so an alert can name it.
+struct HostChange {
+  std::string field;  // kernel, microcode, firmware, numaprobe_version, cpu_model, page_size
+  std::string before;
+  std::string after;
+  double unix_seconds = 0;  // when the daemon first saw `after`
+};
+
 // What exactly a probe measured on one memory node, for numaprobe_probe_config_info
 // (labels include mem_node: page sizes can differ between nodes).
 struct ProbeConfigInfo {
@@ -53,11 +63,22 @@ struct Snapshot {
   std::vector<TimedRecord> FiguresOf(const ProbeKind& kind) const;
 
   std::vector<BaselineValue> baseline;
-  // Why the current baseline exists: restored (from the state file), first_start,
-  // fingerprint_changed, settings_changed, state_file_corrupt or reset
-  // (numaprobe baseline reset).
+  // Why the current baseline exists: first_start, restored (from the state
+  // file), accepted (numaprobe baseline accept), reset (numaprobe baseline
+  // reset), settings_changed, topology_changed or state_file_corrupt.
   std::string baseline_origin;
   bool baseline_complete = false;
+  // Per baseline value, (max - min) / median of the rounds it was recorded from.
+  std::vector<BaselineValue> baseline_spread;
+  // Host fact changes since the baseline was recorded, oldest first.
+  std::vector<HostChange> host_changes;
+  // Median of each latency/bandwidth series' last 3 successful figures
+  // (RecentFigures); a series appears once it has 3 since start or replan.
+  std::vector<BaselineValue> recent_medians;
+  // Expected seconds between two figures of one series: max(schedule.interval,
+  // duration of the last complete round).
+  double refresh_interval_seconds = 0;
+  bool test_fault_injection_active = false;
 
   // Counters, pre-populated with 0 for the series known in advance.
   std::map<std::pair<std::string, std::string>, std::uint64_t> runs_total;        // (probe, result)

@@ -177,7 +177,44 @@ Baseline ParseBaseline(const json& j) {
     const json& value = Field(item, where, "value");
     if (!value.is_number()) throw std::runtime_error(where + ".value: expected a number");
     v.value = value.get<double>();
+    if (item.contains("spread")) {
+      const json& spread = item["spread"];
+      if (!spread.is_number()) throw std::runtime_error(where + ".spread: expected a number");
+      BaselineValue s = v;
+      s.value = spread.get<double>();
+      baseline.spread.push_back(std::move(s));
+    }
     baseline.values.push_back(std::move(v));
+  }
+  // Spread for some values only would be inconsistent: keep all or none.
+  if (!baseline.spread.empty() && baseline.spread.size() != baseline.values.size()) {
+    throw std::runtime_error("baseline.values: spread present for some values only");
+  }
+  if (j.contains("topology")) baseline.topology = StringField(j, "baseline", "topology");
+  if (j.contains("facts")) {
+    const json& facts = j["facts"];
+    if (!facts.is_object()) throw std::runtime_error("baseline.facts: expected an object");
+    for (const auto& [key, value] : facts.items()) {
+      if (!value.is_string()) throw std::runtime_error(fmt::format("baseline.facts.{}: expected a string", key));
+      baseline.facts[key] = value.get<std::string>();
+    }
+  }
+  if (j.contains("changes")) {
+    const json& changes = j["changes"];
+    if (!changes.is_array()) throw std::runtime_error("baseline.changes: expected an array");
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+      const std::string where = fmt::format("baseline.changes[{}]", i);
+      const json& item = changes[i];
+      if (!item.is_object()) throw std::runtime_error(where + ": expected an object");
+      HostChange c;
+      c.field = StringField(item, where, "field");
+      c.before = StringField(item, where, "before");
+      c.after = StringField(item, where, "after");
+      const json& when = Field(item, where, "unix_seconds");
+      if (!when.is_number()) throw std::runtime_error(where + ".unix_seconds: expected a number");
+      c.unix_seconds = when.get<double>();
+      baseline.changes.push_back(std::move(c));
+    }
   }
   return baseline;
 }
@@ -203,6 +240,34 @@ std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topol
   return fmt::format("{:016x}", Fnv1a64(canonical));
 }
 
+std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::PagePolicy pages,
+                                             const std::string& numaprobe_version) {
+  return {{"kernel", host.kernel},
+          {"microcode", host.microcode},
+          {"firmware", host.firmware.empty() ? "unknown" : host.firmware},
+          {"numaprobe_version", numaprobe_version},
+          {"cpu_model", host.cpu_model},
+          {"page_size", std::string(kernels::PagePolicyName(pages))}};
+}
+
+std::string TopologySignature(const kernels::Topology& topology) {
+  // Every node of the host, as in HostFingerprint: a cpuset change is not a
+  // different topology.
+  std::set<int> ids(topology.disallowed_nodes().begin(), topology.disallowed_nodes().end());
+  for (const auto& node : topology.nodes()) ids.insert(node.id);
+  std::string nodes;
+  std::string distances;
+  for (int from : ids) {
+    if (!nodes.empty()) nodes += ',';
+    nodes += std::to_string(from);
+    for (int to : ids) {
+      if (!distances.empty()) distances += ',';
+      distances += std::to_string(topology.Distance(from, to));
+    }
+  }
+  return fmt::format("nodes={};distances={}", nodes, distances);
+}
+
 LoadedState LoadState(const std::string& state_directory) {
   LoadedState state;
   const std::string path = StatePath(state_directory);
@@ -225,6 +290,15 @@ LoadedState LoadState(const std::string& state_directory) {
     }
     // An absent or null baseline is a valid file: `numaprobe baseline reset`.
     if (const auto it = j.find("baseline"); it != j.end() && !it->is_null()) state.baseline = ParseBaseline(*it);
+    if (!state.baseline) {
+      state.marker = "reset";
+      if (const auto it = j.find("marker"); it != j.end()) {
+        if (!it->is_string() || (*it != "reset" && *it != "accept")) {
+          throw std::runtime_error("marker: expected \"reset\" or \"accept\"");
+        }
+        state.marker = it->get<std::string>();
+      }
+    }
     state.status = LoadedState::Status::kOk;
   } catch (const std::exception& e) {  // nlohmann::json::exception derives from std::exception
     state.status = LoadedState::Status::kCorrupt;
@@ -246,24 +320,37 @@ std::string SaveState(const std::string& state_directory, const Baseline& baseli
     values.push_back({{"probe", v.probe}, {"cpu", v.cpu}, {"cpu_node", v.cpu_node},
                       {"mem_node", v.mem_node}, {"op", v.op}, {"value", v.value}});
   }
+  // spread is kept in the same order as values (BaselineRecorder sorts both).
+  if (baseline.spread.size() == baseline.values.size()) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (std::isfinite(baseline.spread[i].value)) values[i]["spread"] = baseline.spread[i].value;
+    }
+  }
+  json changes = json::array();
+  for (const HostChange& c : baseline.changes) {
+    changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}, {"unix_seconds", c.unix_seconds}});
+  }
   const json state = {{"format", kFormatVersion},
                       {"baseline",
                        {{"fingerprint", baseline.fingerprint},
                         {"settings", baseline.settings},
                         {"created", baseline.created},
+                        {"topology", baseline.topology},
+                        {"facts", baseline.facts},
+                        {"changes", std::move(changes)},
                         {"complete", baseline.complete},
                         {"values", std::move(values)}}}};
   return WriteAtomically(state_directory, state.dump(2) + "\n");
 }
 
-std::string ResetState(const std::string& state_directory) {
+std::string ResetState(const std::string& state_directory, const std::string& marker) {
   // No directory, no baseline: creating one here (as root, typically) could
   // leave the daemon a directory it cannot write to.
   struct stat dir_stat {};
   if (::stat(state_directory.c_str(), &dir_stat) != 0 && errno == ENOENT) return "";
   // Rewritten rather than deleted, so the daemon can tell "reset by an
   // operator" (a valid file without a baseline) from "first start" (no file).
-  const json state = {{"format", kFormatVersion}};
+  const json state = {{"format", kFormatVersion}, {"marker", marker}};
   return WriteAtomically(state_directory, state.dump(2) + "\n");
 }
 

@@ -4,6 +4,7 @@
 // unreadable one is reported and replaced, never fatal.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -19,17 +20,32 @@ namespace numaprobe::daemon {
 std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topology,
                             kernels::PagePolicy pages);
 
+// The host facts whose change keeps the baseline but is exported as a change
+// (numaprobe_host_change_timestamp_seconds): kernel, microcode, firmware,
+// numaprobe_version, cpu_model, page_size.
+std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::PagePolicy pages,
+                                             const std::string& numaprobe_version);
+
+// What makes old pairs comparable at all: the node ids and the SLIT distance
+// matrix ("nodes=0,1;distances=10,21,21,10"). A change (SNC/NPS mode, a node
+// gone) starts a new baseline.
+std::string TopologySignature(const kernels::Topology& topology);
+
 struct LoadedState {
   enum class Status { kOk, kMissing, kCorrupt } status = Status::kMissing;
   std::string error;  // why it is corrupt/unreadable (names the path)
   std::optional<Baseline> baseline;
+  // A valid file without a baseline is an operator's marker: "accept"
+  // (numaprobe baseline accept) or "reset" (numaprobe baseline reset).
+  std::string marker;
 };
 
 LoadedState LoadState(const std::string& state_directory);
 // Returns an error message naming the path, or "" on success.
 std::string SaveState(const std::string& state_directory, const Baseline& baseline);
-// Removes the baseline (for `numaprobe baseline reset`); "" on success.
-std::string ResetState(const std::string& state_directory);
+// Replaces the baseline by a marker (for `numaprobe baseline reset`, and
+// `baseline accept` with marker "accept"); "" on success.
+std::string ResetState(const std::string& state_directory, const std::string& marker = "reset");
 // Removes the state file; "" on success or if there was none. The daemon
 // does this once it has acted on a reset, so the marker is read only once.
 std::string RemoveState(const std::string& state_directory);

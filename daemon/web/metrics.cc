@@ -78,45 +78,12 @@ void AppendDistance(const Snapshot& s, std::vector<MetricFamily>& out) {
   out.push_back(distance.Build());
 }
 
-void AppendBaseline(const Snapshot& s, std::vector<MetricFamily>& out) {
-  const std::string how = " recorded as the median of the first complete probe rounds for this host fingerprint.";
-  FamilyBuilder latency("numaprobe_memory_latency_baseline_seconds",
-                        "Baseline of numaprobe_memory_latency_seconds," + how, MetricType::Gauge);
-  FamilyBuilder bandwidth("numaprobe_memory_bandwidth_baseline_bytes_per_second",
-                          "Baseline of numaprobe_memory_bandwidth_bytes_per_second," + how, MetricType::Gauge);
-  for (const BaselineValue& v : s.baseline) {
-    if (v.probe == "latency") {
-      latency.Add(PairLabels(v.cpu_node, v.mem_node, v.cpu), v.value);
-    } else if (v.probe == "bandwidth") {
-      // The baseline keeps no thread count: label it with the configured one.
-      Labels labels = PairLabels(v.cpu_node, v.mem_node, v.cpu);
-      labels["op"] = v.op;
-      if (s.bandwidth_threads > 1) labels["threads"] = std::to_string(s.bandwidth_threads);
-      bandwidth.Add(labels, v.value);
-    }
-  }
-  out.push_back(latency.Build());
-  out.push_back(bandwidth.Build());
-
-  FamilyBuilder info("numaprobe_baseline_info",
-                     "The host fingerprint the baseline belongs to and its origin, why it exists (first_start, "
-                     "restored, fingerprint_changed, settings_changed, state_file_corrupt, reset); always 1.",
-                     MetricType::Gauge);
-  info.Add({{"fingerprint", s.fingerprint}, {"origin", s.baseline_origin}}, 1);
-  out.push_back(info.Build());
-  FamilyBuilder complete("numaprobe_baseline_complete",
-                         "1 once the baseline is recorded or restored, 0 while it is still being recorded.",
-                         MetricType::Gauge);
-  complete.Add({}, s.baseline_complete ? 1 : 0);
-  out.push_back(complete.Build());
-}
-
 }  // namespace
 
 void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<MetricFamily>& out) {
   AppendFigures(snapshot, out);
   AppendDistance(snapshot, out);
-  AppendBaseline(snapshot, out);
+  AppendBaselineFamilies(snapshot, out);
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {

@@ -31,6 +31,9 @@ std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
 // The parts of BuildFamilies, one per file: measured figures and baseline
 // (metrics.cc), self-description and health (metrics_health.cc).
 void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// The baseline, its spread, the host changes since it was recorded and the
+// smoothed figures compared with it (metrics_baseline.cc).
+void AppendBaselineFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 
 // The standard process_* families of the client libraries, read from

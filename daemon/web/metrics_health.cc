@@ -85,6 +85,21 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
                           MetricType::Counter);
   lock_wait.Add({}, s.probe_lock_wait_seconds);
   out.push_back(lock_wait.Build());
+
+  FamilyBuilder refresh("numaprobe_refresh_interval_seconds",
+                        "Expected seconds between two figures of one series at the current schedule: the larger of "
+                        "schedule.interval and the duration of the last complete round (schedule.interval until "
+                        "the first round ends). Staleness is judged against it.",
+                        MetricType::Gauge);
+  refresh.Add({}, s.refresh_interval_seconds);
+  out.push_back(refresh.Build());
+
+  FamilyBuilder fault("numaprobe_test_fault_injection_active",
+                      "1 if test-only fault injection (NUMAPROBE_TEST_SCALE_*, honoured only with "
+                      "NUMAPROBE_TEST_MODE=1) scales the published figures: they are fake. 0 in production.",
+                      MetricType::Gauge);
+  fault.Add({}, s.test_fault_injection_active ? 1 : 0);
+  out.push_back(fault.Build());
 }
 
 void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
@@ -115,14 +130,15 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
 
   const HostInfo& h = s.host;
   FamilyBuilder host("numaprobe_host_info",
-                     "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, "
-                     "virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
+                     "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "
+                     "(BIOS version), virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
                      "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
                      MetricType::Gauge);
   host.Add({{"cpu_model", h.cpu_model},
             {"kernel", h.kernel},
             {"fingerprint", s.fingerprint},
             {"microcode", h.microcode},
+            {"firmware", h.firmware},
             {"virtualized", h.virtualized ? "true" : "false"},
             {"thp", h.thp},
             {"clocksource", h.clocksource}},

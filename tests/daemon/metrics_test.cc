@@ -205,6 +205,40 @@ TEST(Metrics, ThreadsLabelOnlyWithMoreThanOneThread) {
       9e9);
   EXPECT_TRUE(Value(families, "numaprobe_memory_bandwidth_baseline_bytes_per_second",
                     {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}));
+  EXPECT_TRUE(Value(families, "numaprobe_memory_bandwidth_baseline_spread_ratio",
+                    {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}));
+  // The smoothed figure carries the threads label of the figure itself.
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_bandwidth_recent_median_bytes_per_second",
+                          {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}),
+                   9e9);
+  for (const char* name : {"numaprobe_memory_bandwidth_recent_median_bytes_per_second",
+                           "numaprobe_memory_bandwidth_baseline_spread_ratio"}) {
+    for (const MetricFamily& family : BuildFamilies(PerCpuSnapshot(1))) {
+      if (family.name != name) continue;
+      ASSERT_FALSE(family.metric.empty()) << name;
+      for (const auto& metric : family.metric) EXPECT_FALSE(LabelOf(metric, "threads")) << name;
+    }
+  }
+}
+
+TEST(Metrics, BaselineSpreadRecentMediansAndHostChanges) {
+  const auto families = BuildFamilies(FixedSnapshot());
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_latency_baseline_spread_ratio",
+                          {{"cpu_node", "0"}, {"mem_node", "1"}}),
+                   0.015);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_latency_recent_median_seconds",
+                          {{"cpu_node", "0"}, {"mem_node", "0"}}),
+                   0.9e-7);
+  EXPECT_FALSE(Value(families, "numaprobe_memory_latency_recent_median_seconds", {{"cpu_node", "0"}, {"mem_node", "1"}}))
+      << "a series with fewer than 3 figures has no smoothed figure";
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_host_change_timestamp_seconds",
+                          {{"field", "kernel"}, {"before", "6.1.0-13-amd64"}, {"after", "6.6.13-amd64"}}),
+                   1700000050);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_refresh_interval_seconds", {}), 300);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_test_fault_injection_active", {}), 0);
+  Snapshot faked = FixedSnapshot();
+  faked.test_fault_injection_active = true;
+  EXPECT_DOUBLE_EQ(*Value(BuildFamilies(faked), "numaprobe_test_fault_injection_active", {}), 1);
 }
 
 TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {

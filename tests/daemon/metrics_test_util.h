@@ -44,7 +44,7 @@ inline Snapshot FixedSnapshot() {
   using kernels::BandwidthOp;
   using kernels::CpuRelation;
   Snapshot s;
-  s.host = {"Example CPU 9000 @ 2.40GHz", "0xa0011d1", "6.1.0-13-amd64", "madvise", "tsc", false};
+  s.host = {"Example CPU 9000 @ 2.40GHz", "0xa0011d1", "6.1.0-13-amd64", "1.4.9", "madvise", "tsc", false};
   s.fingerprint = "3f2a9c1d5e7b4a60";
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}, {{1, 0}, 21}, {{1, 1}, 10}, {{2, 0}, 17}, {{2, 1}, 28}};
   s.probes = {"latency", "bandwidth", "core_to_core"};
@@ -57,8 +57,15 @@ inline Snapshot FixedSnapshot() {
   s.baseline = {{"latency", -1, 0, 0, "", 0.89e-7},
                 {"latency", -1, 0, 1, "", 1.34e-7},
                 {"bandwidth", -1, 0, 0, "read", 2.05e10}};
-  s.baseline_origin = "first_start";
+  s.baseline_origin = "restored";
   s.baseline_complete = true;
+  s.baseline_spread = {{"latency", -1, 0, 0, "", 0.012},
+                       {"latency", -1, 0, 1, "", 0.015},
+                       {"bandwidth", -1, 0, 0, "read", 0.04}};
+  s.host_changes = {{"kernel", "6.1.0-13-amd64", "6.6.13-amd64", 1700000050},
+                    {"microcode", "0xa0011d0", "0xa0011d1", 1700000050}};
+  s.recent_medians = {{"latency", -1, 0, 0, "", 0.9e-7}, {"bandwidth", -1, 0, 0, "read", 2.0e10}};
+  s.refresh_interval_seconds = 300;
   s.runs_total = {{{"latency", "ok"}, 12}, {{"latency", "placement_mismatch"}, 1}, {{"bandwidth", "ok"}, 16},
                   {{"core_to_core", "ok"}, 9}, {{"core_to_core", "timeout"}, 0}};
   s.cpu_seconds_total = {{"latency", 1.25}, {"bandwidth", 3.5}, {"core_to_core", 0.375}};
@@ -89,6 +96,8 @@ inline Snapshot PerCpuSnapshot(int threads) {
                Bandwidth(threads > 1 ? std::vector<int>{2, 3} : std::vector<int>{2}, 0, 1,
                          kernels::BandwidthOp::kRead, 9e9)};
   s.baseline = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9.1e9}};
+  s.baseline_spread = s.baseline;
+  s.recent_medians = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9e9}};
   return s;
 }
 

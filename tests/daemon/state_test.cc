@@ -295,6 +295,55 @@ TEST_F(StateTest, ResetRemovesTheBaseline) {
   EXPECT_THAT(Entries(), ElementsAre("state.json"));
 }
 
+TEST_F(StateTest, MarkersSayResetOrAccept) {
+  fs::create_directories(dir_);  // without one, a reset has nothing to forget and writes nothing
+  ASSERT_EQ(ResetState(dir_), "");
+  EXPECT_EQ(LoadState(dir_).marker, "reset");
+  ASSERT_EQ(ResetState(dir_, "accept"), "");
+  EXPECT_EQ(LoadState(dir_).marker, "accept");
+  WriteText(dir_ + "/state.json", R"({"format": 1})");  // written by an older numaprobe
+  EXPECT_EQ(LoadState(dir_).marker, "reset");
+  WriteText(dir_ + "/state.json", R"({"format": 1, "marker": "bogus"})");
+  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kCorrupt);
+}
+
+TEST_F(StateTest, HostFactsTopologyChangesAndSpreadRoundTrip) {
+  Baseline baseline = Sample();
+  baseline.topology = "nodes=0,1;distances=10,21,21,10";
+  baseline.facts = {{"kernel", "6.6.13-amd64"}, {"firmware", "unknown"}};
+  baseline.changes = {{"kernel", "6.1.0", "6.6.13-amd64", 1700000000.5}};
+  baseline.spread = baseline.values;
+  baseline.spread[0].value = 0.012;
+  baseline.spread[1].value = 0.04;
+  ASSERT_EQ(SaveState(dir_, baseline), "");
+  const LoadedState state = LoadState(dir_);
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  const Baseline& got = *state.baseline;
+  EXPECT_EQ(got.topology, baseline.topology);
+  EXPECT_EQ(got.facts, baseline.facts);
+  ASSERT_EQ(got.changes.size(), 1u);
+  EXPECT_EQ(got.changes[0].before, "6.1.0");
+  EXPECT_EQ(got.changes[0].after, "6.6.13-amd64");
+  EXPECT_DOUBLE_EQ(got.changes[0].unix_seconds, 1700000000.5);
+  ASSERT_EQ(got.spread.size(), 2u);
+  EXPECT_DOUBLE_EQ(got.spread[0].value, 0.012);
+  EXPECT_EQ(got.spread[1].op, "copy");
+  EXPECT_TRUE(state.marker.empty());
+}
+
+TEST(HostFactsTest, TopologySignatureNamesNodesAndDistances) {
+  // hwloc's synthetic topologies carry no SLIT: the distances read 0 there.
+  EXPECT_EQ(TopologySignature(Synthetic("pack:2 [numa] core:2 pu:1")), "nodes=0,1;distances=0,0,0,0");
+  EXPECT_NE(TopologySignature(Synthetic("pack:4 [numa] core:2 pu:1")),
+            TopologySignature(Synthetic("pack:2 [numa] core:2 pu:1")));
+  HostInfo host = Host();
+  const auto facts = HostFacts(host, PagePolicy::kAuto, "1.2.3");
+  EXPECT_EQ(facts.at("kernel"), "6.1.0");
+  EXPECT_EQ(facts.at("firmware"), "unknown");
+  EXPECT_EQ(facts.at("numaprobe_version"), "1.2.3");
+  EXPECT_EQ(facts.size(), 6u);
+}
+
 TEST_F(StateTest, ResetReplacesACorruptFile) {
   fs::create_directories(dir_);
   WriteText(dir_ + "/state.json", "garbage");

@@ -42,6 +42,7 @@ COMMANDS = {
     "topology": ["topology"],
     "check-config": ["check-config"],
     "baseline reset": ["baseline", "reset"],
+    "baseline accept": ["baseline", "accept"],
 }
 # Printed by every command's --help (and the top level's); documented once, in OPTIONS.
 COMMON_OPTIONS = {"--help", "--version"}

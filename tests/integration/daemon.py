@@ -38,10 +38,11 @@ def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baselin
 class Daemon:
     """A running `numaprobe serve`; use as a context manager."""
 
-    def __init__(self, binary, config_file, extra_args=()):
+    def __init__(self, binary, config_file, extra_args=(), env=None):
         self.binary = binary
         self.config_file = config_file
         self.extra_args = list(extra_args)
+        self.env = env  # extra environment variables, on top of this process's
         self.proc = None
         self.port = None
         self.log_path = tempfile.mktemp(prefix="numaprobe-log-")
@@ -58,7 +59,8 @@ class Daemon:
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--config.file", self.config_file,
              "--web.listen-address", "127.0.0.1:0", "--log.level", "debug", *self.extra_args],
-            stdout=self.log, stderr=subprocess.STDOUT, text=True)
+            stdout=self.log, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, **self.env} if self.env else None)
         deadline = time.time() + timeout
         while time.time() < deadline:
             m = re.search(r"Listening on port (\d+)", self.logs())

@@ -202,7 +202,7 @@ def test_reload_good_then_bad_config_keeps_the_good_one(numaprobe_bin, workdir):
         assert d.stop()[0] == 0
 
 
-def test_baseline_survives_restart_and_a_new_fingerprint_starts_a_new_one(numaprobe_bin, workdir):
+def test_baseline_survives_restart_and_new_settings_start_a_new_one(numaprobe_bin, workdir):
     cfg = write_config(workdir)
     with Daemon(numaprobe_bin, cfg) as d:
         d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="baseline")
@@ -215,11 +215,11 @@ def test_baseline_survives_restart_and_a_new_fingerprint_starts_a_new_one(numapr
         assert m["numaprobe_memory_latency_baseline_seconds"] == first
         assert m["numaprobe_baseline_info"][0][0]["origin"] == "restored"
         assert "restored the baseline" in d.logs()
-    # A different page-size policy is a different fingerprint: figures are not comparable.
+    # A different page-size policy is a measurement setting: figures are not comparable.
     with Daemon(numaprobe_bin, write_config(workdir, pages="4k")) as d:
         m = parse_metrics(d.metrics())
-        assert m["numaprobe_baseline_info"][0][0]["origin"] == "fingerprint_changed"
-        assert "fingerprint changed" in d.logs()
+        assert m["numaprobe_baseline_info"][0][0]["origin"] == "settings_changed"
+        assert "measurement settings changed" in d.logs()
         assert "numaprobe_memory_latency_baseline_seconds" not in m or \
             m["numaprobe_memory_latency_baseline_seconds"] != first
 

@@ -570,7 +570,10 @@ def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = 
         # TCG on a 2-core host leaves vCPU threads descheduled for longer than the
         # probe's 50 ms sample deadline (every c2c sample timed out in trials).
         accel = os.environ.get("NUMAPROBE_VM_ACCEL") or "tcg,thread=single"
-        cmd = [str(tools["qemu-system-x86_64"]), "-accel", accel, "-cpu", "max",
+        # KVM rejects `-cpu max`'s ARCH_CAPABILITIES MSR on these hosts ("failed to
+        # set MSR 0x10a"): $NUMAPROBE_VM_CPU picks another model, e.g. max,-arch-capabilities.
+        cpu_model = os.environ.get("NUMAPROBE_VM_CPU") or "max"
+        cmd = [str(tools["qemu-system-x86_64"]), "-accel", accel, "-cpu", cpu_model,
                *topology.qemu_args(),
                "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd), "-append", append,
                "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",

@@ -63,6 +63,7 @@ class BandwidthKind final : public ProbeKind {
         spec.op = result.op;
         spec.stop = stop;
         result = k::MeasureBandwidth(*buffer.value(), spec);
+        ScaleForTest(result.bytes_per_second, runner.settings().test_bandwidth_scale);
         if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kBandwidth, t.pair.mem_node);
       }
     }

@@ -58,6 +58,7 @@ class LatencyKind final : public ProbeKind {
         spec.cpu = t.pair.cpu;
         spec.stop = stop;
         result = k::MeasureLatency(*buffer.value(), spec);
+        ScaleForTest(result.seconds_per_load, runner.settings().test_latency_scale);
         if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kLatency, t.pair.mem_node);
       }
     }

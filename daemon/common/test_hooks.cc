@@ -1,0 +1,79 @@
+#include "daemon/common/test_hooks.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace numaprobe::daemon {
+namespace {
+
+constexpr const char* kMode = "NUMAPROBE_TEST_MODE";
+constexpr const char* kOverrides = "NUMAPROBE_TEST_HOST_OVERRIDES";
+constexpr const char* kScaleLatency = "NUMAPROBE_TEST_SCALE_LATENCY";
+constexpr const char* kScaleBandwidth = "NUMAPROBE_TEST_SCALE_BANDWIDTH";
+
+std::string ParseScale(const char* name, const char* text, double& out) {
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0 || value > 100) {
+    return fmt::format("{}={}: expected a positive factor such as 1.15", name, text);
+  }
+  out = value;
+  return "";
+}
+
+}  // namespace
+
+std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
+  hooks = TestHooks{};
+  const char* overrides = getenv(kOverrides);
+  const char* scale_latency = getenv(kScaleLatency);
+  const char* scale_bandwidth = getenv(kScaleBandwidth);
+  if (overrides == nullptr && scale_latency == nullptr && scale_bandwidth == nullptr) return "";
+  const char* mode = getenv(kMode);
+  if (mode == nullptr || std::string(mode) != "1") {
+    return fmt::format("test-only hooks ({}, {}, {}) are set but {}=1 is not: refusing to run with faked host facts "
+                       "or figures outside tests",
+                       kOverrides, kScaleLatency, kScaleBandwidth, kMode);
+  }
+  if (scale_latency != nullptr) {
+    if (auto error = ParseScale(kScaleLatency, scale_latency, hooks.latency_scale); !error.empty()) return error;
+  }
+  if (scale_bandwidth != nullptr) {
+    if (auto error = ParseScale(kScaleBandwidth, scale_bandwidth, hooks.bandwidth_scale); !error.empty()) return error;
+  }
+  if (overrides != nullptr) {
+    static const std::set<std::string> kFields = {"kernel", "microcode", "firmware", "cpu_model", "numaprobe_version"};
+    std::stringstream list(overrides);
+    for (std::string item; std::getline(list, item, ',');) {
+      if (item.empty()) continue;
+      const auto eq = item.find('=');
+      const std::string field = item.substr(0, eq);
+      if (eq == std::string::npos || kFields.count(field) == 0 || eq + 1 == item.size()) {
+        return fmt::format("{}: \"{}\": expected field=value with field one of kernel, microcode, firmware, cpu_model, "
+                           "numaprobe_version",
+                           kOverrides, item);
+      }
+      hooks.host_overrides[field] = item.substr(eq + 1);
+    }
+  }
+  return "";
+}
+
+std::string ReadTestHooks(TestHooks& hooks) {
+  return ReadTestHooks(hooks, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
+void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host) {
+  for (const auto& [field, value] : hooks.host_overrides) {
+    if (field == "kernel") host.kernel = value;
+    if (field == "microcode") host.microcode = value;
+    if (field == "firmware") host.firmware = value;
+    if (field == "cpu_model") host.cpu_model = value;
+  }
+}
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,229 @@
+// Unit tests for daemon/serve/baseline_tracker.cc: which changes keep the
+// baseline (and are recorded as host changes), which start a new one, and the
+// operator's accept/reset markers.
+#include "daemon/serve/baseline_tracker.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "daemon/serve/state.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+const std::string kTopology = "nodes=0,1;distances=10,21,21,10";
+const std::string kSettings = "latency.stride=128";
+
+std::map<std::string, std::string> Facts(const std::string& kernel = "6.1.0-18-amd64",
+                                         const std::string& microcode = "0xb4") {
+  return {{"kernel", kernel},          {"microcode", microcode},   {"firmware", "2.1.3"},
+          {"numaprobe_version", "1.0"}, {"cpu_model", "Test CPU"}, {"page_size", "auto"}};
+}
+
+BaselineValue Latency(int mem_node, double value) {
+  BaselineValue v;
+  v.probe = "latency";
+  v.cpu_node = 0;
+  v.mem_node = mem_node;
+  v.value = value;
+  return v;
+}
+
+class BaselineTrackerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("numaprobe-tracker-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    dir_ = (root_ / "state").string();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Records a complete baseline with `rounds` rounds of the given figures.
+  static void Record(BaselineTracker& tracker, const std::vector<double>& figures) {
+    for (double figure : figures) {
+      tracker.BeginRound();
+      tracker.Observe(Latency(1, figure));
+      tracker.EndRound();
+    }
+  }
+
+  static Snapshot Published(const BaselineTracker& tracker) {
+    Snapshot s;
+    tracker.Publish(s);
+    return s;
+  }
+
+  fs::path root_;
+  std::string dir_;
+};
+
+TEST_F(BaselineTrackerTest, FirstStartRecordsAMedianWithItsSpreadAndPersistsIt) {
+  BaselineTracker tracker(dir_, 5);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  EXPECT_EQ(Published(tracker).baseline_origin, "first_start");
+  Record(tracker, {100, 104, 98, 101, 99});
+  const Snapshot s = Published(tracker);
+  ASSERT_TRUE(s.baseline_complete);
+  ASSERT_THAT(s.baseline, SizeIs(1));
+  EXPECT_DOUBLE_EQ(s.baseline[0].value, 100);
+  ASSERT_THAT(s.baseline_spread, SizeIs(1));
+  EXPECT_DOUBLE_EQ(s.baseline_spread[0].value, (104.0 - 98.0) / 100.0);
+  const LoadedState state = LoadState(dir_);
+  ASSERT_TRUE(state.baseline.has_value());
+  EXPECT_EQ(state.baseline->topology, kTopology);
+  EXPECT_EQ(state.baseline->facts.at("kernel"), "6.1.0-18-amd64");
+  ASSERT_THAT(state.baseline->spread, SizeIs(1));
+}
+
+TEST_F(BaselineTrackerTest, KernelAndMicrocodeChangesKeepTheBaselineAndAreRecordedAcrossRestarts) {
+  {
+    BaselineTracker tracker(dir_, 1);
+    tracker.Load("fp1", kSettings, kTopology, Facts(), 1000);
+    Record(tracker, {100});
+  }
+  {
+    // A restart on a new kernel and microcode: the old baseline stays the reference.
+    BaselineTracker tracker(dir_, 1);
+    tracker.Load("fp2", kSettings, kTopology, Facts("6.6.13-amd64", "0xb6"), 2000);
+    const Snapshot s = Published(tracker);
+    EXPECT_EQ(s.baseline_origin, "restored");
+    ASSERT_TRUE(s.baseline_complete);
+    EXPECT_DOUBLE_EQ(s.baseline[0].value, 100);
+    ASSERT_THAT(s.host_changes, SizeIs(2));
+    EXPECT_EQ(s.host_changes[0].field, "kernel");
+    EXPECT_EQ(s.host_changes[0].before, "6.1.0-18-amd64");
+    EXPECT_EQ(s.host_changes[0].after, "6.6.13-amd64");
+    EXPECT_DOUBLE_EQ(s.host_changes[0].unix_seconds, 2000);
+    EXPECT_EQ(s.host_changes[1].field, "microcode");
+    // New rounds do not replace a complete baseline.
+    Record(tracker, {150});
+    EXPECT_DOUBLE_EQ(Published(tracker).baseline[0].value, 100);
+    // A reload on the same host adds nothing and keeps the first-seen time.
+    tracker.Load("fp2", kSettings, kTopology, Facts("6.6.13-amd64", "0xb6"), 3000);
+    EXPECT_THAT(Published(tracker).host_changes, SizeIs(2));
+    EXPECT_DOUBLE_EQ(Published(tracker).host_changes[0].unix_seconds, 2000);
+  }
+  // Another restart, another kernel: one series per change, first seen times kept.
+  BaselineTracker tracker(dir_, 1);
+  tracker.Load("fp3", kSettings, kTopology, Facts("6.7.1-amd64", "0xb6"), 4000);
+  const Snapshot s = Published(tracker);
+  EXPECT_EQ(s.baseline_origin, "restored");
+  ASSERT_THAT(s.host_changes, SizeIs(3));
+  EXPECT_DOUBLE_EQ(s.host_changes[0].unix_seconds, 2000);
+  EXPECT_EQ(s.host_changes[2].before, "6.6.13-amd64");
+  EXPECT_EQ(s.host_changes[2].after, "6.7.1-amd64");
+  EXPECT_DOUBLE_EQ(s.host_changes[2].unix_seconds, 4000);
+}
+
+TEST_F(BaselineTrackerTest, ATopologyChangeStartsANewBaseline) {
+  {
+    BaselineTracker tracker(dir_, 1);
+    tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+    Record(tracker, {100});
+  }
+  BaselineTracker tracker(dir_, 1);
+  // NPS2: four nodes.
+  tracker.Load("fp-nps2", kSettings, "nodes=0,1,2,3;distances=10,12,32,32,12,10,32,32,32,32,10,12,32,32,12,10",
+               Facts(), 2000);
+  Snapshot s = Published(tracker);
+  EXPECT_EQ(s.baseline_origin, "topology_changed");
+  EXPECT_FALSE(s.baseline_complete);
+  EXPECT_THAT(s.baseline, IsEmpty());
+  EXPECT_THAT(s.host_changes, IsEmpty());
+  Record(tracker, {130});
+  s = Published(tracker);
+  ASSERT_TRUE(s.baseline_complete);
+  EXPECT_DOUBLE_EQ(s.baseline[0].value, 130);
+}
+
+TEST_F(BaselineTrackerTest, ASettingsChangeStartsANewBaseline) {
+  {
+    BaselineTracker tracker(dir_, 1);
+    tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+    Record(tracker, {100});
+  }
+  BaselineTracker tracker(dir_, 1);
+  tracker.Load("fp", "latency.stride=64", kTopology, Facts(), 2000);
+  EXPECT_EQ(Published(tracker).baseline_origin, "settings_changed");
+  EXPECT_FALSE(Published(tracker).baseline_complete);
+}
+
+TEST_F(BaselineTrackerTest, AcceptRecordsTheCurrentLevelAndClearsTheChanges) {
+  BaselineTracker tracker(dir_, 1);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  Record(tracker, {100});
+  tracker.Load("fp2", kSettings, kTopology, Facts("6.6.13-amd64"), 2000);
+  ASSERT_THAT(Published(tracker).host_changes, SizeIs(1));
+
+  ASSERT_EQ(ResetState(dir_, "accept"), "");
+  tracker.Load("fp2", kSettings, kTopology, Facts("6.6.13-amd64"), 3000);  // SIGHUP
+  Snapshot s = Published(tracker);
+  EXPECT_EQ(s.baseline_origin, "accepted");
+  EXPECT_FALSE(s.baseline_complete);
+  EXPECT_THAT(s.host_changes, IsEmpty());
+  EXPECT_FALSE(fs::exists(fs::path(dir_) / "state.json")) << "the marker is acted on once";
+  Record(tracker, {120});
+  s = Published(tracker);
+  EXPECT_EQ(s.baseline_origin, "accepted");
+  ASSERT_TRUE(s.baseline_complete);
+  EXPECT_DOUBLE_EQ(s.baseline[0].value, 120);
+  EXPECT_THAT(s.host_changes, IsEmpty());
+  // The accepted baseline belongs to the new kernel: no change to report after a restart.
+  BaselineTracker restarted(dir_, 1);
+  restarted.Load("fp2", kSettings, kTopology, Facts("6.6.13-amd64"), 4000);
+  EXPECT_EQ(Published(restarted).baseline_origin, "restored");
+  EXPECT_THAT(Published(restarted).host_changes, IsEmpty());
+}
+
+TEST_F(BaselineTrackerTest, ResetKeepsItsOrigin) {
+  BaselineTracker tracker(dir_, 1);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  Record(tracker, {100});
+  ASSERT_EQ(ResetState(dir_), "");
+  tracker.Load("fp", kSettings, kTopology, Facts(), 2000);
+  EXPECT_EQ(Published(tracker).baseline_origin, "reset");
+  EXPECT_FALSE(Published(tracker).baseline_complete);
+}
+
+TEST_F(BaselineTrackerTest, AReloadThatChangesRoundsAppliesToTheRecordingInProgress) {
+  BaselineTracker tracker(dir_, 5);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  Record(tracker, {100, 102});
+  EXPECT_FALSE(Published(tracker).baseline_complete);
+  tracker.Reconfigure(dir_, 3);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1100);  // a reload re-plans and loads again
+  Record(tracker, {101});
+  const Snapshot s = Published(tracker);
+  ASSERT_TRUE(s.baseline_complete) << "3 rounds seen with baseline.rounds reloaded to 3";
+  EXPECT_DOUBLE_EQ(s.baseline[0].value, 101);
+}
+
+TEST_F(BaselineTrackerTest, AStateFileWithoutTopologyIsAdoptedWhenTheFingerprintMatches) {
+  Baseline old;
+  old.fingerprint = "fp";
+  old.settings = kSettings;
+  old.created = "2024-05-01T00:00:00Z";
+  old.complete = true;
+  old.values = {Latency(1, 100)};
+  ASSERT_EQ(SaveState(dir_, old), "");
+  BaselineTracker tracker(dir_, 1);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  EXPECT_EQ(Published(tracker).baseline_origin, "restored");
+  EXPECT_THAT(Published(tracker).host_changes, IsEmpty());
+  EXPECT_EQ(LoadState(dir_).baseline->topology, kTopology) << "upgraded in place";
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon

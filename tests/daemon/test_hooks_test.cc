@@ -1,0 +1,78 @@
+// Unit tests for daemon/common/test_hooks.cc: test-only hooks are refused
+// outside test mode.
+#include "daemon/common/test_hooks.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace numaprobe::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+GetEnv Env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(TestHooksTest, NothingSetIsNothingActive) {
+  TestHooks hooks;
+  EXPECT_EQ(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}})), "");
+  EXPECT_FALSE(hooks.active());
+}
+
+TEST(TestHooksTest, RefusedWithoutTestMode) {
+  TestHooks hooks;
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_SCALE_LATENCY", "1.15"}})),
+              HasSubstr("NUMAPROBE_TEST_MODE=1 is not"));
+  EXPECT_FALSE(hooks.active());
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6"}, {"NUMAPROBE_TEST_MODE", "0"}})),
+              HasSubstr("refusing"));
+  EXPECT_FALSE(hooks.active());
+}
+
+TEST(TestHooksTest, ParsedInTestMode) {
+  TestHooks hooks;
+  ASSERT_EQ(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"},
+                                      {"NUMAPROBE_TEST_SCALE_LATENCY", "1.15"},
+                                      {"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6.13-amd64,microcode=0xb6"}})),
+            "");
+  EXPECT_TRUE(hooks.fault_injection_active());
+  EXPECT_DOUBLE_EQ(hooks.latency_scale, 1.15);
+  EXPECT_DOUBLE_EQ(hooks.bandwidth_scale, 1);
+  HostInfo host;
+  host.kernel = "6.1.0";
+  host.microcode = "0x1";
+  ApplyHostOverrides(hooks, host);
+  EXPECT_EQ(host.kernel, "6.6.13-amd64");
+  EXPECT_EQ(host.microcode, "0xb6");
+}
+
+TEST(TestHooksTest, MalformedValuesAreErrors) {
+  TestHooks hooks;
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_SCALE_LATENCY", "abc"}})),
+              HasSubstr("NUMAPROBE_TEST_SCALE_LATENCY=abc"));
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_HOST_OVERRIDES", "thp=never"}})),
+              HasSubstr("\"thp=never\""));
+}
+
+TEST(HostInfoTest, FirmwareIsTheBiosVersionOrUnknown) {
+  const std::string root = ::testing::TempDir() + "/numaprobe-hostinfo";
+  std::filesystem::create_directories(root + "/sys/class/dmi/id");
+  HostInfo host = ReadHostInfo("cpu", root + "/proc", root + "/sys");
+  EXPECT_EQ(host.firmware, "unknown");
+  std::ofstream(root + "/sys/class/dmi/id/bios_version") << "2.19.1\n";
+  host = ReadHostInfo("cpu", root + "/proc", root + "/sys");
+  EXPECT_EQ(host.firmware, "2.19.1");
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon
