@@ -1,0 +1,37 @@
+"""Detection guarantees of grafana/rules (docs/detection.md), checked with
+`promtool test rules` on realistic generated daemon series (series_gen.py):
+every alert fires within its stated time in its scenario, and nothing else
+fires, in particular nothing during seven healthy days.
+
+The scenarios run once per session, two promtool processes at a time; the
+time to fire of every expectation is printed in the terminal summary. Set
+NUMAPROBE_RULES_DIR to run them against another copy of the rules.
+"""
+from __future__ import annotations
+
+import pytest
+
+import detection_scenarios as ds
+
+
+@pytest.fixture(scope="session")
+def outcomes(detection_report):
+    out = ds.run_all()
+    detection_report.extend(ds.table(out).splitlines())
+    return out
+
+
+def test_every_alert_is_covered():
+    """Each alert has a scenario where it must fire; quiet_week forbids all."""
+    alert_names = {r["alert"] for g in ds.yaml.safe_load((ds.RULES_DIR / "alerts.yaml").read_text())["groups"]
+                   for r in g["rules"] if "alert" in r}
+    expected = {e.alert for make in ds.CASES.values() for e in make().expects}
+    assert alert_names == expected, f"alerts without a firing scenario: {sorted(alert_names - expected)}"
+    assert not ds.CASES["quiet_week"]().expects
+
+
+@pytest.mark.parametrize("name", list(ds.CASES))
+def test_scenario(outcomes, name):
+    o = outcomes[name]
+    assert not o.problems, f"{name} ({o.case.what}):\n  " + "\n  ".join(o.problems)
+
