@@ -1,4 +1,5 @@
-"""pytest glue for tests/grafana: import path and the multi-node panel report."""
+"""pytest glue for tests/grafana: import path, the multi-node panel report and the
+detection time-to-fire table."""
 import sys
 from pathlib import Path
 
@@ -7,6 +8,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 MULTINODE_REPORT = pytest.StashKey[list]()
+DETECTION_REPORT = pytest.StashKey[list]()
 
 
 @pytest.fixture
@@ -15,7 +17,18 @@ def multinode_report(request):
     return request.config.stash.setdefault(MULTINODE_REPORT, [])
 
 
+@pytest.fixture(scope="session")
+def detection_report(request):
+    """Lines for the terminal summary: time to fire per detection scenario."""
+    return request.config.stash.setdefault(DETECTION_REPORT, [])
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    detection = config.stash.get(DETECTION_REPORT, [])
+    if detection:
+        terminalreporter.section("detection scenarios: time to fire (tests/grafana/test_detection.py)")
+        for line in detection:
+            terminalreporter.line(line)
     lines = config.stash.get(MULTINODE_REPORT, [])
     if lines:
         terminalreporter.section("panels needing more than one NUMA node (checked to parse cleanly only)")

@@ -1,0 +1,451 @@
+"""The detection scenarios of docs/detection.md, run through `promtool test rules`
+with both rule files, and what each must (and must not) fire.
+
+How a scenario is measured: series_gen renders the daemon's series; the test
+file adds the probes of promtool_probes.py (first and last firing time and
+number of firing evaluations of every alert series, per 2-hour window, read
+back from promtool's report), and check() compares them with the scenario's
+expectations. Any other promtool failure (a rule that does not evaluate, a
+query over the sample limit) is an error.
+
+The alert groups are evaluated before the recording groups (group_eval_order),
+so every alert reads recorded series one evaluation late: the worst case of
+Prometheus' independent group timers.
+
+Run `python3 tests/grafana/detection_scenarios.py` for the time-to-fire table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import series_gen as sg  # noqa: E402
+from promtool_probes import (PROMTOOL, margin_probes, parse_report, probes,  # noqa: E402
+                             windows)
+
+SOURCE_DIR = Path(os.environ.get("NUMAPROBE_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+# Another rules directory (e.g. a deliberately weakened copy) for showing that the tests fail.
+RULES_DIR = Path(os.environ.get("NUMAPROBE_RULES_DIR", SOURCE_DIR / "grafana" / "rules"))
+MIN, H = 60, 3600
+
+
+@dataclass
+class Expect:
+    """An alert series that must fire: first firing within `within_s` of the
+    reference time (the onset, or the n-th figure of `series` after it)."""
+    alert: str
+    labels: dict[str, str]
+    onset_s: int
+    within_s: int
+    after_figure: int = 0  # 0: from the onset; n: from the n-th figure after the onset
+    series: dict[str, str] | None = None  # labels of the figure series for after_figure
+    stays: bool = True  # fires without a gap until resolve_by_s or the end
+    resolve_by_s: int | None = None  # must have resolved by then
+    description: str | None = None  # the description must contain this
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        return labels.get("alertname") == self.alert and all(labels.get(k) == v for k, v in self.labels.items())
+
+
+@dataclass
+class Case:
+    scenario: sg.Scenario
+    expects: list[Expect]
+    what: str  # every alert series not in expects must never fire
+
+
+@dataclass
+class Fired:
+    labels: dict[str, str]
+    first: float
+    last: float
+    count: int
+
+
+@dataclass
+class Outcome:
+    case: Case
+    fired: list[Fired]
+    descriptions: dict[str, list]  # alertname -> [(labels, annotations)] firing at the end
+    runtime_s: float
+    rows: list[dict]  # one per expectation
+    problems: list[str]
+    margins: dict[str, float] = field(default_factory=dict)  # quiet scenarios: extremes of the ratios
+
+
+def inst(name: str) -> str:
+    return f"{name}:10062"
+
+
+# ------------------------------------------------------------------ scenarios
+
+def regression(refresh_s: int, seed: int) -> Case:
+    """+10% latency on one pair, -20% bandwidth on one series, one host each,
+    four hosts per kind at different round phases. Each host has its own CPU
+    model, so no peer comparison can fire."""
+    onset = H
+    hosts, steps, expects = [], [], []
+    for k in range(4):
+        lat, bw = f"lat{k}", f"bw{k}"
+        hosts += [sg.Host(lat, cpu_model=f"model-{lat}", refresh_s=refresh_s),
+                  sg.Host(bw, cpu_model=f"model-{bw}", refresh_s=refresh_s)]
+        at = onset + k * 97
+        steps += [sg.Step(lat, at, "latency", 1.10, pairs={(0, 1)}),
+                  sg.Step(bw, at, "bandwidth", 0.80, pairs={(1, 1)}, ops={"read"})]
+        lat_labels = {"instance": inst(lat), "cpu_node": "0", "mem_node": "1"}
+        bw_labels = {"instance": inst(bw), "cpu_node": "1", "mem_node": "1", "op": "read"}
+        if refresh_s <= 600:
+            expects += [Expect("NumaProbeLatencyDrift", lat_labels, at, H),
+                        Expect("NumaProbeBandwidthDrop", bw_labels, at, H)]
+        else:
+            expects += [Expect("NumaProbeLatencyDrift", lat_labels, at, 10 * MIN, 2, lat_labels),
+                        Expect("NumaProbeBandwidthDrop", bw_labels, at, 10 * MIN, 2, bw_labels)]
+    duration = onset + (2 * H if refresh_s <= 600 else 3 * H + 30 * MIN)
+    return Case(sg.Scenario(f"regression_{refresh_s // 60}m", hosts, duration, seed, steps=steps), expects,
+                f"+10% latency / -20% bandwidth on one series, {refresh_s // 60}-min refresh")
+
+
+def peers(seed: int) -> Case:
+    """Three cohorts of 5 hosts (the host and 4 same-model peers):
+    A (5-min rounds): one host's remote pair 0->1 +12% from 1 h on;
+    B (30-min rounds, daemons started at 0): one host 12% below its peers from the start;
+    C (mixed rounds): a 30-min host's remote pair +12% from 1 h on."""
+    hosts, steps, expects = [], [], []
+    onset = H
+    for k in range(5):
+        hosts.append(sg.Host(f"a{k}", cpu_model="Xeon Gold 6338", refresh_s=300))
+        hosts.append(sg.Host(f"b{k}", cpu_model="EPYC 7543", refresh_s=1800, start_s=0,
+                             ratio_offset=-0.12 if k == 4 else None))
+        hosts.append(sg.Host(f"c{k}", cpu_model="Xeon Platinum 8380", refresh_s=300 if k < 2 else 1800))
+    steps += [sg.Step("a4", onset, "latency", 1.12, pairs={(0, 1)}),
+              sg.Step("c4", onset, "latency", 1.12, pairs={(0, 1)})]
+    four_h = 4 * H
+    pair01 = {"cpu_node": "0", "mem_node": "1"}
+    expects += [
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("a4"), **pair01}, onset, four_h),
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("b4"), **pair01}, 0, four_h),
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("b4"), "cpu_node": "1", "mem_node": "0"},
+               0, four_h),
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("c4"), **pair01}, onset, four_h),
+        # The +12% steps are also drifts from the hosts' own baselines.
+        Expect("NumaProbeLatencyDrift", {"instance": inst("a4"), **pair01}, onset, H),
+        Expect("NumaProbeLatencyDrift", {"instance": inst("c4"), **pair01}, onset, 10 * MIN, 2,
+               {"instance": inst("c4"), **pair01}),
+    ]
+    return Case(sg.Scenario("peers", hosts, onset + four_h + 10 * MIN, seed, steps=steps), expects,
+                "remote/local ratio 12% out of line with 4 same-model peers")
+
+
+def rollout(seed: int) -> Case:
+    """Every host of a cohort reboots into a new kernel within one hour, and
+    every latency pair is 12% slower after it. The peers move together."""
+    hosts, reboots, steps, expects = [], [], [], []
+    start = 2 * H
+    for k in range(6):
+        name = f"r{k}"
+        refresh = 300 if k % 2 == 0 else 1800
+        hosts.append(sg.Host(name, cpu_model="Xeon Gold 6338", refresh_s=refresh))
+        at = start + k * 10 * MIN
+        reboots.append(sg.Reboot(name, at, changes=[("kernel", sg.KERNEL_OLD, sg.KERNEL_NEW)]))
+        steps.append(sg.Step(name, at, "latency", 1.12))
+        for c in (0, 1):
+            for m in (0, 1):
+                labels = {"instance": inst(name), "cpu_node": str(c), "mem_node": str(m)}
+                desc = f"since kernel {sg.KERNEL_OLD} -> {sg.KERNEL_NEW}"
+                if refresh <= 600:
+                    expects.append(Expect("NumaProbeLatencyDrift", labels, at, H, description=desc))
+                else:
+                    # After a reboot the recent median needs 3 figures again.
+                    expects.append(Expect("NumaProbeLatencyDrift", labels, at, 10 * MIN, 3, labels,
+                                          description=desc))
+    return Case(sg.Scenario("rollout", hosts, start + 6 * H, seed, steps=steps, reboots=reboots), expects,
+                "fleet-wide kernel rollout, every host +12% latency after its reboot")
+
+
+def stale(seed: int) -> Case:
+    """Probes of two pairs stop succeeding: s0 (5-min rounds) latency,
+    s1 (30-min rounds) bandwidth. Half of each probe's runs fail."""
+    onset = H
+    hosts = [sg.Host("s0", refresh_s=300, cpu_model="m-s0"), sg.Host("s1", refresh_s=1800, cpu_model="m-s1")]
+    stops = [sg.Stop("s0", onset, "latency", (0, 1)), sg.Stop("s0", onset, "latency", (1, 0)),
+             sg.Stop("s1", onset, "bandwidth", (1, 1)), sg.Stop("s1", onset, "bandwidth", (1, 0))]
+    expects = []
+    for host, probe, refresh, pairs in (("s0", "latency", 300, ((0, 1), (1, 0))),
+                                        ("s1", "bandwidth", 1800, ((1, 1), (1, 0)))):
+        # Last success at most 1.2 rounds before the onset; 3 intervals, then 10 min.
+        within = int(3 * refresh + 10 * MIN + 3 * MIN)
+        for c, m in pairs:
+            expects.append(Expect("NumaProbeProbeStale", {"instance": inst(host), "probe": probe,
+                                                          "cpu_node": str(c), "mem_node": str(m)},
+                                  onset, within))
+        # 1h failure window over 25%, then 30 min; at 30-min rounds the window holds 2 rounds.
+        expects.append(Expect("NumaProbeProbesFailing", {"instance": inst(host), "probe": probe}, onset,
+                              int(30 * MIN + 30 * MIN + 1.2 * refresh + 3 * MIN)))
+    return Case(sg.Scenario("stale", hosts, onset + 3 * 1800 + 2 * H, seed, stops=stops), expects,
+                "a pair's probes stop succeeding (5- and 30-min rounds)")
+
+
+def health(seed: int) -> Case:
+    onset = H
+    hosts = [sg.Host(f"h{k}", cpu_model=f"m-h{k}") for k in range(4)]
+    stops = [sg.Stop("h0", onset, "bandwidth", (0, 1), result="placement_mismatch")]
+    faults = [sg.Fault("h1", onset, "duty"), sg.Fault("h2", onset, "reload"),
+              sg.Fault("h3", onset, "down", until_s=onset + 40 * MIN)]
+    expects = [
+        Expect("NumaProbePlacementFailures", {"instance": inst("h0"), "mem_node": "1"}, onset, H + 10 * MIN),
+        Expect("NumaProbeProbeStale", {"instance": inst("h0"), "probe": "bandwidth", "cpu_node": "0",
+                                       "mem_node": "1"}, onset, 3 * 360 + 13 * MIN),
+        Expect("NumaProbeDutyCycleOverBudget", {"instance": inst("h1")}, onset, 30 * MIN + 360 + 3 * MIN),
+        Expect("NumaProbeConfigReloadFailed", {"instance": inst("h2")}, onset, 10 * MIN + 3 * MIN),
+        Expect("NumaProbeExporterDown", {"instance": inst("h3")}, onset, 15 * MIN + 3 * MIN,
+               resolve_by_s=onset + 40 * MIN + 3 * MIN),
+    ]
+    return Case(sg.Scenario("health", hosts, onset + 2 * H + 30 * MIN, seed, stops=stops, faults=faults),
+                expects, "placement failures, duty cycle over budget, failed reload, exporter down")
+
+
+def absent(seed: int) -> Case:
+    onset = H
+    hosts = [sg.Host("x0", cpu_model="m-x0"), sg.Host("x1", cpu_model="m-x1", refresh_s=1800)]
+    faults = [sg.Fault("x0", onset, "gone"), sg.Fault("x1", onset, "gone")]
+    return Case(sg.Scenario("absent", hosts, onset + H, seed, faults=faults),
+                # up stays visible for the 5 min lookback, then 15 min.
+                [Expect("NumaProbeExporterAbsent", {}, onset, 5 * MIN + 15 * MIN + 3 * MIN)],
+                "every numaprobe target disappears from service discovery")
+
+
+def topology(seed: int) -> Case:
+    """t0 and t1 reboot with another SNC/NPS mode (topology_changed) and a
+    firmware update; an operator accepts t0's new baseline 2 h later and never
+    t1's. t2 reboots with only a numaprobe upgrade (restored)."""
+    onset, accept = H, 3 * H
+    hosts = [sg.Host("t0", cpu_model="m-t0"), sg.Host("t1", cpu_model="m-t1", refresh_s=1800),
+             sg.Host("t2", cpu_model="m-t2")]
+    fw = [("firmware", "1.2.3", "1.4.0")]
+    reboots = [sg.Reboot("t0", onset, changes=fw), sg.Reboot("t1", onset, changes=fw),
+               sg.Reboot("t2", onset, changes=[("numaprobe_version", "0.9.0", "0.9.1")])]
+    origins = [sg.Origin("t0", onset + 240, "topology_changed", "f2"), sg.Origin("t0", accept, "accepted", "f2"),
+               sg.Origin("t1", onset + 240, "topology_changed", "f2")]
+    expects = [
+        Expect("NumaProbeTopologyChanged", {"instance": inst("t0")}, onset + 240, 5 * MIN + 3 * MIN,
+               resolve_by_s=accept + 2 * MIN, description="firmware 1.2.3 -> 1.4.0"),
+        Expect("NumaProbeTopologyChanged", {"instance": inst("t1")}, onset + 240, 5 * MIN + 3 * MIN,
+               description="firmware 1.2.3 -> 1.4.0"),
+    ]
+    return Case(sg.Scenario("topology", hosts, accept + 2 * H, seed, reboots=reboots, origins=origins),
+                expects, "NUMA topology changed; accepted on one host only")
+
+
+def quiet(part: int, seed: int) -> Case:
+    """Seven healthy days, run as two halves of 3.5 days (two promtool
+    processes in parallel): a cohort of 5 hosts of one model, 5-min rounds
+    (one in per-CPU mode, one with 2 bandwidth threads) and 30-min rounds; one
+    daemon upgrade with a reboot. Evaluated every 2 min (figures change every
+    5 or 30 min, so every figure is evaluated at least twice)."""
+    hosts = [sg.Host("q0"), sg.Host("q1", per_cpu=True), sg.Host("q2", threads=2),
+             sg.Host("q3", refresh_s=1800), sg.Host("q4", refresh_s=1800)]
+    reboots = [sg.Reboot("q0", 86400 + 5000, changes=[("numaprobe_version", "0.9.0", "0.9.1")])] if part == 1 else []
+    return Case(sg.Scenario(f"quiet_days_{(part - 1) * 3.5:g}_{part * 3.5:g}", hosts, int(3.5 * 86400), seed,
+                            reboots=reboots, eval_s=120), [],
+                "healthy: noise, outliers, failed scrapes, 5- and 30-min rounds, a restart")
+
+
+def saturated_write(seed: int) -> Case:
+    """Not a test (docs/detection.md, "Limits"): healthy hosts whose bandwidth
+    figures scatter like the write figures measured on the saturated build
+    machine. Counts the alerts that fires."""
+    hosts = [sg.Host("w0", cpu_model="m-w0"), sg.Host("w1", cpu_model="m-w1", refresh_s=1800)]
+    return Case(sg.Scenario("saturated_write", hosts, int(3.5 * 86400), seed, eval_s=120,
+                            noise="write_saturated"), [],
+                "bandwidth noise as measured for write on the saturated machine (expected to fire)")
+
+
+# Run by name from the command line only.
+EXPERIMENTS = {"saturated_write": lambda: saturated_write(21)}
+
+CASES = {
+    "regression_5m": lambda: regression(300, 11),
+    "regression_30m": lambda: regression(1800, 12),
+    "peers": lambda: peers(13),
+    "rollout": lambda: rollout(14),
+    "stale": lambda: stale(15),
+    "health": lambda: health(16),
+    "absent": lambda: absent(17),
+    "topology": lambda: topology(18),
+    "quiet_days_0_3.5": lambda: quiet(1, 19),
+    "quiet_days_3.5_7": lambda: quiet(2, 20),
+}
+
+
+# ------------------------------------------------------------------- running
+
+def rule_groups() -> tuple[list[str], list[str]]:
+    def names(f):
+        return [g["name"] for g in yaml.safe_load((RULES_DIR / f).read_text())["groups"]]
+    return names("alerts.yaml"), names("recording.yaml")
+
+
+def figure_times(scn: sg.Scenario, labels: dict[str, str], kind: str) -> list[float]:
+    """When the daemon published the figures of one series (per-CPU series: any CPU)."""
+    name = "numaprobe_memory_latency_seconds" if kind == "latency" else "numaprobe_memory_bandwidth_bytes_per_second"
+    out = []
+    for (n, instance, lab), times in scn.figure_log.items():
+        lab = dict(lab, instance=instance)
+        if n == name and all(lab.get(k) == v for k, v in labels.items()):
+            out += times
+    if not out:
+        raise KeyError(f"no {name} series with {labels}")
+    return sorted(out)
+
+
+def run_case(case: Case, workdir: Path) -> Outcome:
+    scn = case.scenario
+    series = scn.series()  # also fills scn.figure_log
+    alert_groups, recording_groups = rule_groups()
+    probe_tests = probes(scn.duration_s)
+    margins = margin_probes(scn.duration_s) if not case.expects else {}
+    probe_tests += [{"expr": e, "eval_time": f"{end}s", "exp_samples": []}
+                    for end, w in windows(scn.duration_s) for e in margins if f"[{w}" in e]
+    annotation_tests = [{"alertname": a, "eval_time": f"{scn.duration_s}s", "exp_alerts": []}
+                        for a in sorted({e.alert for e in case.expects if e.description})]
+    doc = sg.test_file(scn, series, [str(RULES_DIR / "recording.yaml"), str(RULES_DIR / "alerts.yaml")],
+                       alert_groups + recording_groups, probe_tests, annotation_tests)
+    path = workdir / f"{scn.name}.json"
+    path.write_text(json.dumps(doc))
+    t0 = time.monotonic()
+    res = subprocess.run([PROMTOOL, "test", "rules", str(path)], capture_output=True, text=True, timeout=900)
+    runtime = time.monotonic() - t0
+    if os.environ.get("NUMAPROBE_DETECTION_KEEP"):
+        (workdir / f"{scn.name}.out").write_text(res.stdout + res.stderr)
+    results, descriptions, other = parse_report(res.stdout + res.stderr, {p["expr"] for p in probe_tests})
+    problems = [f"promtool: {line.strip()}" for line in other]
+    if res.returncode not in (0, 1):
+        problems.append(f"promtool exited with {res.returncode}")
+    margin_values: dict[str, float] = {}
+    for key, samples in list(results.items()):
+        if key[0] in margins:
+            name, agg = margins[key[0]]
+            for _, v in samples:
+                old = margin_values.get(name)
+                margin_values[name] = v if old is None else (max(old, v) if agg == "max" else min(old, v))
+            del results[key]
+    fired = collect(results)
+    rows = check(case, fired, descriptions, problems)
+    return Outcome(case, fired, descriptions, runtime, rows, problems, margin_values)
+
+
+def collect(results) -> list[Fired]:
+    by_key: dict[tuple, Fired] = {}
+    for (expr, _), samples in results.items():
+        for labels, v in samples:
+            labels = {k: v2 for k, v2 in labels.items() if k not in ("alertstate",)}
+            key = tuple(sorted(labels.items()))
+            f = by_key.setdefault(key, Fired(labels, float("inf"), float("-inf"), 0))
+            if expr.startswith("min_over_time"):
+                f.first = min(f.first, v)
+            elif expr.startswith("max_over_time"):
+                f.last = max(f.last, v)
+            else:
+                f.count += int(v)
+    return sorted(by_key.values(), key=lambda f: (f.labels.get("alertname", ""), f.first))
+
+
+def check(case: Case, fired: list[Fired], descriptions, problems: list[str]) -> list[dict]:
+    scn = case.scenario
+    rows = []
+    for e in case.expects:
+        ref = e.onset_s
+        if e.after_figure:
+            figs = [t for t in figure_times(scn, e.series, "bandwidth" if "op" in e.series else "latency")
+                    if t > e.onset_s]
+            ref = figs[e.after_figure - 1] if len(figs) >= e.after_figure else float("inf")
+        hits = [f for f in fired if e.matches(f.labels)]
+        first = min((f.first for f in hits), default=None)
+        row = {"alert": e.alert, "labels": e.labels, "onset": e.onset_s, "ref": ref, "first": first,
+               "ttf_onset": None if first is None else first - e.onset_s,
+               "ttf_ref": None if first is None else first - ref, "within": e.within_s,
+               "basis": "onset" if not e.after_figure else f"figure {e.after_figure} after onset"}
+        rows.append(row)
+        what = f"{e.alert}{e.labels}"
+        if not hits:
+            problems.append(f"{what} never fired (must within {e.within_s / MIN:.0f} min of the {row['basis']})")
+            continue
+        if first < e.onset_s:
+            problems.append(f"{what} fired at {first / MIN:.0f} min, before the onset at {e.onset_s / MIN:.0f} min")
+        if first - ref > e.within_s:
+            problems.append(f"{what} fired {(first - ref) / MIN:.0f} min after the {row['basis']}, "
+                            f"limit {e.within_s / MIN:.0f} min")
+        for f in hits:
+            if e.resolve_by_s is not None and f.last > e.resolve_by_s:
+                problems.append(f"{what} still firing at {f.last / MIN:.0f} min, must resolve by "
+                                f"{e.resolve_by_s / MIN:.0f} min")
+            end = e.resolve_by_s if e.resolve_by_s is not None else scn.duration_s
+            if e.stays and f.count != int((f.last - f.first) // scn.eval_s) + 1:
+                problems.append(f"{what} flapped: {f.count} firing evaluations between "
+                                f"{f.first / MIN:.0f} and {f.last / MIN:.0f} min")
+            if e.stays and e.resolve_by_s is None and f.last < end - 2 * scn.eval_s:
+                problems.append(f"{what} resolved at {f.last / MIN:.0f} min although the fault persists")
+        if e.description and e.resolve_by_s is None:
+            descs = [ann.get("description", "") for labels, ann in descriptions.get(e.alert, [])
+                     if e.matches(labels)]
+            if not descs or not all(e.description in d for d in descs):
+                problems.append(f"{what}: description lacks {e.description!r}: {descs[:1]}")
+    for f in fired:
+        if not any(e.matches(f.labels) for e in case.expects):
+            problems.append(f"unexpected: {f.labels} fired at {f.first / MIN:.0f} min "
+                            f"({f.count} evaluations)")
+    return rows
+
+
+def run_all(names: list[str] | None = None, workers: int = 2) -> dict[str, Outcome]:
+    """Runs the scenarios, `workers` promtool processes at a time. The test
+    files are kept in $NUMAPROBE_DETECTION_KEEP if that names a directory."""
+    names = names or list(CASES)
+    keep = os.environ.get("NUMAPROBE_DETECTION_KEEP")
+    with tempfile.TemporaryDirectory(prefix="numaprobe-detection-") as tmp:
+        workdir = Path(keep) if keep else Path(tmp)
+        with ThreadPoolExecutor(workers) as pool:
+            # The long quiet halves first, so the short scenarios fill the other worker.
+            order = sorted(names, key=lambda n: not n.startswith("quiet"))
+            futures = {n: pool.submit(run_case, {**CASES, **EXPERIMENTS}[n](), workdir) for n in order}
+            return {n: futures[n].result() for n in names}
+
+
+def table(outcomes: dict[str, Outcome]) -> str:
+    """Time to fire of every expectation (minutes after the onset, and after the
+    reference the limit counts from), and the margins of the quiet scenarios."""
+    lines = [f"{'scenario':<17}{'alert':<33}{'series':<24}{'onset+':>7}  {'after ref':<30}{'limit':>6}"]
+    for name, o in outcomes.items():
+        for r in o.rows:
+            labels = r["labels"]
+            series = f"{labels.get('instance', '').split(':')[0]} " + ",".join(
+                v for k, v in labels.items() if k != "instance")
+            onset = "never" if r["ttf_onset"] is None else f"{r['ttf_onset'] / MIN:.0f}m"
+            ref = "" if r["ttf_ref"] is None else f"{r['ttf_ref'] / MIN:.0f}m after {r['basis']}"
+            lines.append(f"{name:<17}{r['alert']:<33}{series.strip():<24}{onset:>7}  {ref:<30}{r['within'] / MIN:>5.0f}m")
+        if not o.rows:
+            lines.append(f"{name:<17}nothing may fire: {len(o.fired)} alert series fired")
+            for m, v in o.margins.items():
+                lines.append(f"{name:<17}  {m}: {v:.4f}")
+        lines.append(f"{name:<17}promtool {o.runtime_s:.1f} s, {len(o.problems)} problems")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    outs = run_all(sys.argv[1:] or None)
+    print(table(outs))
+    for n, o in outs.items():
+        for p in o.problems:
+            print(f"{n}: {p}")
+    print(f"total {time.monotonic() - t0:.1f} s")

@@ -1,0 +1,560 @@
+"""Realistic numaprobe daemon series for `promtool test rules`.
+
+Simulates what Prometheus stores when it scrapes numaprobe daemons every
+minute: jittered probe rounds, figures with the noise measured on a real host
+(docs/detection.md, "Noise"), single outlier figures, rounds a probe missed,
+failed scrapes (staleness markers and up == 0), daemon restarts that reset the
+recent medians, host fingerprint changes, steps in the figures, probes that stop
+succeeding, and the health series (run counters, duty cycle, reload status).
+
+`Scenario.test_file()` renders one promtool test group with both rule files
+loaded; detection_scenarios.py defines the scenarios and reads the results.
+Everything is deterministic for a given seed.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Iterable
+
+# ----------------------------------------------------------------- noise model
+# docs/detection.md, "Noise". A figure is level x (1 + e), e Gaussian with
+# standard deviation NOISE_SD, plus the issue's outliers: one figure per series
+# about once a day (24 h +-25% apart), +15% latency / -15% bandwidth (the bad
+# direction).
+# - bandwidth 3.1%: the robust standard deviation (1.4826 x MAD) of the read
+#   figures around their median, measured with bench/round_noise.py on the
+#   real daemon (default probe settings) on this project's 2-CPU build machine
+#   while other engineers compiled on it (load 10-19);
+# - latency 1.0%: no latency figure at the default settings survived that load
+#   (every run disturbed), so this is the project's idle measurement (one figure
+#   moves 1-1.5% round to round: 1.0% per figure). With 8x shorter samples the
+#   busy machine published 2.2% (robust) and 11% outliers: docs/detection.md,
+#   "Limits", shows what that noise does to the alerts.
+# The measured tails beyond the daily outlier (3.4% of the read figures more
+# than 10% low) are not modelled; "Limits" again.
+NOISE_SD = {"latency": 0.010, "bandwidth": 0.031}
+OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85}
+# Measured deviations from the median (run 1, write bandwidth): a second mode
+# 24-30% low in 11% of the figures. Only for the "saturated_write" experiment.
+WRITE_SATURATED = [-0.30, -0.29, -0.26, -0.24, -0.24, -0.24, -0.24, -0.16, -0.13, -0.11, -0.09, -0.09, -0.09,
+                   -0.08, -0.08, -0.08, -0.06, -0.05, -0.05, -0.04, -0.03, -0.03, -0.03, -0.02, -0.02, -0.02,
+                   -0.01, -0.01, -0.01, -0.01, 0.00, 0.00, 0.00, 0.00, 0.01, 0.01, 0.03, 0.03, 0.03, 0.04, 0.04,
+                   0.04, 0.05, 0.06, 0.06, 0.06, 0.06, 0.07, 0.07, 0.08, 0.09, 0.09, 0.09, 0.10, 0.10, 0.10, 0.11,
+                   0.12, 0.12, 0.14, 0.19, 0.20]
+# Share of a series' runs that are disturbed and publish nothing that round.
+MISSED_RUN_SHARE = 0.01
+# Failed scrapes per host and day; each lasts 1, 2 or 3 scrapes.
+FAILED_SCRAPES_PER_DAY = 4
+# Rounds the daemon records a baseline from (median; spread exported).
+BASELINE_ROUNDS = 5
+# Spread of the remote/local ratio between healthy hosts of one CPU model
+# (standard deviation, clipped at 2 sd). An assumption, not a measurement: see
+# docs/detection.md.
+COHORT_RATIO_SD = 0.015
+
+STEP_S = 60  # scrape and evaluation interval of the tests
+KERNEL_OLD, KERNEL_NEW = "6.1.0-18-amd64", "6.6.13-amd64"
+OPS = ("read", "write", "copy")
+LATENCY_BASE = {"local": 95e-9, "remote": 140e-9}
+BANDWIDTH_BASE = {"read": 20e9, "write": 12e9, "copy": 16e9}
+REMOTE_BANDWIDTH = 0.55
+
+
+@dataclass
+class Host:
+    name: str
+    cpu_model: str = "Xeon Gold 6338"
+    refresh_s: int = 300
+    jitter: float = 0.2
+    per_cpu: bool = False  # two CPUs per node measure, latency gains a cpu label
+    threads: int = 1  # > 1: bandwidth series carry threads="<n>"
+    ratio_offset: float | None = None  # remote latency vs cohort; None: drawn from COHORT_RATIO_SD
+    start_s: int | None = None  # daemon start; None: running long before the scenario
+    job: str = "numaprobe"
+    origin: str = "restored"
+    # Filled by the scenario:
+    restarts: list[int] = field(default_factory=list)
+
+    @property
+    def instance(self) -> str:
+        return f"{self.name}:10062"
+
+
+@dataclass
+class Step:
+    """From at_s on, figures of the matching series are multiplied by factor."""
+    host: str
+    at_s: int
+    kind: str  # latency | bandwidth
+    factor: float
+    pairs: set[tuple[int, int]] | None = None  # (cpu_node, mem_node); None: all
+    ops: set[str] | None = None
+
+
+@dataclass
+class Reboot:
+    """The host reboots at at_s (down for down_s); fingerprint fields change."""
+    host: str
+    at_s: int
+    down_s: int = 240
+    changes: list[tuple[str, str, str]] = field(default_factory=list)  # (field, before, after)
+
+
+@dataclass
+class Stop:
+    """From at_s on, a probe of one pair fails every run with result."""
+    host: str
+    at_s: int
+    probe: str  # latency | bandwidth
+    pair: tuple[int, int]
+    result: str = "timeout"  # or placement_mismatch (figure withdrawn at once)
+
+
+@dataclass
+class Origin:
+    """numaprobe_baseline_info changes to this origin (and fingerprint) at at_s."""
+    host: str
+    at_s: int
+    origin: str
+    fingerprint: str
+
+
+@dataclass
+class Fault:
+    """A health fault from at_s on: duty (cycle over budget), reload (failed),
+    down (exporter unreachable until until_s), gone (target vanishes)."""
+    host: str
+    at_s: int
+    kind: str
+    until_s: int | None = None
+
+
+@dataclass
+class SeriesData:
+    labels: dict[str, str]
+    tokens: list  # per scrape: float, None (no sample) or "stale"
+
+    def selector(self) -> str:
+        name = self.labels["__name__"]
+        inner = ",".join(f'{k}="{v}"' for k, v in self.labels.items() if k != "__name__")
+        return f"{name}{{{inner}}}"
+
+    def values(self) -> str:
+        return encode(self.tokens)
+
+
+def fmt(v: float) -> str:
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.6g}"
+
+
+def encode(tokens: list) -> str:
+    """promtool's expanding notation: `vxN` is N+1 copies, `_xN` N blanks."""
+    out = []
+    i, n = 0, len(tokens)
+    while i < n:
+        t = tokens[i]
+        j = i
+        while j + 1 < n and tokens[j + 1] == t and t != "stale":
+            j += 1
+        run = j - i + 1
+        if t is None:
+            out.append("_" if run == 1 else f"_x{run}")
+        elif t == "stale":
+            out.append("stale")
+        else:
+            out.append(fmt(t) if run == 1 else f"{fmt(t)}x{run - 1}")
+        i = j + 1
+    return " ".join(out)
+
+
+def noise(rng: random.Random, kind: str, model: str = "measured") -> float:
+    """Relative deviation of one figure from its level."""
+    if model == "write_saturated" and kind == "bandwidth":
+        return rng.choice(WRITE_SATURATED)
+    return rng.gauss(0, NOISE_SD[kind])
+
+
+def baseline(rng: random.Random, kind: str, level: float, model: str) -> tuple[float, float]:
+    """The daemon's baseline: median of BASELINE_ROUNDS figures, and their
+    (max - min) / median."""
+    figs = sorted(level * (1 + noise(rng, kind, model)) for _ in range(BASELINE_ROUNDS))
+    med = figs[len(figs) // 2]
+    return med, (figs[-1] - figs[0]) / med
+
+
+class HostSim:
+    """Everything one host's daemon publishes, sampled every STEP_S."""
+
+    def __init__(self, scn: "Scenario", host: Host, rng: random.Random):
+        self.scn, self.h, self.rng = scn, host, rng
+        self.n = scn.duration_s // STEP_S + 1
+        self.nodes = (0, 1)
+        self.pairs = [(c, m) for c in self.nodes for m in self.nodes]
+        if host.ratio_offset is None:
+            host.ratio_offset = max(-2 * COHORT_RATIO_SD, min(2 * COHORT_RATIO_SD, rng.gauss(0, COHORT_RATIO_SD)))
+        self.level = 1 + rng.gauss(0, 0.02)  # hosts of a model differ a little overall
+        self.reboots = sorted((r for r in scn.reboots if r.host == host.name), key=lambda r: r.at_s)
+        self.scrape_ok = self._scrapes()
+        self.segments = self._segments()  # daemon lifetimes: (start, end)
+        gone = self.gone_at()
+        # Per scrape: 0 scraped, 1 scrape failed, 2 daemon not running or target gone.
+        self.state = [2 if (i * STEP_S >= gone or not self.running(i * STEP_S)) else (0 if ok else 1)
+                      for i, ok in enumerate(self.scrape_ok)]
+        self.series: list[SeriesData] = []
+
+    # ------------------------------------------------------------ timelines
+    def _scrapes(self) -> list[bool]:
+        ok = [True] * self.n
+        day = 86400 / STEP_S
+        k = 0
+        while True:
+            k += self.rng.expovariate(FAILED_SCRAPES_PER_DAY / day)
+            if k >= self.n:
+                break
+            for d in range(self.rng.choices((1, 2, 3), (0.7, 0.2, 0.1))[0]):
+                if int(k) + d < self.n:
+                    ok[int(k) + d] = False
+        for r in self.reboots:
+            for i in range(self.n):
+                if r.at_s <= i * STEP_S < r.at_s + r.down_s:
+                    ok[i] = False
+        for f in self.scn.faults:
+            if f.host == self.h.name and f.kind == "down":
+                for i in range(self.n):
+                    if f.at_s <= i * STEP_S < (f.until_s or 10**12):
+                        ok[i] = False
+        return ok
+
+    def _segments(self) -> list[tuple[float, float]]:
+        start = self.h.start_s if self.h.start_s is not None else -6 * self.h.refresh_s
+        segs, s = [], start
+        for r in self.reboots:
+            segs.append((s, r.at_s))
+            s = r.at_s + r.down_s
+        segs.append((s, self.scn.duration_s + 1))
+        return segs
+
+    def rounds(self, seg: tuple[float, float]) -> list[float]:
+        R, j = self.h.refresh_s, self.h.jitter
+        t, out = seg[0] + self.rng.uniform(0, 20), []
+        while t < seg[1]:
+            out.append(t)
+            t += R * self.rng.uniform(1 - j, 1 + j)
+        return out
+
+    def gone_at(self) -> float:
+        return min((f.at_s for f in self.scn.faults if f.host == self.h.name and f.kind == "gone"), default=math.inf)
+
+    # ------------------------------------------------------------- sampling
+    def sample(self, events: list[tuple[float, object]], default=None) -> list:
+        """Gauge as scraped: the latest event value at or before each scrape.
+        A failed scrape, a stopped daemon or a withdrawn value (None) gives a
+        staleness marker after a sample, nothing otherwise."""
+        events = sorted(events, key=lambda e: e[0])
+        out, k, last_is_value = [None] * self.n, -1, False
+        for i, st in enumerate(self.state):
+            t = i * STEP_S
+            while k + 1 < len(events) and events[k + 1][0] <= t:
+                k += 1
+            v = (events[k][1] if k >= 0 else default) if st == 0 else None
+            if v is None:
+                out[i] = "stale" if last_is_value else None
+                last_is_value = False
+            else:
+                out[i] = v
+                last_is_value = True
+        return out
+
+    def running(self, t: float) -> bool:
+        return any(a <= t < b for a, b in self.segments)
+
+    def log_figures(self, name: str, labels: dict, events: list) -> None:
+        """Publication times of a figure series, for time-to-fire references."""
+        key = (name, self.h.instance, tuple(sorted(labels.items())))
+        self.scn.figure_log[key] = [t for t, v in events if v is not None]
+
+    def add(self, name: str, labels: dict, events: list[tuple[float, object]], default=None) -> None:
+        base = {"__name__": name, "job": self.h.job, "instance": self.h.instance}
+        self.series.append(SeriesData({**base, **labels}, self.sample(events, default)))
+
+    # -------------------------------------------------------------- figures
+    def factor(self, kind: str, pair, op, t: float) -> float:
+        f = 1.0
+        for s in self.scn.steps:
+            if s.host == self.h.name and s.kind == kind and t >= s.at_s \
+                    and (s.pairs is None or pair in s.pairs) and (s.ops is None or op in s.ops):
+                f *= s.factor
+        return f
+
+    def stop_for(self, probe: str, pair) -> Stop | None:
+        return next((s for s in self.scn.stops if s.host == self.h.name and s.probe == probe and s.pair == pair), None)
+
+    def outlier_times(self) -> list[float]:
+        t, out = self.rng.uniform(0, 86400), []
+        while t < self.scn.duration_s:
+            out.append(t)
+            t += 86400 * self.rng.uniform(0.75, 1.25)
+        return out
+
+    def figure_series(self, kind: str, pair, op, true_level: float, round_lists, offset: float):
+        """Figure, recent-median and last-success events of one series, and the run results."""
+        outliers = self.outlier_times()
+        stop = self.stop_for("latency" if kind == "latency" else "bandwidth", pair)
+        fig_ev, med_ev, succ_ev, runs = [], [], [], []
+        last_success = None
+        for seg, rounds in zip(self.segments, round_lists):
+            figs, fails = [], 0
+            for r in rounds:
+                t = r + offset
+                if t >= seg[1]:
+                    break
+                if stop and t >= stop.at_s:
+                    fails += 1
+                    runs.append((t, stop.result))
+                    if stop.result.startswith("placement") or fails == 3:
+                        fig_ev.append((t, None))
+                        med_ev.append((t, None))
+                    continue
+                if self.rng.random() < MISSED_RUN_SHARE:
+                    runs.append((t, "disturbed"))
+                    continue
+                v = true_level * self.factor(kind, pair, op, t) * (1 + noise(self.rng, kind, self.scn.noise))
+                if outliers and t >= outliers[0]:
+                    outliers.pop(0)
+                    v *= OUTLIER_FACTOR[kind]
+                figs.append(v)
+                fig_ev.append((t, v))
+                if len(figs) >= 3:
+                    med_ev.append((t, sorted(figs[-3:])[1]))
+                last_success = t
+                succ_ev.append((t, float(int(t))))
+                runs.append((t, "ok"))
+            if seg[1] <= self.scn.duration_s:  # daemon stops: everything withdrawn
+                fig_ev.append((seg[1], None))
+                med_ev.append((seg[1], None))
+                succ_ev.append((seg[1], None))
+        return fig_ev, med_ev, succ_ev, runs
+
+    def build(self) -> list[SeriesData]:
+        h, rng = self.h, self.rng
+        round_lists = [self.rounds(seg) for seg in self.segments]
+        n_series = len(self.pairs) * (1 + len(OPS))
+        spread = 0.1 if h.refresh_s <= 600 else 0.9  # share of a round its probes take
+        idx = 0
+        runs_by_probe: dict[str, list] = {"latency": [], "bandwidth": [], "c2c": []}
+        ratio_figs: dict = {}
+
+        def offset():
+            nonlocal idx
+            idx += 1
+            return spread * h.refresh_s * idx / n_series
+
+        for pair in self.pairs:
+            c, m = pair
+            local = c == m
+            level = LATENCY_BASE["local" if local else "remote"] * self.level
+            if not local:
+                level *= 1 + h.ratio_offset
+            cpus = [None] if not h.per_cpu else [2 * c, 2 * c + 1]
+            off = offset()
+            succ_any = None
+            for cpu in cpus:
+                lab = {"cpu_node": str(c), "mem_node": str(m)}
+                if cpu is not None:
+                    lab["cpu"] = str(cpu)
+                true = level * (1 + rng.gauss(0, 0.003) if cpu is not None else 1)
+                fig, med, succ, runs = self.figure_series("latency", pair, None, true, round_lists,
+                                                          off + (cpu or 0) % 2 * 3)
+                self.log_figures("numaprobe_memory_latency_seconds", lab, fig)
+                ratio_figs[(pair, cpu)] = fig
+                self.add("numaprobe_memory_latency_seconds", lab, fig)
+                self.add("numaprobe_memory_latency_recent_median_seconds", lab, med)
+                base, spread = baseline(rng, "latency", true, self.scn.noise)
+                self.add("numaprobe_memory_latency_baseline_seconds", lab, [(-1e9, base)])
+                self.add("numaprobe_memory_latency_baseline_spread_ratio", lab, [(-1e9, spread)])
+                runs_by_probe["latency"] += runs
+                succ_any = succ if succ_any is None else sorted(succ_any + succ, key=lambda e: e[0])
+            self.add("numaprobe_probe_last_success_timestamp_seconds",
+                     {"probe": "latency", "cpu_node": str(c), "mem_node": str(m)}, succ_any)
+            self.add("numaprobe_numa_distance", {"cpu_node": str(c), "mem_node": str(m)},
+                     [(-1e9, 10.0 if local else 21.0)])
+            bw_succ = []
+            for op in OPS:
+                lab = {"cpu_node": str(c), "mem_node": str(m), "op": op}
+                if h.threads > 1:
+                    lab["threads"] = str(h.threads)
+                true = BANDWIDTH_BASE[op] * self.level * (1 if local else REMOTE_BANDWIDTH)
+                fig, med, succ, runs = self.figure_series("bandwidth", pair, op, true, round_lists, offset())
+                self.log_figures("numaprobe_memory_bandwidth_bytes_per_second", lab, fig)
+                self.add("numaprobe_memory_bandwidth_bytes_per_second", lab, fig)
+                self.add("numaprobe_memory_bandwidth_recent_median_bytes_per_second", lab, med)
+                base, spread = baseline(rng, "bandwidth", true, self.scn.noise)
+                lab_b = {k: v for k, v in lab.items() if k != "threads"}
+                self.add("numaprobe_memory_bandwidth_baseline_bytes_per_second", lab_b, [(-1e9, base)])
+                self.add("numaprobe_memory_bandwidth_baseline_spread_ratio", lab_b, [(-1e9, spread)])
+                runs_by_probe["bandwidth"] += runs
+                bw_succ += succ
+            self.add("numaprobe_probe_last_success_timestamp_seconds",
+                     {"probe": "bandwidth", "cpu_node": str(c), "mem_node": str(m)},
+                     sorted(bw_succ, key=lambda e: (e[0], e[1] is None)))
+        self._ratio(ratio_figs)
+        self._c2c(round_lists, runs_by_probe)
+        self._health(round_lists, runs_by_probe)
+        return self.series
+
+    def _ratio(self, figs: dict) -> None:
+        """numaprobe_memory_latency_remote_local_ratio from the latest figures."""
+        for (pair, cpu), ev in figs.items():
+            c, m = pair
+            local = figs[((c, c), cpu)]
+            lt = [e[0] for e in local]
+            out = []
+            for t, v in ev:
+                k = bisect.bisect_right(lt, t) - 1
+                lv = local[k][1] if k >= 0 else None
+                out.append((t, None if v is None or lv is None else v / lv))
+            lab = {"cpu_node": str(c), "mem_node": str(m)}
+            if cpu is not None:
+                lab["cpu"] = str(cpu)
+            self.add("numaprobe_memory_latency_remote_local_ratio", lab, out)
+
+    def _c2c(self, round_lists, runs_by_probe) -> None:
+        for pair in ((0, 0), (0, 1)):
+            ev = []
+            for seg, rounds in zip(self.segments, round_lists):
+                for r in rounds:
+                    t = r + 0.05 * self.h.refresh_s
+                    if t < seg[1]:
+                        ev.append((t, float(int(t))))
+                        runs_by_probe["c2c"].append((t, "ok"))
+            self.add("numaprobe_probe_last_success_timestamp_seconds",
+                     {"probe": "c2c", "cpu_node": str(pair[0]), "mem_node": str(pair[1])}, ev)
+
+    def _counter(self, name: str, labels: dict, times: list[float], resets: bool = True) -> None:
+        """A counter bumped at each time; a daemon restart starts it at 0 again."""
+        times = sorted(times)
+        ev = []
+        for a, b in self.segments:
+            ev.append((a, 0.0))
+            n = 0
+            for t in times:
+                if a <= t < b:
+                    n += 1
+                    ev.append((t, float(n)))
+        self.add(name, labels, ev)
+
+    def _health(self, round_lists, runs_by_probe) -> None:
+        h, rng = self.h, self.rng
+        for probe, runs in runs_by_probe.items():
+            results = {"ok", "disturbed"} | {r for _, r in runs}
+            for result in sorted(results):
+                self._counter("numaprobe_probe_runs_total", {"probe": probe, "result": result},
+                              [t for t, r in runs if r == result])
+        placement = [t for p, runs in runs_by_probe.items() for t, r in runs if r == "placement_mismatch"]
+        for node in map(str, self.nodes):
+            stops = [s for s in self.scn.stops if s.host == h.name and s.result == "placement_mismatch"
+                     and str(s.pair[1]) == node]
+            self._counter("numaprobe_placement_failures_total", {"mem_node": node, "reason": "placement_mismatch"},
+                          placement if stops else [])
+        budget = 0.002
+        duty_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "duty"), None)
+        # The daemon updates the trailing 10-min duty cycle after every probe
+        # (every minute or two whatever the round length): below the budget,
+        # and about once a day up to 1.45x for 10 min after a latency buffer
+        # is prepared again (docs/runbook.md, NumaProbeDutyCycleOverBudget).
+        duty = []
+        spike = rng.uniform(0, 86400)
+        for seg in self.segments:
+            t = seg[0]
+            while t < seg[1]:
+                v = budget * rng.uniform(0.6, 1.05)
+                if spike <= t < spike + 600:
+                    v = budget * 1.45
+                elif t >= spike + 600:
+                    spike += 86400 * rng.uniform(0.75, 1.25)
+                if duty_fault and t >= duty_fault.at_s:
+                    v = budget * 1.6
+                duty.append((t, v))
+                t += rng.uniform(60, 120)
+        self.add("numaprobe_duty_cycle_ratio", {}, duty)
+        self.add("numaprobe_duty_cycle_budget_ratio", {}, [(-1e9, budget)])
+        reload_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "reload"), None)
+        self.add("numaprobe_config_last_reload_successful", {},
+                 [(-1e9, 1.0)] + ([(reload_fault.at_s, 0.0)] if reload_fault else []))
+        self.add("numaprobe_refresh_interval_seconds", {}, [(-1e9, float(h.refresh_s))])
+        self.add("numaprobe_build_info", {"version": "0.9.0", "revision": "4f3c2a1"}, [(-1e9, 1.0)])
+        # Fingerprint fields and their change events.
+        kernel = KERNEL_OLD
+        info_ev: dict[str, list] = {}
+        cur = kernel
+        info_ev.setdefault(cur, []).append((-1e9, 1.0))
+        seen: dict[tuple, float] = {}
+        for r in self.reboots:
+            for fld, before, after in r.changes:
+                seen[(fld, before, after)] = r.at_s + r.down_s
+                if fld == "kernel":
+                    info_ev[cur].append((r.at_s + r.down_s, None))
+                    cur = after
+                    info_ev.setdefault(cur, []).append((r.at_s + r.down_s, 1.0))
+        for k, ev in info_ev.items():
+            self.add("numaprobe_host_info", {"cpu_model": h.cpu_model, "kernel": k, "fingerprint": "f1"}, ev)
+        for (fld, before, after), at in seen.items():
+            self.add("numaprobe_host_change_timestamp_seconds", {"field": fld, "before": before, "after": after},
+                     [(at, float(at))])
+        # Baseline origin.
+        origins = [(-1e9, (h.origin, "f1"))] + [(o.at_s, (o.origin, o.fingerprint))
+                                                  for o in self.scn.origins if o.host == h.name]
+        keys = sorted({v for _, v in origins})
+        for key in keys:
+            ev = [(t, 1.0 if v == key else None) for t, v in origins]
+            self.add("numaprobe_baseline_info", {"origin": key[0], "fingerprint": key[1]}, ev)
+        # up: written by Prometheus for every scrape while the target exists.
+        gone = self.gone_at()
+        self.series.append(SeriesData(
+            {"__name__": "up", "job": h.job, "instance": h.instance},
+            [None if i * STEP_S >= gone else (1.0 if self.scrape_ok[i] else 0.0) for i in range(self.n)]))
+
+
+@dataclass
+class Scenario:
+    name: str
+    hosts: list[Host]
+    duration_s: int
+    seed: int = 1
+    steps: list[Step] = field(default_factory=list)
+    reboots: list[Reboot] = field(default_factory=list)
+    stops: list[Stop] = field(default_factory=list)
+    origins: list[Origin] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    eval_s: int = STEP_S  # rule evaluation interval of the test
+    noise: str = "measured"  # or write_saturated (bandwidth from the measured write figures)
+    figure_log: dict = field(default_factory=dict)  # filled by series()
+
+    def series(self) -> list[SeriesData]:
+        rng = random.Random(self.seed)
+        out = []
+        for h in self.hosts:
+            out += HostSim(self, h, random.Random(rng.random())).build()
+        return out
+
+
+def test_file(scn: Scenario, series: list[SeriesData], rule_files: Iterable[str], group_order: list[str],
+              promql_tests: list[dict], alert_tests: list[dict]) -> dict:
+    """A promtool test file (as a dict, to be written as JSON) for one scenario."""
+    return {
+        "rule_files": list(rule_files),
+        "evaluation_interval": f"{scn.eval_s}s",
+        "group_eval_order": group_order,
+        "tests": [{
+            "name": scn.name,
+            "interval": f"{STEP_S}s",
+            "input_series": [{"series": s.selector(), "values": s.values()} for s in series],
+            "promql_expr_test": promql_tests,
+            "alert_rule_test": alert_tests,
+        }],
+    }
