@@ -219,7 +219,7 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
   return sorted;
 }
 
-ConfigResult LoadConfigFile(const std::string& path) {
+std::variant<std::string, std::vector<ConfigError>> ReadConfigText(const std::string& path) {
   // open/read rather than ifstream: ifstream "reads" a directory as an empty
   // file (a valid config!) and loses errno. Only a regular file of a sane
   // size is read: /dev/zero would grow the text until bad_alloc, and a FIFO
@@ -261,7 +261,13 @@ ConfigResult LoadConfigFile(const std::string& path) {
   }
   ::close(fd);
   if (text.size() > kMaxConfigBytes) return too_large();
-  return ParseConfig(text);
+  return text;
+}
+
+ConfigResult LoadConfigFile(const std::string& path) {
+  auto text = ReadConfigText(path);
+  if (auto* errors = std::get_if<std::vector<ConfigError>>(&text)) return std::move(*errors);
+  return ParseConfig(std::get<std::string>(text));
 }
 
 }  // namespace numaprobe::daemon
