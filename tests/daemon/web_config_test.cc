@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 namespace numaprobe::daemon {
@@ -98,7 +99,7 @@ std::string Header(const std::string& credentials) {
 }
 
 TEST(BasicAuth, AcceptsOnlyTheRightPassword) {
-  const BasicAuth auth({{"alice", kSecretHash}});
+  const BasicAuth auth(std::map<std::string, std::string>{{"alice", kSecretHash}});
   EXPECT_TRUE(auth.enabled());
   EXPECT_TRUE(auth.Allows(Header("alice:secret").c_str()));
   EXPECT_TRUE(auth.Allows(Header("alice:secret").c_str()));  // from the cache
@@ -111,7 +112,7 @@ TEST(BasicAuth, AcceptsOnlyTheRightPassword) {
   EXPECT_FALSE(auth.Allows("Bearer abc"));
   EXPECT_FALSE(auth.Allows("Basic !!!!"));
   EXPECT_FALSE(auth.Allows("Basic YWxpY2U6c2VjcmV0="));  // bad padding
-  EXPECT_FALSE(BasicAuth({}).enabled());
+  EXPECT_FALSE(BasicAuth(std::map<std::string, std::string>{}).enabled());
 }
 
 TEST(BasicAuth, DecodesBase64) {
