@@ -179,13 +179,10 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
   ConfigErrors errors;
   Config config;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
-    if (documents.size() > 1) {
-      errors.Add("", 0, "expected one YAML document, found " + std::to_string(documents.size()));
-      return std::move(errors).Take();
-    }
+    const std::optional<YAML::Node> document = LoadOneDocument(yaml_text, errors);
+    if (!document) return std::move(errors).Take();
     // An empty file (or only comments) is a valid config: every default.
-    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+    const YAML::Node root = *document;
     ConfigSection top(errors, root, "", 0,
                       {"probes", "targets", "schedule", "memory", "baseline", "state_directory", "probe_lock_file"});
     ConfigSection probes = top.Section("probes", {"latency", "bandwidth", "core_to_core"});

@@ -128,12 +128,9 @@ WebConfigResult ParseWebConfig(std::string_view yaml_text) {
   ConfigErrors errors;
   WebConfig config;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
-    if (documents.size() > 1) {
-      errors.Add("", 0, "expected one YAML document, found " + std::to_string(documents.size()));
-      return std::move(errors).Take();
-    }
-    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+    const std::optional<YAML::Node> document = LoadOneDocument(yaml_text, errors);
+    if (!document) return std::move(errors).Take();
+    const YAML::Node root = *document;
     ConfigSection top(errors, root, "", 0, {"tls_server_config", "http_server_config", "basic_auth_users",
                                             "rate_limit"});
     if (root.IsMap()) {
