@@ -17,4 +17,8 @@ for preset in asan tsan; do
   cmake --build --preset "$preset"
   ctest --preset "$preset"
 done
+
+cmake --preset fuzz
+cmake --build --preset fuzz
+ctest --preset fuzz
 echo "run_all: every suite passed"

@@ -11,7 +11,9 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/config/config.h"
+#include "daemon/config/web_config.h"
 #include "daemon/web/http.h"
+#include "daemon/web/web_security.h"
 #include "daemon/common/log.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/serve/result_store.h"
@@ -41,8 +43,33 @@ std::optional<Config> LoadChecked(const std::string& path) {
   return config;
 }
 
+// Loads a web config (--web.config.file), logging every error; nullopt keeps
+// the old one. "" is plain HTTP without authentication.
+std::optional<WebConfig> LoadWebChecked(const std::string& path) {
+  if (path.empty()) return WebConfig{};
+  WebConfigResult result = LoadWebConfigFile(path);
+  if (auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
+    for (const auto& e : *errors) spdlog::error("{}: {}", path, e.ToString());
+    return std::nullopt;
+  }
+  WebConfig web = std::get<WebConfig>(std::move(result));
+  if (web.tls) {
+    if (const std::string error = CheckTls(*web.tls); !error.empty()) {
+      spdlog::error("{}: tls_server_config: {}", path, error);
+      return std::nullopt;
+    }
+  }
+  return web;
+}
+
+// "HOST:0" -> "HOST:PORT": the listener a restart binds again.
+std::string WithPort(const std::string& address, int port) {
+  return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
+}
+
 struct ServeCommand {
   std::string config_file;
+  std::string web_config_file;
   HttpOptions http;
   std::string log_level = "info";
   std::string log_format = "logfmt";
@@ -51,6 +78,8 @@ struct ServeCommand {
     sub.add_option("--config.file", config_file, "YAML configuration file (default: built-in defaults, see config/numaprobe.yaml)");
     sub.add_option("--web.listen-address", http.listen_addresses, "Address to listen on, repeatable (default :10062)")
         ->take_all();
+    sub.add_option("--web.config.file", web_config_file,
+                   "Web configuration file (exporter-toolkit format: basic auth, headers); re-read on SIGHUP");
     sub.add_option("--web.telemetry-path", http.telemetry_path, "Path under which to expose metrics")
         ->check([](const std::string& p) { return p.size() > 1 && p[0] == '/' ? "" : "must start with / and not be /"; });
     sub.add_option("--log.level", log_level, "Log level")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -86,6 +115,9 @@ struct ServeCommand {
     }
     std::optional<Config> config = LoadChecked(config_file);
     if (!config) return kExitFailure;
+    std::optional<WebConfig> web = LoadWebChecked(web_config_file);
+    if (!web) return kExitFailure;
+    http.web = *web;
 
     ResultStore store;
     store.Update([](Snapshot& s) { s.config_reload_unix_seconds = UnixNow(); });
@@ -115,8 +147,9 @@ struct ServeCommand {
       SdNotify("RELOADING=1");
       spdlog::info("Received SIGHUP, reloading {}", config_file.empty() ? "(built-in defaults)" : config_file);
       std::optional<Config> next = LoadChecked(config_file);
+      const bool web_ok = ReloadWeb(server.value(), store);
       store.Update([&](Snapshot& s) {
-        s.config_reload_successful = next.has_value();
+        s.config_reload_successful = next.has_value() && web_ok;
         if (next) s.config_reload_unix_seconds = UnixNow();
       });
       if (next && *next == running) {
@@ -146,6 +179,46 @@ struct ServeCommand {
     server.value().reset();
     spdlog::info("numaprobe stopped");
     return kExitOk;
+  }
+
+  // SIGHUP for --web.config.file: a changed, valid file restarts the HTTP
+  // server with it (connections in flight finish first; the listening sockets
+  // are closed for the milliseconds of the restart). An invalid file keeps
+  // the running one.
+  bool ReloadWeb(std::unique_ptr<HttpServer>& server, const ResultStore& store) {
+    if (web_config_file.empty()) return true;
+    std::optional<WebConfig> next = LoadWebChecked(web_config_file);
+    if (!next) {
+      spdlog::error("web config reload failed: keeping the running web configuration");
+      return false;
+    }
+    if (*next == http.web) return true;
+    HttpOptions options = http;
+    options.web = *next;
+    // Same ports as now, so a ":0" test listener keeps its port.
+    const std::vector<int> ports = server->ListeningPorts();
+    for (std::size_t i = 0; i < options.listen_addresses.size() && i < ports.size(); ++i) {
+      options.listen_addresses[i] = WithPort(options.listen_addresses[i], ports[i]);
+    }
+    server.reset();
+    auto started = HttpServer::Start(options, store);
+    if (started.ok()) {
+      server = std::move(started).value();
+      http.web = *next;
+      spdlog::info("web configuration reloaded");
+      return true;
+    }
+    spdlog::error("web config reload failed: {}; restarting with the running web configuration",
+                  started.failure().reason);
+    HttpOptions old = options;
+    old.web = http.web;
+    auto restarted = HttpServer::Start(old, store);
+    if (!restarted.ok()) {
+      spdlog::critical("cannot serve HTTP any more: {}", restarted.failure().reason);
+      std::_Exit(kExitFailure);
+    }
+    server = std::move(restarted).value();
+    return false;
   }
 };
 

@@ -196,13 +196,10 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
   ConfigErrors errors;
   Config config;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml_text));
-    if (documents.size() > 1) {
-      errors.Add("", 0, "expected one YAML document, found " + std::to_string(documents.size()));
-      return std::move(errors).Take();
-    }
+    const std::optional<YAML::Node> document = LoadOneDocument(yaml_text, errors);
+    if (!document) return std::move(errors).Take();
     // An empty file (or only comments) is a valid config: every default.
-    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+    const YAML::Node root = *document;
     ConfigSection top(errors, root, "", 0,
                       {"probes", "targets", "schedule", "memory", "baseline", "state_directory", "probe_lock_file"});
     ConfigSection probes = top.Section("probes", {"latency", "bandwidth", "core_to_core", "loaded_latency"});
@@ -237,7 +234,7 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
   return sorted;
 }
 
-ConfigResult LoadConfigFile(const std::string& path) {
+std::variant<std::string, std::vector<ConfigError>> ReadConfigText(const std::string& path) {
   // open/read rather than ifstream: ifstream "reads" a directory as an empty
   // file (a valid config!) and loses errno. Only a regular file of a sane
   // size is read: /dev/zero would grow the text until bad_alloc, and a FIFO
@@ -279,7 +276,13 @@ ConfigResult LoadConfigFile(const std::string& path) {
   }
   ::close(fd);
   if (text.size() > kMaxConfigBytes) return too_large();
-  return ParseConfig(text);
+  return text;
+}
+
+ConfigResult LoadConfigFile(const std::string& path) {
+  auto text = ReadConfigText(path);
+  if (auto* errors = std::get_if<std::vector<ConfigError>>(&text)) return std::move(*errors);
+  return ParseConfig(std::get<std::string>(text));
 }
 
 }  // namespace numaprobe::daemon

@@ -96,5 +96,7 @@ using ConfigResult = std::variant<Config, std::vector<ConfigError>>;
 ConfigResult ParseConfig(std::string_view yaml_text);
 // Reads the file; an unreadable file is one error naming the path.
 ConfigResult LoadConfigFile(const std::string& path);
+// The text of a regular file of at most 1 MiB, or one error naming the path.
+std::variant<std::string, std::vector<ConfigError>> ReadConfigText(const std::string& path);
 
 }  // namespace numaprobe::daemon

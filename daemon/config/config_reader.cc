@@ -1,5 +1,9 @@
 #include "daemon/config/config_reader.h"
 
+#include <yaml-cpp/eventhandler.h>
+
+#include <sstream>
+
 #include <algorithm>
 #include <charconv>
 #include <string>
@@ -271,6 +275,48 @@ std::optional<std::vector<std::size_t>> ConfigSection::ChoiceList(std::string_vi
   }
   if (!ok) return std::nullopt;
   return chosen;
+}
+
+namespace {
+
+// Counts documents without building them, remembering where each started.
+class DocumentStarts final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+}  // namespace
+
+std::optional<YAML::Node> LoadOneDocument(std::string_view text, ConfigErrors& errors) {
+  // Callers catch YAML::Exception (syntax errors) themselves.
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  // At most two documents are looked at: a second one is already an error.
+  for (int calls = 0; calls < 2 && parser.HandleNextDocument(starts); ++calls) {
+    const std::size_t n = starts.marks.size();
+    if (n == 0 || (n >= 2 && starts.marks[n - 1].pos == starts.marks[n - 2].pos)) {
+      // No progress: yaml-cpp stopped at a token it cannot start a document with.
+      const int line = n == 0 ? 0 : starts.marks[n - 1].line + 1;
+      errors.Add("", line, "invalid YAML: unexpected character at the start of a document");
+      return std::nullopt;
+    }
+  }
+  if (starts.marks.size() > 1) {
+    errors.Add("", 0, "expected one YAML document, found more");
+    return std::nullopt;
+  }
+  if (starts.marks.empty()) return YAML::Node();
+  return YAML::Load(std::string(text));
 }
 
 }  // namespace numaprobe::daemon

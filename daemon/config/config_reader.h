@@ -23,6 +23,14 @@
 
 namespace numaprobe::daemon {
 
+class ConfigErrors;
+
+// The one YAML document of `text` (a null node for an empty text), or nullopt
+// with the error recorded: more than one document, a syntax error. Instead of
+// YAML::LoadAll, which in yaml-cpp 0.7 loops forever on a document that
+// starts with ',' (found by tests/fuzz/fuzz_config).
+std::optional<YAML::Node> LoadOneDocument(std::string_view text, ConfigErrors& errors);
+
 class ConfigErrors {
  public:
   void Add(std::string key, int line, std::string message);

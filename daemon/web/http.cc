@@ -32,6 +32,7 @@
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
 #include "daemon/web/metrics.h"
+#include "daemon/web/web_security.h"
 #include "daemon/common/wall_clock.h"
 
 namespace numaprobe::daemon {
@@ -59,7 +60,6 @@ bool Ipv6Usable() {
 // log_message callback, on the thread that runs mg_start. While Start() runs,
 // messages go here so the failure can name its cause.
 thread_local std::vector<std::string>* startup_messages = nullptr;
-
 int LogMessage(const mg_connection* /*conn*/, const char* message) {
   if (startup_messages != nullptr) {
     startup_messages->emplace_back(message);
@@ -90,6 +90,7 @@ struct Response {
   const char* content_type = kText;
   std::string body;
   const char* allow = nullptr;  // for 405
+  bool challenge = false;       // 401: ask for basic auth
 };
 
 // RFC 9110 IMF-fixdate. Ours because civetweb formats its Date header with
@@ -119,12 +120,15 @@ bool KeepsAlive(const mg_connection* conn, const mg_request_info* info) {
 // every header line with a send(2) of its own: with TCP_NODELAY that is seven
 // packets and as many client wake-ups per scrape, which under 50 concurrent
 // clients cost more than producing the metrics.
-void Send(mg_connection* conn, const mg_request_info* info, const Response& r, bool head) {
+void Send(mg_connection* conn, const mg_request_info* info, const Response& r, bool head,
+          const std::vector<std::pair<std::string, std::string>>& headers) {
   std::string out = fmt::format(
       "HTTP/1.1 {} {}\r\nDate: {}\r\nConnection: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", r.status,
       mg_get_response_code_text(conn, r.status), HttpDate(), KeepsAlive(conn, info) ? "keep-alive" : "close",
       r.content_type, r.body.size());
   if (r.allow != nullptr) fmt::format_to(std::back_inserter(out), "Allow: {}\r\n", r.allow);
+  if (r.challenge) out += "WWW-Authenticate: Basic realm=\"numaprobe\", charset=\"UTF-8\"\r\n";
+  for (const auto& [name, value] : headers) fmt::format_to(std::back_inserter(out), "{}: {}\r\n", name, value);
   out += "\r\n";
   if (!head) out += r.body;
   mg_write(conn, out.data(), out.size());
@@ -214,7 +218,11 @@ void StopPromptly(std::unique_ptr<Civet>& civet, const std::vector<Listener>& li
 
 struct HttpServer::Impl {
   Impl(const HttpOptions& options, const ResultStore& result_store)
-      : telemetry_path(options.telemetry_path), store(result_store), metrics(result_store) {}
+      : telemetry_path(options.telemetry_path),
+        store(result_store),
+        metrics(result_store),
+        auth(options.web.basic_auth_users),
+        headers(options.web.headers) {}
 
   // civetweb's request handler; returns the status for civetweb's access log.
   static int Handle(mg_connection* conn, void* data) {
@@ -224,12 +232,17 @@ struct HttpServer::Impl {
     const std::string_view path = info->local_uri != nullptr ? info->local_uri : "/";
     Response response;
     try {
-      response = self->Respond(method, path);
+      if (self->auth.enabled() && !self->auth.Allows(mg_get_header(conn, "Authorization"))) {
+        response = Response{401, kText, "Unauthorized\n"};
+        response.challenge = true;
+      } else {
+        response = self->Respond(method, path);
+      }
     } catch (const std::exception& e) {  // never let an exception unwind into C
       spdlog::error("http: {} {}: {}", method, path, e.what());
       response = Response{500, kText, "Internal Server Error\n"};
     }
-    Send(conn, info, response, method == "HEAD");
+    Send(conn, info, response, method == "HEAD", self->headers);
     return response.status;
   }
 
@@ -250,6 +263,8 @@ struct HttpServer::Impl {
   const std::string telemetry_path;
   const ResultStore& store;
   const MetricsText metrics;
+  const BasicAuth auth;
+  const std::vector<std::pair<std::string, std::string>> headers;
   std::vector<int> ports;
   std::vector<Listener> listeners;  // where to poke civetweb when stopping
   // Declared last, so destroyed first: civetweb's threads are joined before
@@ -271,6 +286,9 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
                                               "\": must start with / and not be /-/healthy or /-/ready"};
   }
   if (options.listen_addresses.empty()) return Failure{Outcome::kInvalidSpec, "no listen address given"};
+  if (options.web.tls) {
+    return Failure{Outcome::kInvalidSpec, "tls_server_config: " + CheckTls(*options.web.tls)};
+  }
 
   const bool ipv6 = Ipv6Usable();
   std::vector<std::string> specs;

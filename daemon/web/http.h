@@ -3,7 +3,9 @@
 //   /                 landing page (daemon/landing_page.h)
 //   /-/healthy        200 "OK" while the process serves
 //   /-/ready          200 "Ready" once a probe round completed, else 503
-// Any other path is 404; methods other than GET and HEAD get 405.
+// Any other path is 404; methods other than GET and HEAD get 405. With
+// basic_auth_users configured, every path answers 401 (WWW-Authenticate)
+// without valid credentials. tls_server_config is refused (web_security.h).
 //
 // Our own server rather than prometheus-cpp's Exposer: the Exposer cannot
 // serve other paths and always adds exposer_* scrape metrics (ecosystem
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/config/web_config.h"
 #include "daemon/serve/result_store.h"
 #include "kernels/result.h"
 
@@ -30,6 +33,8 @@ struct HttpOptions {
   // node_exporter-style: ":PORT", "HOST:PORT", "[IPv6]:PORT" (daemon/listen_address.h).
   std::vector<std::string> listen_addresses{":10062"};
   std::string telemetry_path = "/metrics";
+  // --web.config.file: basic auth, extra headers (daemon/web/web_security.h).
+  WebConfig web;
 };
 
 class HttpServer {

@@ -346,7 +346,7 @@ class HostSim:
         n_series = len(self.pairs) * (1 + len(OPS))
         spread = 0.1 if h.refresh_s <= 600 else 0.9  # share of a round its probes take
         idx = 0
-        runs_by_probe: dict[str, list] = {"latency": [], "bandwidth": [], "c2c": []}
+        runs_by_probe: dict[str, list] = {"latency": [], "bandwidth": [], "core_to_core": []}
         ratio_figs: dict = {}
 
         def offset():
@@ -431,9 +431,9 @@ class HostSim:
                     t = r + 0.05 * self.h.refresh_s
                     if t < seg[1]:
                         ev.append((t, float(int(t))))
-                        runs_by_probe["c2c"].append((t, "ok"))
+                        runs_by_probe["core_to_core"].append((t, "ok"))
             self.add("numaprobe_probe_last_success_timestamp_seconds",
-                     {"probe": "c2c", "cpu_node": str(pair[0]), "mem_node": str(pair[1])}, ev)
+                     {"probe": "core_to_core", "cpu_node": str(pair[0]), "mem_node": str(pair[1])}, ev)
 
     def _counter(self, name: str, labels: dict, times: list[float], resets: bool = True) -> None:
         """A counter bumped at each time; a daemon restart starts it at 0 again."""

@@ -1,0 +1,131 @@
+// Unit tests for daemon/config/web_config.cc (the --web.config.file parser)
+// and daemon/web/web_security.cc (basic auth).
+#include "daemon/config/web_config.h"
+#include "daemon/web/web_security.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace numaprobe::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+// "secret", bcrypt $2y$ cost 10 (libxcrypt).
+constexpr const char* kSecretHash = "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O";
+
+WebConfig Parsed(const std::string& text) {
+  WebConfigResult r = ParseWebConfig(text);
+  if (auto* errors = std::get_if<std::vector<ConfigError>>(&r)) {
+    ADD_FAILURE() << text << " -> " << errors->front().ToString();
+    return {};
+  }
+  return std::get<WebConfig>(r);
+}
+
+std::string FirstError(const std::string& text) {
+  WebConfigResult r = ParseWebConfig(text);
+  auto* errors = std::get_if<std::vector<ConfigError>>(&r);
+  if (errors == nullptr || errors->empty()) return "(no error)";
+  return errors->front().ToString();
+}
+
+TEST(WebConfig, EmptyIsPlainHttpWithoutAuth) {
+  EXPECT_EQ(Parsed(""), WebConfig{});
+  EXPECT_EQ(Parsed("# comment only\n"), WebConfig{});
+}
+
+TEST(WebConfig, EachSectionAlone) {
+  EXPECT_TRUE(Parsed("tls_server_config:\n  cert_file: c\n  key_file: k\n").tls.has_value());
+  EXPECT_EQ(Parsed(std::string("basic_auth_users:\n  alice: ") + kSecretHash + "\n").basic_auth_users.size(), 1u);
+  EXPECT_EQ(Parsed("http_server_config:\n  http2: true\n").headers.size(), 0u);
+}
+
+TEST(WebConfig, ReadsTheExporterToolkitKeys) {
+  const WebConfig c = Parsed(std::string("tls_server_config:\n  cert_file: /c.pem\n  key_file: /k.pem\n"
+                                         "  client_auth_type: RequireAndVerifyClientCert\n"
+                                         "  client_ca_file: /ca.pem\n  min_version: TLS13\n"
+                                         "http_server_config:\n  http2: false\n  headers:\n"
+                                         "    strict-transport-security: max-age=31536000\n"
+                                         "basic_auth_users:\n  alice: ") + kSecretHash + "\n");
+  ASSERT_TRUE(c.tls.has_value());
+  EXPECT_EQ(c.tls->cert_file, "/c.pem");
+  EXPECT_EQ(c.tls->client_auth, WebConfig::ClientAuth::kRequireAndVerifyClientCert);
+  EXPECT_EQ(c.tls->min_version, WebConfig::TlsVersion::kTls13);
+  ASSERT_EQ(c.headers.size(), 1u);
+  EXPECT_EQ(c.headers[0].first, "Strict-Transport-Security");  // canonical spelling
+  EXPECT_EQ(c.basic_auth_users.at("alice"), kSecretHash);
+}
+
+TEST(WebConfig, ErrorsNameTheKey) {
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: []\n"),
+              HasSubstr("tls_server_config.cipher_suites: not supported"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  bogus: 1\n"),
+              HasSubstr("tls_server_config.bogus"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS10\n"),
+              HasSubstr("tls_server_config.min_version"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n"), HasSubstr("tls_server_config.key_file"));
+  EXPECT_THAT(FirstError("basic_auth_users:\n  alice: '$2y$10$short'\n"), HasSubstr("basic_auth_users.alice"));
+  EXPECT_THAT(FirstError("http_server_config:\n  headers:\n    Set-Cookie: a\n"),
+              HasSubstr("http_server_config.headers.Set-Cookie"));
+  EXPECT_THAT(FirstError("rate_limit:\n  burst: 2\n"), HasSubstr("rate_limit"));
+  EXPECT_THAT(FirstError("basic_auth_users: {a: [1]}\n"), HasSubstr("basic_auth_users.a"));
+  EXPECT_THAT(FirstError("[1, 2"), HasSubstr("invalid YAML"));
+  EXPECT_THAT(FirstError("a: 1\n---\nb: 2\n"), HasSubstr("one YAML document"));
+  EXPECT_THAT(FirstError(","), HasSubstr("invalid YAML"));  // yaml-cpp 0.7 LoadAll looped forever (fuzz_config)
+}
+
+std::string Header(const std::string& credentials) {
+  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < credentials.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(credentials[i]) << 16) |
+                       (static_cast<unsigned char>(credentials[i + 1]) << 8) |
+                       static_cast<unsigned char>(credentials[i + 2]);
+    for (int s : {18, 12, 6, 0}) out += table[(v >> s) & 63];
+  }
+  if (credentials.size() - i == 1) {
+    const unsigned v = static_cast<unsigned char>(credentials[i]) << 16;
+    out += std::string{table[(v >> 18) & 63], table[(v >> 12) & 63], '=', '='};
+  } else if (credentials.size() - i == 2) {
+    const unsigned v = (static_cast<unsigned char>(credentials[i]) << 16) |
+                       (static_cast<unsigned char>(credentials[i + 1]) << 8);
+    out += std::string{table[(v >> 18) & 63], table[(v >> 12) & 63], table[(v >> 6) & 63], '='};
+  }
+  return "Basic " + out;
+}
+
+TEST(BasicAuth, AcceptsOnlyTheRightPassword) {
+  const BasicAuth auth(std::map<std::string, std::string>{{"alice", kSecretHash}});
+  EXPECT_TRUE(auth.enabled());
+  EXPECT_TRUE(auth.Allows(Header("alice:secret").c_str()));
+  EXPECT_TRUE(auth.Allows(Header("alice:secret").c_str()));  // from the cache
+  EXPECT_FALSE(auth.Allows(Header("alice:secreT").c_str()));
+  EXPECT_FALSE(auth.Allows(Header("alice:secret ").c_str()));
+  EXPECT_FALSE(auth.Allows(Header("alice:").c_str()));
+  EXPECT_FALSE(auth.Allows(Header("bob:secret").c_str()));
+  EXPECT_FALSE(auth.Allows(Header("alicesecret").c_str()));
+  EXPECT_FALSE(auth.Allows(nullptr));
+  EXPECT_FALSE(auth.Allows("Bearer abc"));
+  EXPECT_FALSE(auth.Allows("Basic !!!!"));
+  EXPECT_FALSE(auth.Allows("Basic YWxpY2U6c2VjcmV0="));  // bad padding
+  EXPECT_FALSE(BasicAuth(std::map<std::string, std::string>{}).enabled());
+}
+
+TEST(BasicAuth, DecodesBase64) {
+  std::string out;
+  EXPECT_TRUE(DecodeBase64("YWxpY2U6c2VjcmV0", out));
+  EXPECT_EQ(out, "alice:secret");
+  EXPECT_TRUE(DecodeBase64("YQ==", out));
+  EXPECT_EQ(out, "a");
+  EXPECT_FALSE(DecodeBase64("YQ=a", out));
+  EXPECT_FALSE(DecodeBase64("Y===", out));
+  EXPECT_FALSE(DecodeBase64("YQ", out));
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon
