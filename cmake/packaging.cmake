@@ -44,9 +44,9 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/numaprobe/numaprobe")
 # Depends: derived from the binary's shared libraries by dpkg-shlibdeps
 # (libnuma1, libhwloc15, ...); nothing is listed by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# The extended description; CPack puts the summary above it as the synopsis.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
-"${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
-numaprobe measures, continuously and at a small duty cycle, the memory
+"numaprobe measures, continuously and at a small duty cycle, the memory
 latency and bandwidth between every CPU node and every memory node of a
 NUMA machine, and the core-to-core latency, and publishes the figures and
 their drift from a recorded baseline as Prometheus metrics on port 10062.
