@@ -215,10 +215,20 @@ def upgraded_copy(deb, version, dest):
     return out
 
 
-def test_install_run_upgrade_purge(root_dpkg, deb, tmp_path):
+def apt(*args):
+    """apt-get as deploy/README.md tells operators to use it."""
+    return sh("apt-get", "-y", "-q", "--no-install-recommends", *args,
+              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=600)
+
+
+def test_install_run_upgrade_remove_purge(root_dpkg, deb, tmp_path):
+    require("apt-get")
+    # systemd's parent of DynamicUser state directories, as on any systemd host;
+    # it is systemd's, so purge leaves it.
+    os.makedirs("/var/lib/private", mode=0o700, exist_ok=True)
     before = snapshot()
     try:
-        sh("dpkg", "-i", deb)
+        apt("install", str(pathlib.Path(deb).resolve()))
         assert installed_version() == project_version()
         # Enabled for the next boot even where systemd is not running (as here).
         assert os.path.islink("/etc/systemd/system/multi-user.target.wants/numaprobe.service")
@@ -252,12 +262,27 @@ def test_install_run_upgrade_purge(root_dpkg, deb, tmp_path):
         conf = pathlib.Path("/etc/numaprobe/numaprobe.yaml")
         conf.write_text(conf.read_text() + "# edited by the administrator\n")
         newer = upgraded_copy(deb, project_version() + "+upgradetest1", tmp_path)
-        sh("dpkg", "-i", str(newer))
+        apt("install", str(newer))
         assert installed_version() == project_version() + "+upgradetest1"
         assert conf.read_text().endswith("# edited by the administrator\n")
         sh("/usr/bin/numaprobe", "check-config", str(conf))
+
+        # State as the service leaves it (DynamicUser: /var/lib/private/numaprobe
+        # behind a symlink); no daemon here runs long enough to write a baseline.
+        os.makedirs("/var/lib/private/numaprobe", mode=0o700, exist_ok=True)
+        pathlib.Path("/var/lib/private/numaprobe/state.json").write_text("{}\n")
+        if not os.path.lexists("/var/lib/numaprobe"):
+            os.symlink("private/numaprobe", "/var/lib/numaprobe")
+
+        # remove: the program goes, the configuration and the state stay.
+        apt("remove", "numaprobe")
+        assert not os.path.exists("/usr/bin/numaprobe")
+        assert conf.read_text().endswith("# edited by the administrator\n")
+        assert os.path.exists("/etc/default/numaprobe")
+        assert os.path.exists("/var/lib/numaprobe/state.json")
     finally:
-        purge = sh("dpkg", "--purge", "numaprobe", check=False)
+        purge = sh("apt-get", "-y", "-q", "purge", "numaprobe", check=False,
+                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
     assert purge.returncode == 0, purge.stdout + purge.stderr
     assert installed_version() is None
     assert sh("dpkg-query", "-W", "numaprobe", check=False).returncode != 0, "dpkg still knows the package"

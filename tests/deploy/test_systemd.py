@@ -78,11 +78,11 @@ def run():
     deb = deb_path()
     for tool in ("qemu-system-x86_64", "mmdebstrap", "mkfs.ext4", "dpkg-deb"):
         require(tool)
-    accel, why = guest.choose_accel()
     try:
         t0 = time.monotonic()
         image = guest.vm_image(deb_depends(deb))
         image_seconds = time.monotonic() - t0
+        accel, why = guest.choose_accel(image.kernel)
     except guest.Unavailable as e:
         unavailable(str(e))
     keep = os.environ.get("NUMAPROBE_SYSTEMD_KEEP")
