@@ -169,10 +169,17 @@ __UNIT__
 EOF
 chroot "$root" systemctl enable numaprobe-selftest.service
 # Nothing in the guest may wait for a network or run maintenance under TCG.
-for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
-         systemd-networkd-wait-online.service; do
+for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
+         fstrim.timer dpkg-db-backup.timer systemd-networkd-wait-online.service \
+         getty-static.service getty@tty1.service; do
   chroot "$root" systemctl mask "$t" >/dev/null 2>&1 || true
 done
+# A throw-away guest: no fsync per file in dpkg (the disk is a snapshot anyway).
+echo force-unsafe-io > "$root/etc/dpkg/dpkg.cfg.d/unsafe-io"
+# A smaller initramfs boots faster under TCG: just what finds the root disk.
+sed -i 's/^MODULES=.*/MODULES=list/' "$root/etc/initramfs-tools/initramfs.conf"
+printf 'virtio_pci\nvirtio_blk\next4\n' >> "$root/etc/initramfs-tools/modules"
+chroot "$root" update-initramfs -u -k all >/dev/null
 mkdir -p "$root/etc/systemd/journald.conf.d"
 printf '[Journal]\nStorage=persistent\n' > "$root/etc/systemd/journald.conf.d/selftest.conf"
 """
@@ -238,7 +245,7 @@ def kvm_usable() -> tuple[bool, str]:
 
 
 KVM_CPU = "max,-arch-capabilities"
-KVM_PROBE_SECONDS = 20
+KVM_PROBE_SECONDS = 10
 
 
 def kvm_boots(kernel: Path) -> tuple[bool, str]:
@@ -318,8 +325,10 @@ def boot_selftest(image: VmImage, files: dict[str, Path | bytes], workdir: Path,
     cpu = KVM_CPU if accel == "kvm" else "max"
     cmd = [tools["qemu-system-x86_64"], "-accel", accel, "-cpu", cpu, "-m", str(memory_mib),
            "-smp", str(cpus), "-kernel", str(image.kernel), "-initrd", str(image.initrd),
-           "-append", "root=/dev/vda rw console=ttyS0 panic=-1 systemd.show_status=0",
-           "-drive", f"file={image.rootfs},if=virtio,format=raw,snapshot=on",
+           "-append", "root=/dev/vda rw console=ttyS0 panic=-1 quiet systemd.show_status=0",
+           # Writes go to a temporary overlay (snapshot=on) that dies with QEMU:
+           # flushes need not reach the host's disk (cache=unsafe).
+           "-drive", f"file={image.rootfs},if=virtio,format=raw,snapshot=on,cache=unsafe",
            "-drive", f"file={disk},if=virtio,format=raw,readonly=on",
            "-nographic", "-monitor", "none", "-nic", "none",
            "-serial", f"file:{console_path}", "-serial", f"file:{channel_path}"]

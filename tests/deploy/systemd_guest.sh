@@ -65,6 +65,7 @@ send() {
 
 note "phase $phase, kernel $(uname -r), $(nproc) CPUs, uptime $(cut -d' ' -f1 /proc/uptime)s"
 systemd-analyze time >"$OUT/boot_time.txt" 2>&1
+systemd-analyze blame --no-pager 2>&1 | head -15 >"$OUT/boot_blame.txt"
 
 if [ "$phase" = 1 ]; then
   # --- install: postinst enables and starts the unit ------------------------------
