@@ -398,7 +398,9 @@ def test_pod_security(pod, container):
     assert pod["automountServiceAccountToken"] is False
     for key in ("hostNetwork", "hostPID", "hostIPC"):
         assert not pod.get(key), key
-    assert not any("hostPath" in v for v in pod.get("volumes", []))
+    # One hostPath, the state directory (deploy/README.md, "State on the node").
+    host_paths = [v["hostPath"]["path"] for v in pod.get("volumes", []) if "hostPath" in v]
+    assert host_paths == [STATE_DIR], host_paths
     csc = container["securityContext"]
     assert csc["allowPrivilegeEscalation"] is False
     assert csc["readOnlyRootFilesystem"] is True
@@ -406,6 +408,22 @@ def test_pod_security(pod, container):
     assert csc["capabilities"]["drop"] == ["ALL"]
     # SYS_NICE only: it unlocks mbind/set_mempolicy/get_mempolicy in RuntimeDefault.
     assert set(csc["capabilities"].get("add", [])) <= {"SYS_NICE"}
+
+
+def test_state_owner_init_container(pod):
+    """The kubelet creates the hostPath as root:root 0755; the init container
+    hands it to the daemon's user with CHOWN and FOWNER and nothing else."""
+    inits = pod.get("initContainers", [])
+    assert [i["name"] for i in inits] == ["state-owner"]
+    init = inits[0]
+    user, group = pod["securityContext"]["runAsUser"], pod["securityContext"]["runAsGroup"]
+    assert f"chown {user}:{group} {STATE_DIR}" in " ".join(init["command"])
+    sc = init["securityContext"]
+    assert sc["runAsUser"] == 0 and sc["allowPrivilegeEscalation"] is False
+    assert sc["readOnlyRootFilesystem"] is True and not sc.get("privileged")
+    assert sc["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]}
+    assert [m["mountPath"] for m in init["volumeMounts"]] == [STATE_DIR]
+    assert init["image"] == pod["containers"][0]["image"]
 
 
 def test_pod_scheduling(daemonset, pod):
@@ -464,7 +482,8 @@ def test_config_and_state_mounts(pod, container, configmap):
     state = config.get("state_directory", default_config()["state_directory"])
     state_mounts = [m for m in mounts.values() if m["mountPath"] == state]
     assert state_mounts, f"state_directory {state} is not a mounted volume (root filesystem is read-only)"
-    assert "emptyDir" in volumes[state_mounts[0]["name"]]
+    # On the node, so the baseline survives pod re-creation and reboots.
+    assert volumes[state_mounts[0]["name"]].get("hostPath") == {"path": state, "type": "DirectoryOrCreate"}
     assert not state_mounts[0].get("readOnly")
     lock_dir = os.path.dirname(config.get("probe_lock_file", default_config()["probe_lock_file"]))
     lock_mounts = [m for m in mounts.values() if m["mountPath"] == lock_dir]
@@ -551,7 +570,7 @@ def http_get(port, path):
 
 def config_copy(text, tmp_path):
     """The config with state_directory moved under tmp_path (created, as
-    StateDirectory= / the emptyDir would be)."""
+    StateDirectory= / the state-owner init container would make it)."""
     config = yaml.safe_load(text) or {}
     config["state_directory"] = str(tmp_path / "state")
     (tmp_path / "state").mkdir(mode=0o700)

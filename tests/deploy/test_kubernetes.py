@@ -1,0 +1,211 @@
+"""The Kubernetes manifests, offline (ctest label `kubernetes`): the bundle that
+deploy/kubernetes/make-bundle.py writes (base + PrometheusRule from
+grafana/rules + one ConfigMap per dashboard) rendered by `kubectl kustomize`,
+then validated strictly (unknown fields are errors, as with
+`kubectl apply --validate=strict`):
+
+* core objects with kubernetes-validate --strict (bundled OpenAPI schemas of
+  the oldest and newest Kubernetes it knows);
+* PodMonitor and PrometheusRule with crd_validate.py (schemas of the
+  prometheus-operator CRDs from cloudcoil-models-prometheus-operator).
+
+Both validators come from PyPI into the tools venv of .ci/install-deps
+($NUMAPROBE_TOOLS_DIR, default ~/.cache/numaprobe-tools). Every validator is
+shown to reject a mutated copy: a misspelt field and a wrong type each.
+"""
+import copy
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from deploy_env import require, tools_dir, unavailable
+
+ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+K8S = ROOT / "deploy" / "kubernetes"
+HERE = pathlib.Path(__file__).resolve().parent
+STATE_DIR = "/var/lib/numaprobe"
+# Oldest and newest schema sets kubernetes-validate 1.37 bundles.
+K8S_VERSIONS = ("1.25.0", "1.37.0")
+# kubectl apply (client side) stores the object in an annotation of at most 256 KiB.
+LAST_APPLIED_LIMIT = 262144
+
+
+@pytest.fixture(scope="module")
+def venv_python():
+    python = pathlib.Path(tools_dir()) / "venv" / "bin" / "python"
+    if not python.exists():
+        unavailable(f"{python} missing: .ci/install-deps creates the tools venv")
+    return str(python)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bundle")
+    r = subprocess.run([sys.executable, str(K8S / "make-bundle.py"), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def kustomize(directory):
+    kubectl = require("kubectl")
+    r = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+@pytest.fixture(scope="module")
+def rendered(bundle):
+    return kustomize(bundle)
+
+
+def find(docs, kind, name=None):
+    found = [d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name)]
+    assert found, f"no {kind} {name or ''} in {[(d['kind'], d['metadata']['name']) for d in docs]}"
+    return found
+
+
+def test_base_renders_alone():
+    kinds = sorted(d["kind"] for d in kustomize(K8S))
+    assert kinds == ["ConfigMap", "DaemonSet", "PodMonitor"]
+
+
+def test_bundle_has_rule_and_dashboards(rendered):
+    kinds = sorted((d["kind"], d["metadata"]["name"]) for d in rendered)
+    dashboards = sorted((ROOT / "grafana" / "dashboards").glob("*.json"))
+    expected = {("ConfigMap", "numaprobe-config"), ("DaemonSet", "numaprobe"), ("PodMonitor", "numaprobe"),
+                ("PrometheusRule", "numaprobe")}
+    expected |= {("ConfigMap", "numaprobe-dashboard-" + p.stem.removeprefix("numaprobe-")) for p in dashboards}
+    assert set(kinds) == expected and len(kinds) == len(expected), kinds
+    for path in dashboards:
+        cm = find(rendered, "ConfigMap", "numaprobe-dashboard-" + path.stem.removeprefix("numaprobe-"))[0]
+        assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+        assert json.loads(cm["data"][path.name]) == json.loads(path.read_text())
+        assert len(json.dumps(cm)) < LAST_APPLIED_LIMIT, f"{path.name}: too big for client-side kubectl apply"
+    # The base ConfigMap is not a dashboard.
+    assert "grafana_dashboard" not in find(rendered, "ConfigMap", "numaprobe-config")[0]["metadata"].get("labels", {})
+
+
+def test_prometheusrule_is_grafana_rules(rendered):
+    rule = find(rendered, "PrometheusRule", "numaprobe")[0]
+    groups = []
+    for path in sorted((ROOT / "grafana" / "rules").glob("*.yaml")):
+        groups += yaml.safe_load(path.read_text())["groups"]
+    assert rule["spec"]["groups"] == groups
+
+
+def test_state_volume_is_a_hostpath(rendered):
+    """The baseline outlives pod re-creation and node reboots."""
+    pod = find(rendered, "DaemonSet", "numaprobe")[0]["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m["name"] for m in pod["containers"][0]["volumeMounts"]}
+    state = volumes[mounts[STATE_DIR]]
+    assert state["hostPath"] == {"path": STATE_DIR, "type": "DirectoryOrCreate"}, state
+    config = yaml.safe_load(find(rendered, "ConfigMap", "numaprobe-config")[0]["data"]["numaprobe.yaml"])
+    assert config["state_directory"] == STATE_DIR
+
+
+# --- schema validation ------------------------------------------------------------------
+
+def kubernetes_validate(venv_python, docs, tmp_path, version):
+    path = tmp_path / f"manifests-{version}.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return subprocess.run([venv_python, "-m", "kubernetes_validate", "--strict", "-k", version, str(path)],
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def crd_schemas(venv_python, tmp_path_factory):
+    """The closed CRD schemas, generated once (importing the models is slow)."""
+    path = tmp_path_factory.mktemp("crd") / "schemas.json"
+    r = subprocess.run([venv_python, str(HERE / "crd_validate.py"), "--dump-schemas", str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return path
+
+
+def crd_validate(venv_python, docs, tmp_path, schemas):
+    path = tmp_path / "manifests-crd.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    return subprocess.run([venv_python, str(HERE / "crd_validate.py"), "--schemas", str(schemas), str(path)],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_core_objects_pass_strict_openapi_validation(venv_python, rendered, tmp_path, version):
+    r = kubernetes_validate(venv_python, rendered, tmp_path, version)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    short = ".".join(version.split(".")[:2])
+    for kind, name in (("configmap", "numaprobe-config"), ("daemonset", "numaprobe")):
+        assert f"passed for resource {kind}/{name} against version {short}" in out, out
+
+
+def test_operator_objects_pass_strict_crd_validation(venv_python, rendered, tmp_path, crd_schemas):
+    r = crd_validate(venv_python, rendered, tmp_path, crd_schemas)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "valid: PodMonitor/numaprobe" in r.stdout and "valid: PrometheusRule/numaprobe" in r.stdout
+
+
+def _at(doc, path):
+    for key in path[:-1]:
+        doc = doc[key]
+    return doc, path[-1]
+
+
+def rename(path, new):
+    def apply(doc):
+        parent, key = _at(doc, path)
+        parent[new] = parent.pop(key)
+    return apply
+
+
+def set_to(path, value):
+    def apply(doc):
+        parent, key = _at(doc, path)
+        parent[key] = value
+    return apply
+
+
+CTR = ["spec", "template", "spec", "containers", 0]
+POD = ["spec", "template", "spec"]
+# (validator, kind, mutation, text the validator must print)
+MUTATIONS = {
+    "daemonset-misspelt-field": ("openapi", "DaemonSet", rename(CTR + ["securityContext", "readOnlyRootFilesystem"],
+                                                                "readOnlyRootFilesytem"), "readOnlyRootFilesytem"),
+    "daemonset-wrong-type": ("openapi", "DaemonSet", set_to(CTR + ["startupProbe", "periodSeconds"], "5"),
+                             "periodSeconds"),
+    "daemonset-misspelt-hostpath": ("openapi", "DaemonSet", rename(POD + ["volumes", 1, "hostPath", "type"], "tpye"),
+                                    "tpye"),
+    "configmap-wrong-type": ("openapi", "ConfigMap", set_to(["data"], ["numaprobe.yaml"]), "data"),
+    "podmonitor-misspelt-field": ("crd", "PodMonitor", rename(["spec", "podMetricsEndpoints", 0, "relabelings", 0,
+                                                               "sourceLabels"], "sourceLabel"), "sourceLabel"),
+    "podmonitor-wrong-type": ("crd", "PodMonitor", set_to(["spec", "podMetricsEndpoints", 0, "scheme"], 5), "scheme"),
+    "podmonitor-bad-enum": ("crd", "PodMonitor", set_to(["spec", "podMetricsEndpoints", 0, "relabelings", 0,
+                                                         "action"], "rename"), "action"),
+    "prometheusrule-misspelt-field": ("crd", "PrometheusRule", rename(["spec", "groups", 0, "rules", 0, "alert"],
+                                                                      "alrt"), "alrt"),
+    "prometheusrule-wrong-type": ("crd", "PrometheusRule", set_to(["spec", "groups", 0, "rules"], {"alert": "x"}),
+                                  "rules"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MUTATIONS))
+def test_a_mutated_copy_fails_validation(case, venv_python, rendered, tmp_path, crd_schemas):
+    validator, kind, mutate, needle = MUTATIONS[case]
+    docs = copy.deepcopy(rendered)
+    target = [d for d in docs if d["kind"] == kind][0]
+    if case == "daemonset-misspelt-hostpath":
+        assert "hostPath" in target["spec"]["template"]["spec"]["volumes"][1], "volume 1 is no longer the state"
+    mutate(target)
+    if validator == "openapi":
+        r = kubernetes_validate(venv_python, docs, tmp_path, K8S_VERSIONS[-1])
+    else:
+        r = crd_validate(venv_python, docs, tmp_path, crd_schemas)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, f"{case}: the validator accepted the mutated copy:\n{out}"
+    assert needle in out, out
