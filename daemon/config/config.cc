@@ -226,12 +226,7 @@ ConfigResult ParseConfig(std::string_view yaml_text) {
     errors.Add("", e.mark.is_null() ? 0 : e.mark.line + 1, "invalid YAML: " + e.msg);
   }
   if (errors.empty()) return config;
-  // In file order, as an operator fixes them; errors without a line last.
-  std::vector<ConfigError> sorted = std::move(errors).Take();
-  std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigError& a, const ConfigError& b) {
-    return (a.line == 0 ? INT_MAX : a.line) < (b.line == 0 ? INT_MAX : b.line);
-  });
-  return sorted;
+  return std::move(errors).TakeInFileOrder();
 }
 
 std::variant<std::string, std::vector<ConfigError>> ReadConfigText(const std::string& path) {

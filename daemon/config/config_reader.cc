@@ -1,5 +1,7 @@
 #include "daemon/config/config_reader.h"
 
+#include <climits>
+
 #include <yaml-cpp/eventhandler.h>
 
 #include <sstream>
@@ -317,6 +319,14 @@ std::optional<YAML::Node> LoadOneDocument(std::string_view text, ConfigErrors& e
   }
   if (starts.marks.empty()) return YAML::Node();
   return YAML::Load(std::string(text));
+}
+
+std::vector<ConfigError> ConfigErrors::TakeInFileOrder() && {
+  std::vector<ConfigError> sorted = std::move(errors_);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigError& a, const ConfigError& b) {
+    return (a.line == 0 ? INT_MAX : a.line) < (b.line == 0 ? INT_MAX : b.line);
+  });
+  return sorted;
 }
 
 }  // namespace numaprobe::daemon

@@ -40,6 +40,8 @@ class ConfigErrors {
   void NoteLine(std::string key, int line) { lines_.emplace_back(std::move(key), line); }
   bool empty() const { return errors_.empty(); }
   std::vector<ConfigError> Take() && { return std::move(errors_); }
+  // In file order, as an operator fixes them; errors without a line last.
+  std::vector<ConfigError> TakeInFileOrder() &&;
 
  private:
   std::vector<ConfigError> errors_;
