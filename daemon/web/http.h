@@ -8,8 +8,8 @@
 // without valid credentials. tls_server_config is refused (web_security.h).
 //
 // Our own server rather than prometheus-cpp's Exposer: the Exposer cannot
-// serve other paths and always adds exposer_* scrape metrics (ecosystem
-// notes §3.4-3.5). civetweb stays out of this header.
+// serve other paths (/, /-/healthy, /-/ready) and always adds exposer_*
+// scrape metrics of its own. civetweb stays out of this header.
 //
 // Requests only read the ResultStore; they never trigger or wait for a probe.
 //

@@ -3,8 +3,10 @@
 // pins the exact output and promtool lints it.
 //
 // A scrape only reads: MetricsText copies the store's current shared_ptr and
-// formats it. It never starts or waits for a probe (ecosystem notes §1.3),
-// which is why every HELP says the value comes from the last scheduled probe.
+// formats it. It never starts or waits for a probe (a probe takes
+// milliseconds to seconds of CPU and must stay within the duty-cycle budget,
+// whatever the scrape rate), which is why every HELP says the value comes
+// from the last scheduled probe.
 //
 // Thread safety: BuildFamilies and ProcessMetrics::Families are reentrant;
 // MetricsText::Render may run on any number of threads at once.

@@ -25,7 +25,7 @@ import vmharness as vh
 # Symmetric, but not the kernel's default 20: a value only QEMU's SLIT can give.
 TWO = vh.VmTopology("two_symmetric", (vh.VmNode(2, 512), vh.VmNode(2, 512)), {(0, 1): 17})
 
-# As in shared/notes/numa-vm.md: node 3 has memory and no CPUs; distances differ.
+# Node 3 has memory and no CPUs (a CXL or HBM node); distances differ.
 FOUR = vh.VmTopology(
     "four_asymmetric",
     (vh.VmNode(2, 384), vh.VmNode(2, 384), vh.VmNode(2, 384), vh.VmNode(0, 384)),
