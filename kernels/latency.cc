@@ -1,6 +1,7 @@
 #include "kernels/latency.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -27,8 +28,6 @@ constexpr std::size_t kMaxDefaultBytes = std::size_t{2} << 30;
 constexpr std::size_t kSmallPageWindow = 256u << 10;
 constexpr std::size_t kMinStride = 64;
 constexpr std::size_t kMaxStride = 4096;
-
-bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 // The body of MeasureLatency, run on its own pinned thread.
 void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult& result) {
@@ -96,7 +95,7 @@ std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride,
 }
 
 Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
-  if (!IsPowerOfTwo(spec.stride) || spec.stride < kMinStride || spec.stride > kMaxStride) {
+  if (!std::has_single_bit(spec.stride) || spec.stride < kMinStride || spec.stride > kMaxStride) {
     return Failure{Outcome::kInvalidSpec, "stride " + std::to_string(spec.stride) +
                                               ": must be a power of two in [64, 4096]"};
   }

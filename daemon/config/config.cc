@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -41,8 +42,6 @@ const std::vector<std::string_view> kPageNames = {"auto", "hugetlb", "thp", "4k"
 constexpr k::PagePolicy kPages[] = {k::PagePolicy::kAuto, k::PagePolicy::kHugetlb, k::PagePolicy::kThp,
                                     k::PagePolicy::kSmall};
 
-bool IsPowerOfTwo(std::size_t n) { return n != 0 && (n & (n - 1)) == 0; }
-
 void ReadLatency(ConfigSection& probes, Config::Latency& latency) {
   ConfigSection s = probes.Section(
       "latency", {"enabled", "stride_bytes", "buffer_size", "samples", "loads_per_sample"});
@@ -51,7 +50,7 @@ void ReadLatency(ConfigSection& probes, Config::Latency& latency) {
   // TLB miss and the figure stops being the memory's latency.
   std::size_t stride = latency.stride_bytes;
   s.Integer("stride_bytes", 64, 4096, stride);
-  if (!IsPowerOfTwo(stride)) {
+  if (!std::has_single_bit(stride)) {
     s.Error("stride_bytes", std::to_string(stride) + " is not a power of two (64, 128, ... 4096)");
   } else {
     latency.stride_bytes = stride;
