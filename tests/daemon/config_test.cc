@@ -74,6 +74,8 @@ void ExpectSame(const Config& a, const Config& b) {
   SAME(bandwidth.enabled); SAME(bandwidth.ops); SAME(bandwidth.threads); SAME(bandwidth.buffer_bytes);
   SAME(bandwidth.burst_bytes); SAME(bandwidth.bursts);
   SAME(core_to_core.enabled); SAME(core_to_core.samples); SAME(core_to_core.round_trips);
+  SAME(loaded_latency.enabled); SAME(loaded_latency.traffic); SAME(loaded_latency.load_threads);
+  SAME(loaded_latency.samples); SAME(loaded_latency.loads_per_sample);
   SAME(targets.cpus); SAME(targets.mem_nodes); SAME(targets.per_cpu); SAME(targets.c2c_cpus);
   SAME(schedule.duty_cycle); SAME(schedule.interval); SAME(schedule.jitter); SAME(schedule.priority);
   SAME(memory.budget_bytes); SAME(memory.pages); SAME(baseline.rounds); SAME(state_directory);
@@ -141,6 +143,22 @@ state_directory: /srv/numaprobe
   EXPECT_EQ(c.memory.pages, k::PagePolicy::kSmall);
   EXPECT_EQ(c.baseline.rounds, 5);
   EXPECT_EQ(c.state_directory, "/srv/numaprobe");
+}
+
+TEST(ParseConfig, LoadedLatencySectionIsCheckedLikeEveryOther) {
+  const Config c = Parsed(
+      "probes:\n  loaded_latency:\n    enabled: true\n    traffic: [read2-ntwrite1]\n    load_threads: 3\n"
+      "    samples: 9\n    loads_per_sample: 20000\n");
+  EXPECT_TRUE(c.loaded_latency.enabled);
+  EXPECT_EQ(c.loaded_latency.traffic, std::vector<std::string>{"read2-ntwrite1"});
+  EXPECT_EQ(c.loaded_latency.load_threads, 3);
+  EXPECT_EQ(c.loaded_latency.samples, 9);
+  EXPECT_EQ(c.loaded_latency.loads_per_sample, 20000u);
+  EXPECT_FALSE(Config{}.loaded_latency.enabled) << "on demand unless enabled";
+  EXPECT_THAT(Errors("probes:\n  loaded_latency:\n    traffic: [write]\n    load_threads: -2\n    delay: 5\n"),
+              ElementsAre(Error("probes.loaded_latency.traffic", 3, "expected one of read, read2-ntwrite1"),
+                          Error("probes.loaded_latency.load_threads", 4, "out of range"),
+                          Error("probes.loaded_latency.delay", 5, "")));
 }
 
 TEST(ParseConfig, UnknownKeysAtEveryLevelWithSuggestions) {
