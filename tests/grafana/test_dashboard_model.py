@@ -72,6 +72,22 @@ def _variables(predicate, action):
     return apply
 
 
+# Query options of Prometheus annotations: the Prometheus data source reads
+# them from the annotation itself (and moves expr/step into `target` on load),
+# while the model types an annotation's target as a bare DataQuery.
+PROMETHEUS_ANNOTATION_KEYS = ["expr", "step", "titleFormat", "textFormat", "tagKeys", "useValueForTime"]
+
+
+def _prometheus_annotations(d):
+    hits = []
+    for a in d.get("annotations", {}).get("list", []):
+        if (a.get("datasource") or {}).get("type") != "prometheus":
+            continue
+        if [k for k in PROMETHEUS_ANNOTATION_KEYS if a.pop(k, None) is not None]:
+            hits.append(a.get("name"))
+    return hits
+
+
 # (what, why, apply(dashboard) -> list of places it changed)
 ALLOW_LIST = [
     ("__inputs, __requires, __elements",
@@ -86,6 +102,10 @@ ALLOW_LIST = [
     ("templating.list[].current = {}",
      "written for variables whose options are resolved at load time; the model wants text/value",
      _variables(lambda v: v.get("current") == {}, lambda v: v.pop("current"))),
+    ("annotations.list[] Prometheus query options (expr, step, titleFormat, textFormat, tagKeys, useValueForTime)",
+     "data-source-specific fields of a Prometheus annotation, read by Grafana's Prometheus data source; "
+     "the model has no type for them",
+     _prometheus_annotations),
     ("templating.list[].definition",
      "query variables' human-readable query, written by the variable editor; not in the model",
      _variables(lambda v: "definition" in v, lambda v: v.pop("definition"))),
