@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "daemon/cli/commands.h"
+#include "daemon/common/log.h"
 #include "daemon/common/version.h"
 
 int main(int argc, char** argv) {
   using namespace numaprobe::daemon;
+  SetUpCommandLogging();  // serve replaces it with --log.level/--log.format
   CLI::App app{"numaprobe: measures the memory latency and bandwidth cores get from local and remote "
                "NUMA nodes, and core-to-core latency",
                "numaprobe"};

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/adaptive_sampling.h"
+#include "kernels/cache_flush.h"
 #include "kernels/clock.h"
 #include "kernels/pin.h"
 #include "kernels/placement.h"
@@ -53,29 +55,30 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
   void*& cursor = buffer.cursor();
   cursor = Chase(cursor, spec.warmup_loads);
 
-  const int max_attempts = spec.max_attempts > 0 ? spec.max_attempts : 3 * spec.samples;
-  std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(spec.samples));
   SampleGuard guard;
-  for (int attempt = 0; attempt < max_attempts && std::ssize(samples) < spec.samples;
-       ++attempt) {
-    if (spec.stop != nullptr && spec.stop->load(std::memory_order_relaxed)) {
-      return finish(Outcome::kCancelled, "stop requested after " +
-                                             std::to_string(samples.size()) + " samples");
-    }
-    guard.Begin();
-    const std::int64_t t0 = MonotonicNs();
-    cursor = Chase(cursor, spec.loads_per_sample);
-    const std::int64_t t1 = MonotonicNs();
-    if (guard.Clean(result.discards)) {
-      samples.push_back(static_cast<double>(t1 - t0) / 1e9 /
-                        static_cast<double>(spec.loads_per_sample));
-    }
+  const SamplingResult sampled = SampleAdaptively(
+      {spec.samples, spec.loads_per_sample, spec.max_attempts, spec.max_wall_ns, spec.stop},
+      [&](std::uint64_t loads) -> std::optional<double> {
+        if (buffer.flushed()) buffer.Flush();
+        guard.Begin();
+        const std::int64_t t0 = MonotonicNs();
+        cursor = Chase(cursor, loads);
+        const std::int64_t t1 = MonotonicNs();
+        if (!guard.Clean(result.discards)) return std::nullopt;
+        return static_cast<double>(t1 - t0) / 1e9;
+      },
+      MonotonicNs);
+  result.attempts = sampled.attempts;
+  result.shortest_sample_loads = sampled.shortest_units;
+  const std::vector<double>& samples = sampled.per_unit;
+  if (sampled.cancelled) {
+    return finish(Outcome::kCancelled, "stop requested after " + std::to_string(samples.size()) + " samples");
   }
   if (std::ssize(samples) < spec.samples) {
     return finish(Outcome::kDisturbed,
                   "cpu " + std::to_string(spec.cpu) + ": only " + std::to_string(samples.size()) +
-                      " of " + std::to_string(spec.samples) + " samples undisturbed (" +
+                      " of " + std::to_string(spec.samples) + " samples undisturbed in " +
+                      std::to_string(result.attempts) + " attempts (" +
                       std::to_string(result.discards.context_switch) + " context switches, " +
                       std::to_string(result.discards.migration) + " migrations)");
   }
@@ -85,14 +88,20 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
 
 }  // namespace
 
-std::size_t DefaultLatencyBufferBytes(std::size_t llc_bytes, std::size_t stride, std::size_t max_bytes) {
+std::size_t DefaultLatencyBufferBytes(std::uint64_t loads_per_sample, std::size_t stride) {
+  const std::size_t wanted = static_cast<std::size_t>(2 * loads_per_sample) * std::max(stride, kMinStride);
+  const std::size_t rounded = (wanted + kHugePage - 1) / kHugePage * kHugePage;
+  return std::clamp(rounded, kMinDefaultBytes, kMaxDefaultBytes);
+}
+
+std::size_t LlcDefeatingBufferBytes(std::size_t llc_bytes, std::size_t stride) {
   // Each element touches one 64 B line, so the cold footprint is bytes * 64 / stride.
   const std::size_t lines_per_element = std::max(stride, kMinStride) / 64;
-  const std::size_t wanted = (llc_bytes * 4 * lines_per_element + kHugePage - 1) / kHugePage *
-                             kHugePage;
-  const std::size_t ceiling = std::max(kMinDefaultBytes, std::min(kMaxDefaultBytes, max_bytes / kHugePage * kHugePage));
-  return std::clamp(wanted, kMinDefaultBytes, ceiling);
+  const std::size_t wanted = (llc_bytes * 4 * lines_per_element + kHugePage - 1) / kHugePage * kHugePage;
+  return std::clamp(wanted, kMinDefaultBytes, kMaxDefaultBytes);
 }
+
+void LatencyBuffer::Flush() const { FlushLines(arena_.data(), layout_.elements(), layout_.stride); }
 
 Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
   if (!std::has_single_bit(spec.stride) || spec.stride < kMinStride || spec.stride > kMaxStride) {
@@ -102,7 +111,7 @@ Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
   ChaseLayout layout;
   layout.stride = spec.stride;
   const std::size_t requested =
-      spec.bytes != 0 ? spec.bytes : DefaultLatencyBufferBytes(spec.llc_bytes, spec.stride);
+      spec.bytes != 0 ? spec.bytes : DefaultLatencyBufferBytes(spec.loads_per_sample, spec.stride);
   layout.bytes = requested / spec.stride * spec.stride;
   if (layout.elements() < 2 || layout.elements() > std::numeric_limits<std::uint32_t>::max()) {
     return Failure{Outcome::kInvalidSpec,
@@ -120,7 +129,17 @@ Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
 
   LinkChase(arena->data(), layout, ChaseOrder(layout, spec.seed));
   void* start = arena->data();  // element 0: every element is on the single cycle
-  return LatencyBuffer(std::move(arena).value(), layout, start);
+  // Without a flush instruction (non-x86 builds) a small buffer would be
+  // measured from the cache: refuse it rather than publish cache latency.
+  const bool flushed = !spec.allow_cache_hits && layout.elements() * 64 < 4 * spec.llc_bytes;
+  if (flushed && !CanFlush()) {
+    return Failure{Outcome::kInvalidSpec, "a " + std::to_string(layout.bytes >> 20) +
+                                              " MiB latency buffer fits the LLC and this CPU cannot flush lines: use "
+                                              "a buffer of at least " +
+                                              std::to_string(LlcDefeatingBufferBytes(spec.llc_bytes, spec.stride) >> 20) +
+                                              " MiB"};
+  }
+  return LatencyBuffer(std::move(arena).value(), layout, start, flushed);
 }
 
 LatencyResult MeasureLatency(LatencyBuffer& buffer, const LatencyRunSpec& spec) {
@@ -129,6 +148,7 @@ LatencyResult MeasureLatency(LatencyBuffer& buffer, const LatencyRunSpec& spec) 
   result.loads_per_sample = spec.loads_per_sample;
   result.stride = buffer.layout().stride;
   result.window_bytes = buffer.layout().window_bytes;
+  result.flushed = buffer.flushed();
   result.buffer = buffer.info();
   if (spec.samples <= 0 || spec.loads_per_sample == 0) {
     result.outcome = Outcome::kInvalidSpec;

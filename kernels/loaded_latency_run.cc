@@ -188,6 +188,7 @@ class LoadedRun {
   Wait TakeSample(LoadedLatencyPoint& point, bool& clean, Sample& sample) {
     clean = false;
     if (const Wait w = Boundary(); w != Wait::kDone) return w;
+    if (chase_.flushed()) chase_.Flush();  // see kernels/latency.h: the chase must miss the caches
     opened_.clear();
     for (const LoadSlot& slot : slots_) opened_.push_back(slot.mark);
     guard_.Begin();

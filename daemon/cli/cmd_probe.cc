@@ -58,6 +58,7 @@ std::vector<std::string> AllTests() {
 
 BufferSettings UnlimitedBuffers(BufferSettings settings) {
   settings.budget_bytes = 0;
+  settings.keep_between_probes = true;  // one run, many probes: prepare each buffer once
   return settings;
 }
 
@@ -86,7 +87,7 @@ struct ProbeCommand {
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
     sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
         ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
-    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256MiB (0: 4x the LLC footprint)")
+    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)")
         ->transform(SizeFlag());
     sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
         ->check(CLI::Range(1, 1000));
@@ -139,11 +140,19 @@ struct ProbeCommand {
 
   int Run() {
     settings.c2c.samples = settings.latency.samples;
+    buffers.loads_per_sample = settings.latency.loads_per_sample;
     settings.ops = ops;
     auto host = PlanFromFlags(plan);
     if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
     const auto& [topology, p] = std::get<HostPlan>(host);
     auto lock = ProbeLock::Open(lock_file);
+    if (!lock.ok() && LockDirectoryMissing(lock_file)) {
+      fmt::print(stderr,
+                 "numaprobe: warning: {}: measuring without host-wide exclusion, so another numaprobe process "
+                 "could probe at the same time and disturb these figures\n",
+                 lock.failure().reason);
+      lock = ProbeLock{};
+    }
     if (!lock.ok()) {
       fmt::print(stderr, "numaprobe: {} (--lock-file \"\" runs without host-wide exclusion)\n",
                  lock.failure().reason);

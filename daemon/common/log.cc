@@ -60,4 +60,11 @@ std::string SetUpLogging(const std::string& level, const std::string& format) {
   return "";
 }
 
+void SetUpCommandLogging() {
+  auto logger = std::make_shared<spdlog::logger>("numaprobe", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern("numaprobe: %v");
+  logger->set_level(spdlog::level::info);
+  spdlog::set_default_logger(std::move(logger));
+}
+
 }  // namespace numaprobe::daemon

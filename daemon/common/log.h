@@ -9,4 +9,8 @@ namespace numaprobe::daemon {
 // Returns "" or an error naming the bad value.
 std::string SetUpLogging(const std::string& level, const std::string& format);
 
+// The one-shot commands (probe, topology, ...): messages go to stderr as
+// "numaprobe: ...", never to stdout, which carries tables and JSON.
+void SetUpCommandLogging();
+
 }  // namespace numaprobe::daemon

@@ -1,7 +1,5 @@
 #include "daemon/probing/buffer_pool.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -40,29 +38,6 @@ std::optional<Failure> BufferPool::MakeRoom(std::size_t bytes, int node) {
   return std::nullopt;
 }
 
-std::size_t BufferPool::AutomaticLatencyBytes(int node, std::size_t llc_bytes) {
-  const std::size_t wanted = kernels::DefaultLatencyBufferBytes(llc_bytes, settings_.stride);
-  if (settings_.budget_bytes == 0) return wanted;
-  // A CPU with a huge LLC (100+ MiB per socket) would want a chase buffer as
-  // large as the whole budget: then every round would evict and rebuild the
-  // node's buffers, or the probe would fail outright. Measure what fits instead,
-  // and say that some loads may now hit the LLC.
-  const std::size_t reserved = settings_.bandwidth_enabled ? settings_.bandwidth_bytes : 0;
-  const std::size_t room = settings_.budget_bytes > reserved ? settings_.budget_bytes - reserved : 0;
-  const std::size_t cap = kernels::DefaultLatencyBufferBytes(llc_bytes, settings_.stride, room);
-  if (wanted <= cap) return wanted;
-  if (warned_nodes_.insert(node).second) {
-    const std::size_t footprint = cap * 64 / std::max<std::size_t>(settings_.stride, 64);
-    spdlog::warn(
-        "node {}: the latency buffer is capped at {} MiB by memory.budget (wanted {} MiB): its {} MiB footprint is "
-        "{:.1f}x the {} MiB LLC, so some loads may hit the cache and the latency reads low; raise memory.budget by "
-        "{} MiB to measure DRAM alone",
-        node, cap >> 20, wanted >> 20, footprint >> 20, static_cast<double>(footprint) / static_cast<double>(llc_bytes),
-        llc_bytes >> 20, (wanted - cap) >> 20);
-  }
-  return cap;
-}
-
 Expected<kernels::LatencyBuffer*> BufferPool::Latency(int node, std::size_t llc_bytes) {
   if (Entry* hit = Find(Kind::kLatency, node)) return hit->latency.get();
   kernels::LatencyBufferSpec spec;
@@ -70,7 +45,8 @@ Expected<kernels::LatencyBuffer*> BufferPool::Latency(int node, std::size_t llc_
   spec.stride = settings_.stride;
   spec.llc_bytes = llc_bytes;
   spec.pages = settings_.pages;
-  spec.bytes = settings_.latency_bytes != 0 ? settings_.latency_bytes : AutomaticLatencyBytes(node, llc_bytes);
+  spec.loads_per_sample = settings_.loads_per_sample;
+  spec.bytes = settings_.latency_bytes;  // 0: the flushed default
   if (auto failure = MakeRoom(spec.bytes, node)) return *failure;
   auto buffer = kernels::LatencyBuffer::Create(spec);
   if (!buffer.ok()) return buffer.failure();
@@ -89,6 +65,10 @@ Expected<kernels::BandwidthBuffer*> BufferPool::Bandwidth(int node) {
   auto* raw = owned.get();
   entries_.push_front(Entry{Kind::kBandwidth, node, raw->info().bytes, nullptr, std::move(owned)});
   return raw;
+}
+
+void BufferPool::EndProbe() {
+  if (!settings_.keep_between_probes) entries_.clear();
 }
 
 void BufferPool::Drop(Kind kind, int node) {

@@ -1,10 +1,15 @@
-// Prepared probe buffers, one per (kind, memory node), kept between probes.
+// Prepared probe buffers, one per (kind, memory node).
 //
-// Preparing a buffer (allocate, bind, fault in by writing, verify placement,
-// link the chase) costs far more CPU than measuring it, so the daemon keeps
-// them, within a byte budget: a buffer that does not fit evicts the least
-// recently used ones. A buffer whose pages were found on the wrong node is
-// dropped (Drop) so the next probe builds a fresh one.
+// The daemon frees them after every probe (EndProbe): resident memory between
+// probes is then the process alone (tens of MiB), like any exporter, instead
+// of every node's buffers (hundreds of MiB on every host of a fleet). The
+// price is preparing a buffer (allocate, bind, fault in, verify placement,
+// link the chase) for each probe, which the duty-cycle budget charges like
+// the measurement; the latency buffer is small for that reason (flushed, not
+// sized past the LLC: kernels/latency.h). `numaprobe probe`, a one-off, keeps
+// them for the whole run (keep_between_probes). Within a probe the buffers
+// stay inside a byte budget. A buffer whose pages were found on the wrong
+// node is dropped (Drop) so the next probe builds a fresh one.
 //
 // Thread safety: not thread-safe; owned by the one thread that runs probes.
 #pragma once
@@ -12,7 +17,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
-#include <set>
 #include <memory>
 #include <optional>
 
@@ -23,14 +27,13 @@
 namespace numaprobe::daemon {
 
 struct BufferSettings {
-  std::size_t latency_bytes = 0;  // 0: sized from the measuring CPU's LLC
+  std::size_t latency_bytes = 0;  // 0: kernels::DefaultLatencyBufferBytes(loads_per_sample, stride)
+  std::uint64_t loads_per_sample = 40'000;
   std::size_t stride = 128;
   std::size_t bandwidth_bytes = 256u << 20;
   kernels::PagePolicy pages = kernels::PagePolicy::kAuto;
   std::size_t budget_bytes = 0;  // 0: unlimited
-  // Bandwidth buffers are part of the plan: an automatically sized latency
-  // buffer leaves room in the budget for its node's bandwidth buffer.
-  bool bandwidth_enabled = true;
+  bool keep_between_probes = false;
   bool operator==(const BufferSettings&) const = default;
 };
 
@@ -44,6 +47,8 @@ class BufferPool {
 
   enum class Kind { kLatency, kBandwidth };
   void Drop(Kind kind, int node);
+  // Called after every probe: frees every buffer unless keep_between_probes.
+  void EndProbe();
   std::size_t bytes_in_use() const;
   const BufferSettings& settings() const { return settings_; }
 
@@ -58,13 +63,8 @@ class BufferPool {
   Entry* Find(Kind kind, int node);  // moves a hit to the front (most recent)
   // Evicts least recently used entries until `bytes` more fit in the budget.
   std::optional<kernels::Failure> MakeRoom(std::size_t bytes, int node);
-  // The LLC-derived latency buffer size, capped to what the budget leaves
-  // (logged once per node when the cap bites).
-  std::size_t AutomaticLatencyBytes(int node, std::size_t llc_bytes);
-
   BufferSettings settings_;
   std::list<Entry> entries_;  // most recently used first
-  std::set<int> warned_nodes_;
 };
 
 }  // namespace numaprobe::daemon

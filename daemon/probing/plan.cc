@@ -101,10 +101,12 @@ std::vector<int> MeasuringCpus(const PlanOptions& options, const k::Topology& to
   return representatives;
 }
 
-void AddMemoryPairs(const std::vector<int>& cpus, const std::vector<int>& mem_nodes, const k::Topology& topology,
-                    Plan& plan) {
+void AddMemoryPairs(const std::vector<int>& cpus, const std::vector<int>& mem_nodes, bool any_cpu_of_node,
+                    const k::Topology& topology, Plan& plan) {
   for (int cpu : cpus) {
-    for (int mem_node : mem_nodes) plan.memory_pairs.push_back({cpu, topology.FindCpu(cpu)->node, mem_node});
+    for (int mem_node : mem_nodes) {
+      plan.memory_pairs.push_back({cpu, topology.FindCpu(cpu)->node, mem_node, any_cpu_of_node});
+    }
   }
   std::sort(plan.memory_pairs.begin(), plan.memory_pairs.end(), [](const MemoryPair& a, const MemoryPair& b) {
     return std::tie(a.cpu_node, a.mem_node, a.cpu) < std::tie(b.cpu_node, b.mem_node, b.cpu);
@@ -221,7 +223,7 @@ kernels::Expected<Plan> BuildPlan(const PlanOptions& options, const kernels::Top
       if (node.has_memory()) mem_nodes.push_back(node.id);
     }
   }
-  AddMemoryPairs(cpus, mem_nodes, topology, plan);
+  AddMemoryPairs(cpus, mem_nodes, options.cpus.empty() && !options.per_cpu, topology, plan);
   AddNotes(options, mem_nodes, topology, plan);
   if (mem_nodes.empty()) plan.notes.push_back("no allowed node with memory: no memory pairs");
 

@@ -17,6 +17,10 @@ struct MemoryPair {
   int cpu = -1;
   int cpu_node = -1;
   int mem_node = -1;
+  // The plan picked `cpu` to stand for its node (no --cpus, no --per-cpu):
+  // a probe may measure from any idle allowed CPU of cpu_node instead
+  // (CpuChooser). False when the operator named the CPU.
+  bool any_cpu_of_node = false;
   bool operator==(const MemoryPair&) const = default;
 };
 

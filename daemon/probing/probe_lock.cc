@@ -38,6 +38,13 @@ int OpenOrCreate(const std::string& path) {
 
 }  // namespace
 
+bool LockDirectoryMissing(const std::string& path) {
+  const std::string::size_type slash = path.rfind('/');
+  const std::string directory = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st {};
+  return stat(directory.c_str(), &st) != 0 && errno == ENOENT;
+}
+
 kernels::Expected<ProbeLock> ProbeLock::Open(const std::string& path) {
   ProbeLock lock;
   if (path.empty()) return lock;

@@ -55,6 +55,14 @@ class ProbeLock {
   std::int64_t waited_ns_ = 0;
 };
 
+// True when the directory that would hold `path` does not exist (an
+// initramfs or a slim container without /run/lock). Then no process can hold
+// the lock at that path either, so `numaprobe probe` measures without it and
+// warns; `serve` refuses to start instead, because a daemon publishes figures
+// for months and must not lose exclusion silently: an operator who wants it
+// without a lock says so with probe_lock_file: "".
+bool LockDirectoryMissing(const std::string& path);
+
 // Holds a ProbeLock for one scope (one probe).
 class ProbeLockHold {
  public:

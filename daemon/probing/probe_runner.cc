@@ -1,6 +1,8 @@
 #include "daemon/probing/probe_runner.h"
 
-#include <algorithm>
+#include <spdlog/spdlog.h>
+
+#include <utility>
 
 namespace numaprobe::daemon {
 
@@ -8,21 +10,18 @@ bool IsPlacementOutcome(kernels::Outcome outcome) {
   return outcome == kernels::Outcome::kPlacementMismatch || outcome == kernels::Outcome::kPlacementUnverified;
 }
 
-std::vector<int> ProbeRunner::NodeCpus(const MemoryPair& pair, int count) const {
-  std::vector<int> cpus{pair.cpu};
-  const kernels::NodeInfo* node = topology_.FindNode(pair.cpu_node);
-  if (node == nullptr || count <= 1) return cpus;
-  std::vector<int> candidates(node->cpus.rbegin(), node->cpus.rend());
-  std::stable_partition(candidates.begin(), candidates.end(), [&](int cpu) {
-    return std::none_of(cpus.begin(), cpus.end(), [&](int taken) {
-      return topology_.Relation(cpu, taken) == kernels::CpuRelation::kSmt;
-    });
-  });
-  for (int cpu : candidates) {
-    if (static_cast<int>(cpus.size()) >= count) break;
-    if (cpu != pair.cpu) cpus.push_back(cpu);
+std::vector<int> ProbeRunner::ChooseCpus(const MemoryPair& pair, int count) {
+  CpuChoice choice = chooser_.Choose(pair, count);
+  const int cpu = choice.cpus.front();
+  if (!choice.why.empty()) {
+    const auto [last, first_time] = last_cpu_of_node_.try_emplace(pair.cpu_node, cpu);
+    const bool changed = first_time || std::exchange(last->second, cpu) != cpu;
+    spdlog::log(changed ? spdlog::level::info : spdlog::level::debug,
+                "node {}: probing from cpu {} instead of cpu {} ({})", pair.cpu_node, cpu, pair.cpu, choice.why);
+  } else if (auto last = last_cpu_of_node_.find(pair.cpu_node); last != last_cpu_of_node_.end()) {
+    if (std::exchange(last->second, cpu) != cpu) spdlog::info("node {}: probing from cpu {} again", pair.cpu_node, cpu);
   }
-  return cpus;
+  return std::move(choice.cpus);
 }
 
 }  // namespace numaprobe::daemon

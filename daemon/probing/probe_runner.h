@@ -10,11 +10,13 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "daemon/probing/buffer_pool.h"
+#include "daemon/probing/cpu_chooser.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
 #include "daemon/probing/probe_lock.h"
@@ -27,8 +29,9 @@ class ProbeRunner {
  public:
   // `on_lock_busy` runs when a probe finds another process holding `lock`.
   ProbeRunner(const kernels::Topology& topology, BufferPool& pool, ProbeSettings settings, ProbeLock& lock,
-              std::function<void()> on_lock_busy = {})
+              std::function<void()> on_lock_busy = {}, CpuChooserSources cpu_sources = {})
       : topology_(topology),
+        chooser_(topology, std::move(cpu_sources)),
         pool_(pool),
         settings_(std::move(settings)),
         lock_(lock),
@@ -37,7 +40,9 @@ class ProbeRunner {
   // Runs one target of `kind`; kCancelled if `stop` is raised, also while
   // waiting for the lock.
   RecordPtr Run(const ProbeKind& kind, const ProbeTarget& target, const std::atomic<bool>* stop) {
-    return kind.Run(*this, target, stop);
+    RecordPtr record = kind.Run(*this, target, stop);
+    pool_.EndProbe();  // the daemon holds no probe memory between probes
+    return record;
   }
 
   const kernels::Topology& topology() const { return topology_; }
@@ -56,13 +61,15 @@ class ProbeRunner {
     return true;
   }
 
-  // `count` CPUs of the pair's node for one measurement: the pair's CPU
-  // first, then other allowed CPUs of the node, distinct cores before SMT
-  // siblings (a sibling shares the core's load ports and fill buffers).
-  std::vector<int> NodeCpus(const MemoryPair& pair, int count) const;
+  // `count` CPUs of the pair's node for one measurement, the measuring CPU
+  // first (CpuChooser: an idle one when the plan picked the pair's CPU). A
+  // move off the planned CPU is logged: at info when it changes, else debug.
+  std::vector<int> ChooseCpus(const MemoryPair& pair, int count);
 
  private:
   const kernels::Topology& topology_;
+  CpuChooser chooser_;
+  std::map<int, int> last_cpu_of_node_;  // for logging changes only
   BufferPool& pool_;
   ProbeSettings settings_;
   ProbeLock& lock_;

@@ -23,11 +23,10 @@ BufferSettings BufferSettingsFrom(const Config& config) {
   BufferSettings settings;
   settings.latency_bytes = config.latency.buffer_bytes;
   settings.stride = config.latency.stride_bytes;
+  settings.loads_per_sample = config.latency.loads_per_sample;
   settings.bandwidth_bytes = config.bandwidth.buffer_bytes;
   settings.pages = config.memory.pages;
   settings.budget_bytes = config.memory.budget_bytes;
-  // Loaded latency streams through the node's bandwidth buffer too.
-  settings.bandwidth_enabled = config.bandwidth.enabled || config.loaded_latency.enabled;
   return settings;
 }
 

@@ -7,48 +7,50 @@ namespace {
 
 constexpr std::size_t kMiB = 1u << 20;
 
-BufferSettings Small(bool bandwidth_enabled) {
+BufferSettings Small(bool keep_between_probes) {
   BufferSettings settings;
-  settings.latency_bytes = 0;  // automatic, from the LLC
+  settings.latency_bytes = 0;  // the flushed default: 16 MiB for 40'000 loads
   settings.bandwidth_bytes = 32 * kMiB;
   settings.pages = kernels::PagePolicy::kSmall;
   settings.budget_bytes = 64 * kMiB;
-  settings.bandwidth_enabled = bandwidth_enabled;
+  settings.keep_between_probes = keep_between_probes;
   return settings;
 }
 
-// A 32 MiB LLC wants a 256 MiB chase buffer at the default stride: far over a
-// 64 MiB budget. The buffer is capped so that the node's bandwidth buffer
-// still fits beside it, instead of failing or evicting every round.
-TEST(BufferPool, AutomaticLatencyBufferLeavesRoomForTheBandwidthBuffer) {
-  BufferPool pool(Small(/*bandwidth_enabled=*/true));
+// The default latency buffer no longer grows with the LLC: a 32 MiB LLC
+// would have wanted 256 MiB; the flushed buffer is 16 MiB on any machine.
+TEST(BufferPool, DefaultLatencyBufferIsSmallAndFlushedWhateverTheLlc) {
+  BufferPool pool(Small(false));
   auto latency = pool.Latency(0, 32 * kMiB);
   ASSERT_TRUE(latency.ok()) << latency.failure().reason;
-  EXPECT_EQ(latency.value()->info().bytes, 32 * kMiB);
+  EXPECT_EQ(latency.value()->info().bytes, 16 * kMiB);
+  EXPECT_TRUE(latency.value()->flushed());
+}
+
+// The daemon: nothing stays allocated after a probe.
+TEST(BufferPool, EndProbeFreesEveryBufferUnlessKept) {
+  BufferPool pool(Small(/*keep_between_probes=*/false));
+  ASSERT_TRUE(pool.Latency(0, 8 * kMiB).ok());
+  ASSERT_TRUE(pool.Bandwidth(0).ok());
+  EXPECT_EQ(pool.bytes_in_use(), 48 * kMiB);
+  pool.EndProbe();
+  EXPECT_EQ(pool.bytes_in_use(), 0u);
+}
+
+// `numaprobe probe`: buffers are prepared once for the whole run.
+TEST(BufferPool, KeptBuffersAreReusedAcrossProbes) {
+  BufferPool pool(Small(/*keep_between_probes=*/true));
+  auto latency = pool.Latency(0, 8 * kMiB);
   auto bandwidth = pool.Bandwidth(0);
-  ASSERT_TRUE(bandwidth.ok()) << bandwidth.failure().reason;
-  EXPECT_EQ(pool.bytes_in_use(), 64 * kMiB);
-  // Both stay prepared: asking again returns the same buffers, nothing rebuilt.
-  EXPECT_EQ(pool.Latency(0, 32 * kMiB).value(), latency.value());
+  ASSERT_TRUE(latency.ok() && bandwidth.ok());
+  pool.EndProbe();
+  EXPECT_EQ(pool.bytes_in_use(), 48 * kMiB);
+  EXPECT_EQ(pool.Latency(0, 8 * kMiB).value(), latency.value());
   EXPECT_EQ(pool.Bandwidth(0).value(), bandwidth.value());
 }
 
-TEST(BufferPool, WithoutBandwidthTheLatencyBufferMayUseTheWholeBudget) {
-  BufferPool pool(Small(/*bandwidth_enabled=*/false));
-  auto latency = pool.Latency(0, 32 * kMiB);
-  ASSERT_TRUE(latency.ok()) << latency.failure().reason;
-  EXPECT_EQ(latency.value()->info().bytes, 64 * kMiB);
-}
-
-TEST(BufferPool, SmallLlcIsNotCapped) {
-  BufferPool pool(Small(/*bandwidth_enabled=*/true));
-  auto latency = pool.Latency(0, 2 * kMiB);  // wants the 16 MiB minimum
-  ASSERT_TRUE(latency.ok()) << latency.failure().reason;
-  EXPECT_EQ(latency.value()->info().bytes, 16 * kMiB);
-}
-
 TEST(BufferPool, ExplicitSizeOverTheBudgetFailsNamingIt) {
-  BufferSettings settings = Small(true);
+  BufferSettings settings = Small(false);
   settings.latency_bytes = 128 * kMiB;
   BufferPool pool(settings);
   auto latency = pool.Latency(0, 32 * kMiB);

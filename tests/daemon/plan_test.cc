@@ -74,17 +74,18 @@ TEST(PlanTest, DefaultPlanMeasuresEveryNodeFromEachCpuNode) {
   const Topology topology = Load("2s_nps2_cxl.xml");
   const Plan plan = Build({}, topology);
   ASSERT_EQ(plan.memory_pairs.size(), 20u);  // 4 CPU nodes x 5 memory nodes
-  EXPECT_EQ(plan.memory_pairs.front(), (MemoryPair{7, 0, 0}));
-  EXPECT_EQ(plan.memory_pairs.back(), (MemoryPair{31, 3, 4}));
+  EXPECT_EQ(plan.memory_pairs.front(), (MemoryPair{7, 0, 0, true}));
+  EXPECT_EQ(plan.memory_pairs.back(), (MemoryPair{31, 3, 4, true}));
   EXPECT_TRUE(std::is_sorted(plan.memory_pairs.begin(), plan.memory_pairs.end(), [](const auto& a, const auto& b) {
     return std::tie(a.cpu_node, a.mem_node, a.cpu) < std::tie(b.cpu_node, b.mem_node, b.cpu);
   }));
   for (int cpu_node = 0; cpu_node < 4; ++cpu_node) {
-    EXPECT_THAT(plan.memory_pairs, Contains(MemoryPair{8 * cpu_node + 7, cpu_node, 4}));
+    EXPECT_THAT(plan.memory_pairs, Contains(MemoryPair{8 * cpu_node + 7, cpu_node, 4, true}));
   }
   for (const MemoryPair& pair : plan.memory_pairs) {
     EXPECT_NE(pair.cpu_node, 4);
     EXPECT_EQ(pair.cpu, RepresentativeCpu(*topology.FindNode(pair.cpu_node)));
+    EXPECT_TRUE(pair.any_cpu_of_node) << "the plan picked the CPU: a probe may use an idler one of the node";
   }
   EXPECT_THAT(plan.notes, Contains("node 4: no CPUs (memory only): measured from the other nodes' CPUs"));
 }
@@ -122,7 +123,7 @@ TEST(PlanTest, RestrictionKeepsThePlanInsideTheAllowedSets) {
   restriction.mem_nodes = std::set<int>{0};
   const Topology topology = Load("2s_nps2_cxl.xml", restriction);
   const Plan plan = Build({}, topology);
-  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{7, 0, 0}));
+  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{7, 0, 0, true}));
   EXPECT_THAT(plan.c2c_pairs, ElementsAre(C2cPair{6, 7, 0, CpuRelation::kSmt}, C2cPair{5, 7, 0, CpuRelation::kSameLlc},
                                           C2cPair{3, 7, 0, CpuRelation::kSameNode}));
   EXPECT_THAT(plan.notes, Contains("cpus 8-31 not allowed (affinity/cpuset) or offline"));
@@ -141,7 +142,10 @@ TEST(PlanTest, PerCpuAndExplicitLists) {
   const Topology topology = Load("2s_nps2_cxl.xml");
   PlanOptions per_cpu;
   per_cpu.per_cpu = true;
-  EXPECT_EQ(Build(per_cpu, topology).memory_pairs.size(), 32u * 5u);
+  const Plan every_cpu = Build(per_cpu, topology);
+  EXPECT_EQ(every_cpu.memory_pairs.size(), 32u * 5u);
+  // Named CPUs are measured from as named, never moved to an idler one.
+  for (const MemoryPair& pair : every_cpu.memory_pairs) EXPECT_FALSE(pair.any_cpu_of_node);
 
   PlanOptions lists = WithCpus({17, 3, 3});
   lists.mem_nodes = {4, 0};
@@ -173,7 +177,7 @@ TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
 
   const Plan plan = Build({}, topology);
   // CPU 4 sits on node 2, whose memory we may not use, but still measures node 0.
-  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{1, 0, 0}, MemoryPair{3, 1, 0}, MemoryPair{4, 2, 0}));
+  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{1, 0, 0, true}, MemoryPair{3, 1, 0, true}, MemoryPair{4, 2, 0, true}));
   EXPECT_THAT(plan.notes, Contains("node 1: no memory: not a memory target"));
   EXPECT_THAT(plan.notes, Contains("cpus 5-6 not allowed (affinity/cpuset) or offline"));
   EXPECT_THAT(plan.notes, Contains("node 2 not allowed (cpuset.mems)"));

@@ -3,6 +3,7 @@ around each probe, so a daemon, a second daemon and a person's `numaprobe probe`
 never measure at the same time. The test holds the lock itself, as another
 numaprobe process would, and checks that nothing is probed until it lets go."""
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -118,6 +119,22 @@ def test_unusable_lock_files_are_named(run, tmp_path):
     relative.write_text("probe_lock_file: run/numaprobe.lock\n")
     r = run("check-config", str(relative))
     assert r.returncode == 1 and "line 1: probe_lock_file" in r.stderr, r.stderr
+
+
+def test_cli_probe_without_the_lock_directory_measures_and_warns(run, tmp_path):
+    """An initramfs or a slim container has no /run/lock: nobody can hold a
+    lock there either, so the CLI measures and says it ran unexcluded; serve
+    refuses (test_unusable_lock_files_are_named) because a daemon must not lose
+    exclusion silently."""
+    missing = str(tmp_path / "no-run-lock" / "numaprobe.lock")
+    r = run("probe", "--tests", "latency", "--samples", "3", "--format", "json", "--lock-file", missing)
+    assert "without host-wide exclusion" in r.stderr and missing in r.stderr, r.stderr
+    rec = json.loads(r.stdout)["latency"][0]
+    if r.returncode != 0:
+        assert rec["outcome"] == "disturbed" and rec["discards"]["context_switch"] > 0, rec
+    else:
+        assert rec["outcome"] == "ok" and rec["median_seconds"] > 0, rec
+    assert not os.path.exists(missing), "the CLI must not create the missing directory"
 
 
 def test_a_reload_with_an_unusable_lock_file_keeps_the_running_config(numaprobe_bin, tmp_path):

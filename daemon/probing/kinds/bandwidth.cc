@@ -49,9 +49,10 @@ class BandwidthKind final : public ProbeKind {
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::BandwidthResult result;
     result.op = OpOf(t);
-    result.cpus = runner.NodeCpus(t.pair, runner.settings().bandwidth_threads);
     result.buffer.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
+    // After the lock: the CPUs idle now, not before a wait.
+    result.cpus = runner.ChooseCpus(t.pair, runner.settings().bandwidth_threads);
     if (!runner.Cancelled(hold, result)) {
       auto buffer = runner.pool().Bandwidth(t.pair.mem_node);
       if (!buffer.ok()) {
@@ -148,7 +149,8 @@ class BandwidthKind final : public ProbeKind {
     const auto& r = ResultOf<k::BandwidthResult>(record);
     const MemoryPair& p = record.target().pair;
     nlohmann::json j = CommonToJson(record);
-    j.update({{"cpu", p.cpu},
+    j.update({{"cpu", r.cpus.empty() ? p.cpu : r.cpus.front()},  // the CPU that measured
+              {"planned_cpu", p.cpu},
               {"cpus", r.cpus},
               {"threads", r.cpus.size()},
               {"cpu_node", p.cpu_node},

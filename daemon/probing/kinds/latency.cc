@@ -45,9 +45,9 @@ class LatencyKind final : public ProbeKind {
 
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::LatencyResult result;
-    result.cpu = t.pair.cpu;
     result.buffer.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
+    result.cpu = runner.ChooseCpus(t.pair, 1).front();  // after the lock: idle now, not before the wait
     if (!runner.Cancelled(hold, result)) {
       auto buffer = runner.pool().Latency(t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
       if (!buffer.ok()) {
@@ -55,7 +55,7 @@ class LatencyKind final : public ProbeKind {
         result.reason = buffer.failure().reason;
       } else {
         k::LatencyRunSpec spec = runner.settings().latency;
-        spec.cpu = t.pair.cpu;
+        spec.cpu = result.cpu;
         spec.stop = stop;
         result = k::MeasureLatency(*buffer.value(), spec);
         ScaleForTest(result.seconds_per_load, runner.settings().test_latency_scale);
@@ -150,10 +150,15 @@ class LatencyKind final : public ProbeKind {
     const auto& r = ResultOf<k::LatencyResult>(record);
     const MemoryPair& p = record.target().pair;
     nlohmann::json j = CommonToJson(record);
-    j.update({{"cpu", p.cpu},
+    j.update({{"cpu", r.cpu},  // the CPU that measured: any of cpu_node unless the operator named one
+              {"planned_cpu", p.cpu},
               {"cpu_node", p.cpu_node},
               {"mem_node", p.mem_node},
               {"loads_per_sample", r.loads_per_sample},
+              // Samples tried, and the shortest after preemptions (kernels/adaptive_sampling.h).
+              {"attempts", r.attempts},
+              {"shortest_sample_loads", r.shortest_sample_loads},
+              {"flushed", r.flushed},
               {"stride_bytes", r.stride},
               {"window_bytes", r.window_bytes},
               {"buffer", BufferToJson(r.buffer)}});

@@ -71,15 +71,16 @@ class LoadedLatencyKind final : public ProbeKind {
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     const ProbeSettings& settings = runner.settings();
     k::LoadedLatencySpec spec = settings.loaded_latency;
-    spec.chase_cpu = t.pair.cpu;
     spec.mem_node = t.pair.mem_node;
     spec.traffic = TrafficOf(t);
     spec.stop = stop;
     spec.delays_ns.assign(settings.loaded_delays_ns.begin(), settings.loaded_delays_ns.end());
-    // The load CPUs: the node's other allowed CPUs, distinct cores first.
+    // The chase CPU, then the load CPUs: the node's other allowed CPUs,
+    // distinct cores first.
     const int wanted = settings.loaded_load_threads > 0 ? settings.loaded_load_threads + 1 : 1 << 20;
-    spec.load_cpus = runner.NodeCpus(t.pair, wanted);
-    spec.load_cpus.erase(spec.load_cpus.begin());  // the chase CPU
+    spec.load_cpus = runner.ChooseCpus(t.pair, wanted);
+    spec.chase_cpu = spec.load_cpus.front();
+    spec.load_cpus.erase(spec.load_cpus.begin());
 
     k::LoadedLatencyResult result;
     result.chase_cpu = spec.chase_cpu;
@@ -90,7 +91,7 @@ class LoadedLatencyKind final : public ProbeKind {
       // A node with one allowed CPU has nobody to generate the load.
       result.outcome = k::Outcome::kInvalidSpec;
       result.reason = fmt::format("node {} has no allowed CPU besides cpu {} to generate load from",
-                                  t.pair.cpu_node, t.pair.cpu);
+                                  t.pair.cpu_node, spec.chase_cpu);
       return std::make_shared<Record>(*this, t, std::move(result));
     }
     const ProbeLockHold hold = runner.Acquire(stop);

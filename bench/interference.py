@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""What the daemon's probes cost a workload running beside them (issue 10).
+
+Two co-runners (bench/corunner.cc), each pinned to one CPU for --seconds:
+  stream - a copy loop over 2 x 128 MiB: bandwidth-bound; reports GB/s;
+  chase  - a dependent pointer chase over 256 MiB: latency-sensitive; reports
+           the mean latency of every 10 ms window, and their p50 and p99.
+Each runs with the daemon off, at the default budget (config/numaprobe.yaml)
+and at 10x the default duty cycle; the configurations are interleaved and
+repeated (--reps) so slow drift of a shared machine hits them alike. The daemon
+is started a few seconds before the co-runner and runs its default probes.
+
+Usage: bench/interference.py BUILD_DIR [--cpu 0] [--seconds 30] [--reps 3]
+Prints a Markdown table for docs/performance.md. Not a test: figures depend on
+the machine; the goal (throughput >= 99.5% of daemon-off, p99 within noise) is
+reported, not asserted.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def config_with(tmp, duty_cycle):
+    with open(os.path.join(SRC, "config", "numaprobe.yaml")) as f:
+        text = f.read()
+    text = re.sub(r"(?m)^state_directory:.*$", f"state_directory: {tmp}/state", text)
+    text = re.sub(r"(?m)^(\s*duty_cycle:)\s*\S+", rf"\g<1> {duty_cycle}", text)
+    path = os.path.join(tmp, f"numaprobe-{duty_cycle}.yaml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def default_duty_cycle():
+    with open(os.path.join(SRC, "config", "numaprobe.yaml")) as f:
+        return float(re.search(r"(?m)^\s*duty_cycle:\s*([0-9.]+)", f.read()).group(1))
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_once(build, mode, cpu, seconds, config):
+    daemon = None
+    if config:
+        daemon = subprocess.Popen([os.path.join(build, "numaprobe"), "serve", "--config.file", config,
+                                   "--web.listen-address", "127.0.0.1:0"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(3)
+    try:
+        c0 = cpu_seconds(daemon.pid) if daemon else 0
+        out = subprocess.run([os.path.join(build, "bench", "corunner"), "--mode", mode, "--cpu", str(cpu),
+                              "--seconds", str(seconds)], capture_output=True, text=True, check=True).stdout
+        used = cpu_seconds(daemon.pid) - c0 if daemon else 0
+    finally:
+        if daemon:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=30)
+    result = json.loads(out)
+    result["daemon_cpu_seconds"] = used
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--cpu", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="numaprobe-interference-")
+    duty = default_duty_cycle()
+    configs = [("off", None), (f"default ({duty * 100:g}%)", config_with(tmp, duty)),
+               (f"10x ({duty * 1000:g}%)", config_with(tmp, duty * 10))]
+    results = {(mode, name): [] for mode in ("stream", "chase") for name, _ in configs}
+    for rep in range(args.reps):
+        for mode in ("stream", "chase"):
+            for name, config in configs:
+                r = run_once(args.build, mode, args.cpu, args.seconds, config)
+                results[(mode, name)].append(r)
+                print(f"rep {rep} {mode:6} {name:16} {json.dumps(r)}", file=sys.stderr, flush=True)
+
+    print(f"Co-runner pinned to cpu {args.cpu}, {args.seconds:g} s per run, {args.reps} interleaved repetitions "
+          f"(median of runs shown).\n")
+    print("| co-runner | daemon | figure | vs daemon off | daemon CPU in the run |")
+    print("|---|---|---|---|---|")
+    off_bw = statistics.median(r["bytes_per_second"] for r in results[("stream", "off")])
+    off_p99 = statistics.median(r["p99_ns"] for r in results[("chase", "off")])
+    off_p50 = statistics.median(r["p50_ns"] for r in results[("chase", "off")])
+    for name, _ in configs:
+        runs = results[("stream", name)]
+        bw = statistics.median(r["bytes_per_second"] for r in runs)
+        cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
+        spread = (max(r["bytes_per_second"] for r in runs) - min(r["bytes_per_second"] for r in runs)) / bw
+        print(f"| stream copy | {name} | {bw / 1e9:.3f} GB/s (run spread {spread * 100:.1f}%) | "
+              f"{bw / off_bw * 100:.2f}% | {cpu:.2f} s |")
+    for name, _ in configs:
+        runs = results[("chase", name)]
+        p50 = statistics.median(r["p50_ns"] for r in runs)
+        p99 = statistics.median(r["p99_ns"] for r in runs)
+        cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
+        p99s = [r["p99_ns"] for r in results[("chase", "off")]]
+        print(f"| chase (10 ms windows) | {name} | p50 {p50:.1f} ns, p99 {p99:.1f} ns | p50 {p50 / off_p50 * 100:.1f}%, "
+              f"p99 {p99 / off_p99 * 100:.1f}% (daemon-off p99 range {min(p99s):.1f}-{max(p99s):.1f} ns) | "
+              f"{cpu:.2f} s |")
+
+
+if __name__ == "__main__":
+    main()
