@@ -337,16 +337,12 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   auto impl = std::make_unique<Impl>(options, store);
   std::vector<std::string> messages;
   const WebConfig::Tls no_tls;
+  CivetTlsScope tls(options.web.tls ? *options.web.tls : no_tls);  // what init_ssl applies
   try {
     StartupCapture capture(messages);
-    CivetTlsScope tls(options.web.tls ? *options.web.tls : no_tls);
-    try {
-      impl->civet = std::make_unique<Civet>(civet_options, &callbacks);
-    } catch (const CivetException&) {
-      if (!tls.error().empty()) return Failure{Outcome::kInvalidSpec, tls.error()};
-      throw;
-    }
+    impl->civet = std::make_unique<Civet>(civet_options, &callbacks);
   } catch (const CivetException& e) {
+    if (!tls.error().empty()) return Failure{Outcome::kInvalidSpec, tls.error()};
     return Failure{Outcome::kInvalidSpec, StartFailure(options.listen_addresses, specs, messages, e.what())};
   }
   impl->civet->RouteAll(&Impl::Handle, impl.get());
