@@ -80,10 +80,6 @@ std::string Configure(SSL_CTX* ctx, const WebConfig::Tls& tls) {
     if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
       return Rejected("client_ca_file", tls.client_ca_file, "no PEM certificate");
     }
-    // Named in the CertificateRequest, so clients pick a matching certificate.
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
-    if (names == nullptr) return Rejected("client_ca_file", tls.client_ca_file, "no PEM certificate");
-    SSL_CTX_set_client_CA_list(ctx, names);
   }
   // Go's tls.ClientAuthType, value by value.
   using Auth = WebConfig::ClientAuth;
