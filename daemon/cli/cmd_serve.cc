@@ -13,7 +13,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/web_config.h"
 #include "daemon/web/http.h"
-#include "daemon/web/web_security.h"
+#include "daemon/web/tls_options.h"
 #include "daemon/common/log.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/serve/result_store.h"
@@ -54,8 +54,12 @@ std::optional<WebConfig> LoadWebChecked(const std::string& path) {
   }
   WebConfig web = std::get<WebConfig>(std::move(result));
   if (web.tls) {
-    if (const std::string error = CheckTls(*web.tls); !error.empty()) {
-      spdlog::error("{}: tls_server_config: {}", path, error);
+    // The certificate files are read here, so a bad one fails the start or
+    // the reload before the running server is touched.
+    std::string error = LoadCivetwebOpenSsl();
+    if (error.empty()) error = CheckTls(*web.tls);
+    if (!error.empty()) {
+      spdlog::error("{}: {}", path, error);
       return std::nullopt;
     }
   }
@@ -79,7 +83,7 @@ struct ServeCommand {
     sub.add_option("--web.listen-address", http.listen_addresses, "Address to listen on, repeatable (default :10062)")
         ->take_all();
     sub.add_option("--web.config.file", web_config_file,
-                   "Web configuration file (exporter-toolkit format: basic auth, headers); re-read on SIGHUP");
+                   "Web configuration file (exporter-toolkit format: TLS, basic auth, headers); re-read on SIGHUP");
     sub.add_option("--web.telemetry-path", http.telemetry_path, "Path under which to expose metrics")
         ->check([](const std::string& p) { return p.size() > 1 && p[0] == '/' ? "" : "must start with / and not be /"; });
     sub.add_option("--log.level", log_level, "Log level")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -192,7 +196,10 @@ struct ServeCommand {
       spdlog::error("web config reload failed: keeping the running web configuration");
       return false;
     }
-    if (*next == http.web) return true;
+    // With TLS, an unchanged file still restarts the server: the certificate
+    // files it names may have been replaced in place (cert-manager, certbot),
+    // and OpenSSL read them only at start.
+    if (*next == http.web && !next->tls) return true;
     HttpOptions options = http;
     options.web = *next;
     // Same ports as now, so a ":0" test listener keeps its port.

@@ -32,6 +32,7 @@
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
 #include "daemon/web/metrics.h"
+#include "daemon/web/tls_options.h"
 #include "daemon/web/web_security.h"
 #include "daemon/common/wall_clock.h"
 
@@ -287,7 +288,11 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   }
   if (options.listen_addresses.empty()) return Failure{Outcome::kInvalidSpec, "no listen address given"};
   if (options.web.tls) {
-    return Failure{Outcome::kInvalidSpec, "tls_server_config: " + CheckTls(*options.web.tls)};
+    // Before civetweb loads OpenSSL (tls_options.h); then the files, so a bad
+    // one is named rather than reported as civetweb's "SSL callback returned error".
+    std::string error = LoadCivetwebOpenSsl();
+    if (error.empty()) error = CheckTls(*options.web.tls);
+    if (!error.empty()) return Failure{Outcome::kInvalidSpec, error};
   }
 
   const bool ipv6 = Ipv6Usable();
@@ -296,7 +301,8 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   for (const std::string& address : options.listen_addresses) {
     auto spec = ToCivetPort(address, ipv6);
     if (!spec.ok()) return spec.failure();
-    ports += (ports.empty() ? "" : ",") + spec.value();
+    // civetweb's "s" suffix: a TLS listener (the same port never serves plain HTTP).
+    ports += (ports.empty() ? "" : ",") + spec.value() + (options.web.tls ? "s" : "");
     specs.push_back(std::move(spec).value());
   }
   if (!ipv6) spdlog::debug("http: IPv6 not available; \":PORT\" listens on IPv4 only");
@@ -326,13 +332,17 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
       "max_request_size",  "16384"};
   CivetCallbacks callbacks;
   callbacks.log_message = &LogMessage;
+  if (options.web.tls) callbacks.init_ssl = &CivetTlsScope::InitSsl;
 
   auto impl = std::make_unique<Impl>(options, store);
   std::vector<std::string> messages;
+  const WebConfig::Tls no_tls;
+  CivetTlsScope tls(options.web.tls ? *options.web.tls : no_tls);  // what init_ssl applies
   try {
     StartupCapture capture(messages);
     impl->civet = std::make_unique<Civet>(civet_options, &callbacks);
   } catch (const CivetException& e) {
+    if (!tls.error().empty()) return Failure{Outcome::kInvalidSpec, tls.error()};
     return Failure{Outcome::kInvalidSpec, StartFailure(options.listen_addresses, specs, messages, e.what())};
   }
   impl->civet->RouteAll(&Impl::Handle, impl.get());

@@ -5,7 +5,8 @@
 //   /-/ready          200 "Ready" once a probe round completed, else 503
 // Any other path is 404; methods other than GET and HEAD get 405. With
 // basic_auth_users configured, every path answers 401 (WWW-Authenticate)
-// without valid credentials. tls_server_config is refused (web_security.h).
+// without valid credentials. With tls_server_config every listener serves
+// HTTPS only (daemon/web/tls_options.h).
 //
 // Our own server rather than prometheus-cpp's Exposer: the Exposer cannot
 // serve other paths (/, /-/healthy, /-/ready) and always adds exposer_*
@@ -33,7 +34,7 @@ struct HttpOptions {
   // node_exporter-style: ":PORT", "HOST:PORT", "[IPv6]:PORT" (daemon/listen_address.h).
   std::vector<std::string> listen_addresses{":10062"};
   std::string telemetry_path = "/metrics";
-  // --web.config.file: basic auth, extra headers (daemon/web/web_security.h).
+  // --web.config.file: TLS, basic auth, extra headers (tls_options.h, web_security.h).
   WebConfig web;
 };
 

@@ -26,12 +26,6 @@ std::string Sha256(std::string_view data) {
 
 }  // namespace
 
-std::string CheckTls(const WebConfig::Tls& /*tls*/) {
-  return "TLS is not available: Debian 12's civetweb 1.15 calls SSL_get_peer_certificate, which OpenSSL 3 "
-         "no longer exports, and crashes on every TLS connection; terminate TLS in front of numaprobe "
-         "(docs/security.md) and remove tls_server_config";
-}
-
 bool DecodeBase64(std::string_view in, std::string& out) {
   out.clear();
   if (in.size() % 4 != 0) return false;

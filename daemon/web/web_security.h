@@ -1,6 +1,6 @@
 // Enforcement of the web configuration (daemon/config/web_config.h): HTTP
-// basic authentication against bcrypt hashes (libxcrypt), and the verdict on
-// TLS. civetweb and OpenSSL stay out of this header.
+// basic authentication against bcrypt hashes (libxcrypt). TLS is
+// daemon/web/tls_options.h. civetweb and OpenSSL stay out of this header.
 #pragma once
 
 #include <map>
@@ -12,11 +12,6 @@
 #include "daemon/config/web_config.h"
 
 namespace numaprobe::daemon {
-
-// Why `tls` cannot be served ("" if it could). Today always a reason: Debian
-// 12's civetweb crashes on TLS connections with OpenSSL 3 (docs/security.md),
-// so tls_server_config is parsed and checked but refused at start and reload.
-std::string CheckTls(const WebConfig::Tls& tls);
 
 class BasicAuth {
  public:

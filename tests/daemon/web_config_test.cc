@@ -1,6 +1,8 @@
-// Unit tests for daemon/config/web_config.cc (the --web.config.file parser)
-// and daemon/web/web_security.cc (basic auth).
+// Unit tests for daemon/config/web_config.cc (the --web.config.file parser),
+// daemon/web/web_security.cc (basic auth) and the file checks of
+// daemon/web/tls_options.cc (serving TLS: tests/integration/test_web_tls.py).
 #include "daemon/config/web_config.h"
+#include "daemon/web/tls_options.h"
 #include "daemon/web/web_security.h"
 
 #include <gmock/gmock.h>
@@ -125,6 +127,18 @@ TEST(BasicAuth, DecodesBase64) {
   EXPECT_FALSE(DecodeBase64("YQ=a", out));
   EXPECT_FALSE(DecodeBase64("Y===", out));
   EXPECT_FALSE(DecodeBase64("YQ", out));
+}
+
+// CheckTls reads the files: each problem names the key and the path.
+TEST(CheckTls, NamesTheKeyAndPathOfABadFile) {
+  const std::string missing = "/nonexistent/numaprobe-test.pem";
+  const std::string not_pem = std::string(NUMAPROBE_FIXTURES) + "/metrics.golden";
+  WebConfig::Tls tls;
+  tls.cert_file = missing;
+  tls.key_file = missing;
+  EXPECT_EQ(CheckTls(tls), "tls_server_config.cert_file: cannot read " + missing + ": No such file or directory");
+  tls.cert_file = not_pem;
+  EXPECT_THAT(CheckTls(tls), HasSubstr("tls_server_config.cert_file: " + not_pem + ": not a PEM certificate"));
 }
 
 }  // namespace

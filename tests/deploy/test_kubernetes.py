@@ -109,6 +109,45 @@ def test_state_volume_is_a_hostpath(rendered):
     assert config["state_directory"] == STATE_DIR
 
 
+TLS_OVERLAY = ROOT / "deploy" / "kubernetes-tls"
+
+
+@pytest.fixture(scope="module")
+def tls_rendered():
+    return kustomize(TLS_OVERLAY)
+
+
+def test_tls_overlay_serves_and_scrapes_https_with_basic_auth(tls_rendered):
+    """deploy/kubernetes-tls: the certificate from a Secret, the PodMonitor
+    verifying it and sending basic auth (docs/security.md "TLS")."""
+    endpoint = find(tls_rendered, "PodMonitor", "numaprobe")[0]["spec"]["podMetricsEndpoints"][0]
+    assert endpoint["scheme"] == "https", endpoint
+    assert endpoint["tlsConfig"]["ca"] == {"secret": {"name": "numaprobe-tls", "key": "ca.crt"}}, endpoint
+    assert endpoint["tlsConfig"]["serverName"], endpoint
+    assert endpoint["basicAuth"]["password"] == {"name": "numaprobe-scrape", "key": "password"}, endpoint
+    # The overlay replaces the endpoint list: the instance relabelling must survive.
+    assert endpoint["relabelings"][0]["targetLabel"] == "instance", endpoint
+    pod = find(tls_rendered, "DaemonSet", "numaprobe")[0]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert "--web.config.file=/etc/numaprobe-web/web.yml" in container["args"], container["args"]
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    for path, secret in (("/etc/numaprobe-tls", "numaprobe-tls"), ("/etc/numaprobe-web", "numaprobe-web")):
+        assert mounts[path]["readOnly"] is True
+        assert volumes[mounts[path]["name"]]["secret"]["secretName"] == secret
+    # Basic auth answers 401 to kubelet's unauthenticated httpGet: TCP probes.
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        assert set(container[probe]) & {"httpGet", "tcpSocket"} == {"tcpSocket"}, container[probe]
+
+
+def test_tls_overlay_passes_strict_validation(venv_python, tls_rendered, tmp_path, crd_schemas):
+    r = crd_validate(venv_python, tls_rendered, tmp_path, crd_schemas)
+    assert r.returncode == 0 and "valid: PodMonitor/numaprobe" in r.stdout, r.stdout + r.stderr
+    for version in K8S_VERSIONS:
+        r = kubernetes_validate(venv_python, tls_rendered, tmp_path, version)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
 # --- schema validation ------------------------------------------------------------------
 
 def kubernetes_validate(venv_python, docs, tmp_path, version):

@@ -29,6 +29,7 @@ README = ROOT / "deploy" / "README.md"
 # None is needed today (lintian 2.116, Debian 12): the set stays empty.
 ALLOWED_LINTIAN_WARNINGS = set()
 
+MULTIARCH = "x86_64-linux-gnu"  # the package is amd64 (test_control_fields)
 EXPECTED_FILES = {
     "./usr/bin/numaprobe": 0o755,
     "./lib/systemd/system/numaprobe.service": 0o644,
@@ -37,12 +38,15 @@ EXPECTED_FILES = {
     "./usr/share/man/man8/numaprobe.8.gz": 0o644,
     "./usr/share/doc/numaprobe/copyright": 0o644,
     "./usr/share/doc/numaprobe/changelog.gz": 0o644,
+    # civetweb's OpenSSL 3 shims (docs/security.md "TLS"), where the binary's RUNPATH looks.
+    f"./usr/lib/{MULTIARCH}/numaprobe/libnumaprobe-civetweb-ssl.so": 0o644,
+    f"./usr/lib/{MULTIARCH}/numaprobe/libnumaprobe-civetweb-crypto.so": 0o644,
 }
 CONFFILES = {"/etc/numaprobe/numaprobe.yaml", "/etc/default/numaprobe"}
 # Where a package could leave something; compared before install and after purge.
 WATCHED = ["/etc", "/usr/bin", "/usr/sbin", "/usr/share/man/man8", "/usr/share/doc/numaprobe",
            "/lib/systemd", "/var/lib/numaprobe", "/var/lib/private", "/var/lib/systemd",
-           "/var/lib/dpkg/info"]
+           "/var/lib/dpkg/info", f"/usr/lib/{MULTIARCH}/numaprobe"]
 
 
 def sh(*cmd, check=True, **kw):
@@ -135,6 +139,12 @@ def test_files_modes_and_contents(deb, contents):
     man = sh("zcat", str(contents / "usr/share/man/man8/numaprobe.8.gz")).stdout
     assert man == (ROOT / "docs/numaprobe.8").read_text()
     assert "not stripped" not in sh("file", "-b", str(contents / "usr/bin/numaprobe")).stdout
+    # The shims work only under the sonames civetweb dlopen()s, found through this RUNPATH.
+    dynamic = sh("readelf", "-d", str(contents / "usr/bin/numaprobe")).stdout
+    assert f"Library runpath: [$ORIGIN/../lib/{MULTIARCH}/numaprobe]" in dynamic, dynamic
+    for part in ("ssl", "crypto"):
+        shim = sh("readelf", "-d", str(contents / f"usr/lib/{MULTIARCH}/numaprobe/libnumaprobe-civetweb-{part}.so"))
+        assert f"Library soname: [lib{part}.so]" in shim.stdout and f"[lib{part}.so.3]" in shim.stdout, shim.stdout
 
 
 def test_maintainer_scripts_and_conffiles(contents):
@@ -221,6 +231,36 @@ def apt(*args):
               env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=600)
 
 
+def serves_tls_as_installed(tmp_path):
+    """The installed binary serves HTTPS: it finds the shims in the package's
+    private directory through its RUNPATH (docs/security.md "TLS")."""
+    require("openssl")
+    curl = require("curl")
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+       "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert))
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n")
+    port = free_port()
+    proc = subprocess.Popen(["/usr/bin/numaprobe", "serve", "--config.file=/etc/numaprobe/numaprobe.yaml",
+                             f"--web.listen-address=127.0.0.1:{port}", f"--web.config.file={web}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            p = sh(curl, "-sS", "--max-time", "5", "--cacert", str(cert), f"https://127.0.0.1:{port}/metrics",
+                   check=False)
+            if p.returncode == 0:
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stdout.read()
+            time.sleep(0.2)
+        assert "numaprobe_build_info" in p.stdout
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=15)
+    assert rc == 0, proc.stdout.read()
+
+
 def test_install_run_upgrade_remove_purge(root_dpkg, deb, tmp_path):
     require("apt-get")
     # systemd's parent of DynamicUser state directories, as on any systemd host;
@@ -257,6 +297,7 @@ def test_install_run_upgrade_remove_purge(root_dpkg, deb, tmp_path):
             proc.send_signal(signal.SIGTERM)
             rc = proc.wait(timeout=15)
         assert rc == 0, proc.stdout.read()
+        serves_tls_as_installed(tmp_path)
 
         # Upgrade: an administrator's edit of a conffile survives it.
         conf = pathlib.Path("/etc/numaprobe/numaprobe.yaml")

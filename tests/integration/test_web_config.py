@@ -1,7 +1,6 @@
 """--web.config.file (exporter-toolkit format) against the real binary, with
 curl: basic auth with bcrypt hashes, extra headers, SIGHUP reload, bad files
-refused naming the key. tls_server_config is refused (docs/security.md:
-Debian 12's civetweb crashes on TLS connections with OpenSSL 3)."""
+refused naming the key. TLS (tls_server_config) is test_web_tls.py."""
 import os
 import re
 import shutil
@@ -109,14 +108,6 @@ def test_bad_web_config_at_start_exits_naming_the_key(run, tmp_path, text, key):
     r = run("serve", "--config.file", config, "--web.config.file", str(web), "--web.listen-address", "127.0.0.1:0",
             timeout=30)
     assert r.returncode == 1 and key in r.stderr, r.stderr
-
-
-def test_tls_is_refused_not_ignored(run, tmp_path):
-    """A valid tls_server_config must not leave numaprobe serving plain HTTP."""
-    web = web_config(tmp_path, "tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\n")
-    r = run("serve", "--config.file", write_config(str(tmp_path)), "--web.config.file", str(web),
-            "--web.listen-address", "127.0.0.1:0", timeout=30)
-    assert r.returncode == 1 and "tls_server_config: TLS is not available" in r.stderr, r.stderr
 
 
 def test_basic_auth_and_headers(numaprobe_bin, tmp_path):
