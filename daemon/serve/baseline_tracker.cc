@@ -34,6 +34,7 @@ void BaselineTracker::Reconfigure(std::string state_directory, int rounds) {
 void BaselineTracker::StartRecording(const std::string& fingerprint, const std::string& settings,
                                      const std::string& topology, const std::map<std::string, std::string>& facts) {
   recorder_.Reset(fingerprint, settings);
+  save_pending_ = false;  // what was pending is no longer the baseline
   recorder_.mutable_baseline().topology = topology;
   recorder_.mutable_baseline().facts = facts;
   spdlog::info("recording a baseline over the next {} complete rounds ({})", rounds_, origin_);
@@ -138,9 +139,7 @@ void BaselineTracker::Load(const std::string& fingerprint, const std::string& se
                    stored.fingerprint, fingerprint);
     }
     if (save) {
-      if (auto error = SaveState(state_directory_, stored); !error.empty()) {
-        spdlog::error("cannot persist the host changes ({}); they are kept in memory only", error);
-      }
+      Persist(stored, "the host changes");
     }
     recorder_.Restore(std::move(stored));
     return;
@@ -178,21 +177,44 @@ void BaselineTracker::BeginRound() {
 }
 
 void BaselineTracker::EndRound() {
-  if (recorder_.complete()) return;
+  if (recorder_.complete()) {
+    if (save_pending_) Persist(recorder_.baseline(), "the baseline");
+    return;
+  }
   if (round_failures_ > 0) {
     spdlog::info("{} probes of this round failed: the round does not count toward the baseline", round_failures_);
     return;
   }
   for (const auto& value : round_values_) recorder_.Add(value);
   if (!recorder_.EndRound(UtcNow("%Y-%m-%dT%H:%M:%SZ"))) return;
-  if (auto error = SaveState(state_directory_, recorder_.baseline()); !error.empty()) {
-    spdlog::error("cannot persist the baseline ({}); it is kept in memory only", error);
-  } else {
-    spdlog::info("baseline recorded and saved in {}", state_directory_);
+  Persist(recorder_.baseline(), "the baseline");
+}
+
+void BaselineTracker::Persist(const Baseline& baseline, const char* what) {
+  if (auto error = SaveState(state_directory_, baseline); !error.empty()) {
+    ++write_failures_;
+    last_write_ok_ = false;
+    // Logged once per outage, not once per round: the metric counts the rest.
+    if (!save_pending_) {
+      spdlog::error("cannot persist {} ({}); kept in memory only, retried after every round", what, error);
+    } else {
+      spdlog::debug("still cannot persist {} ({})", what, error);
+    }
+    save_pending_ = true;
+    return;
   }
+  if (save_pending_) {
+    spdlog::info("the state file in {} is written again after {} failed attempts", state_directory_, write_failures_);
+  } else {
+    spdlog::info("{} saved in {}", what, state_directory_);
+  }
+  save_pending_ = false;
+  last_write_ok_ = true;
 }
 
 void BaselineTracker::Publish(Snapshot& s) const {
+  s.state_write_successful = last_write_ok_;
+  s.state_write_failures_total = write_failures_;
   s.baseline_origin = origin_;
   s.baseline_complete = recorder_.complete();
   s.baseline = recorder_.complete() ? recorder_.baseline().values : std::vector<BaselineValue>{};

@@ -10,6 +10,7 @@
 // Thread safety: not thread-safe; owned by the scheduler loop.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,11 +58,19 @@ class BaselineTracker {
   // Starts recording anew, with the current host's identity.
   void StartRecording(const std::string& fingerprint, const std::string& settings, const std::string& topology,
                       const std::map<std::string, std::string>& facts);
+  // Writes the state file; on failure (full or read-only directory) logs the
+  // path and errno text and marks the save pending: EndRound retries it every
+  // round until it succeeds, so the file catches up once space returns.
+  void Persist(const Baseline& baseline, const char* what);
 
   // first_start | restored | accepted | reset | settings_changed | topology_changed | state_file_corrupt
   std::string origin_;
   std::vector<BaselineValue> round_values_;
   int round_failures_ = 0;
+  // numaprobe_state_last_write_successful / numaprobe_state_write_failures_total.
+  bool save_pending_ = false;
+  bool last_write_ok_ = true;
+  std::uint64_t write_failures_ = 0;
 };
 
 }  // namespace numaprobe::daemon

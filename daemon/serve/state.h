@@ -9,6 +9,7 @@
 #include <string>
 
 #include "daemon/serve/baseline.h"
+#include "daemon/serve/state_format.h"
 #include "daemon/common/host_info.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
@@ -30,15 +31,6 @@ std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::Page
 // matrix ("nodes=0,1;distances=10,21,21,10"). A change (SNC/NPS mode, a node
 // gone) starts a new baseline.
 std::string TopologySignature(const kernels::Topology& topology);
-
-struct LoadedState {
-  enum class Status { kOk, kMissing, kCorrupt } status = Status::kMissing;
-  std::string error;  // why it is corrupt/unreadable (names the path)
-  std::optional<Baseline> baseline;
-  // A valid file without a baseline is an operator's marker: "accept"
-  // (numaprobe baseline accept) or "reset" (numaprobe baseline reset).
-  std::string marker;
-};
 
 LoadedState LoadState(const std::string& state_directory);
 // Returns an error message naming the path, or "" on success.

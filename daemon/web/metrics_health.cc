@@ -128,6 +128,19 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   reload_time.Add({}, s.config_reload_unix_seconds);
   out.push_back(reload_time.Build());
 
+  FamilyBuilder state_ok("numaprobe_state_last_write_successful",
+                         "1 if the last write of <state_directory>/state.json succeeded (or none was needed yet), 0 if "
+                         "it failed (full or read-only directory); the baseline is then kept in memory only and the "
+                         "write is retried after every round.",
+                         MetricType::Gauge);
+  state_ok.Add({}, s.state_write_successful ? 1 : 0);
+  out.push_back(state_ok.Build());
+  FamilyBuilder state_failures("numaprobe_state_write_failures_total",
+                               "Failed writes of <state_directory>/state.json since start (each retry counts).",
+                               MetricType::Counter);
+  state_failures.Add({}, static_cast<double>(s.state_write_failures_total));
+  out.push_back(state_failures.Build());
+
   const HostInfo& h = s.host;
   FamilyBuilder host("numaprobe_host_info",
                      "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -223,6 +224,42 @@ TEST_F(BaselineTrackerTest, AStateFileWithoutTopologyIsAdoptedWhenTheFingerprint
   EXPECT_EQ(Published(tracker).baseline_origin, "restored");
   EXPECT_THAT(Published(tracker).host_changes, IsEmpty());
   EXPECT_EQ(LoadState(dir_).baseline->topology, kTopology) << "upgraded in place";
+}
+
+// A state directory that cannot be written (here: its parent is a regular
+// file, ENOTDIR, which also holds for root, unlike a 0555 mode) keeps the
+// baseline in memory, says so in the snapshot, and is retried after every
+// round until the write succeeds.
+TEST_F(BaselineTrackerTest, FailedSaveIsRetriedEveryRoundUntilItSucceeds) {
+  const fs::path blocker = root_ / "blocker";
+  std::ofstream(blocker) << "a file where the state directory's parent should be";
+  const std::string dir = (blocker / "state").string();
+  BaselineTracker tracker(dir, 1);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  EXPECT_TRUE(Published(tracker).state_write_successful);  // nothing written yet
+  Record(tracker, {100});
+  Snapshot s = Published(tracker);
+  EXPECT_TRUE(s.baseline_complete);
+  EXPECT_FALSE(s.state_write_successful);
+  EXPECT_EQ(s.state_write_failures_total, 1u);
+
+  Record(tracker, {200});  // a round ends: retried, fails again
+  EXPECT_EQ(Published(tracker).state_write_failures_total, 2u);
+
+  fs::remove(blocker);
+  fs::create_directories(blocker);
+  Record(tracker, {300});
+  s = Published(tracker);
+  EXPECT_TRUE(s.state_write_successful);
+  EXPECT_EQ(s.state_write_failures_total, 2u);
+  const LoadedState loaded = LoadState(dir);
+  ASSERT_EQ(loaded.status, LoadedState::Status::kOk) << loaded.error;
+  ASSERT_TRUE(loaded.baseline.has_value());
+  ASSERT_THAT(loaded.baseline->values, SizeIs(1));
+  EXPECT_DOUBLE_EQ(loaded.baseline->values[0].value, 100);  // the recorded baseline, not later rounds
+
+  Record(tracker, {400});  // nothing pending: no further write attempts counted
+  EXPECT_EQ(Published(tracker).state_write_failures_total, 2u);
 }
 
 }  // namespace
