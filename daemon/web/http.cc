@@ -32,6 +32,7 @@
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
 #include "daemon/web/metrics.h"
+#include "daemon/web/request_route.h"
 #include "daemon/web/web_security.h"
 #include "daemon/common/wall_clock.h"
 
@@ -98,22 +99,10 @@ struct Response {
 // it); civetweb adds none when the response already has one.
 std::string HttpDate() { return UtcNow("%a, %d %b %Y %H:%M:%S GMT"); }
 
-// Whether civetweb keeps the connection open after this response: the rule of
-// its should_keep_alive() (keep-alive is enabled in our options), which the
-// Connection header we send must agree with.
+// Whether civetweb keeps the connection open after this response (the
+// Connection header we send must agree): request_route.h.
 bool KeepsAlive(const mg_connection* conn, const mg_request_info* info) {
-  const char* header = mg_get_header(conn, "Connection");
-  if (header == nullptr) return info->http_version != nullptr && std::string_view(info->http_version) == "1.1";
-  std::string_view options(header);
-  while (!options.empty()) {
-    const std::size_t comma = options.find(',');
-    std::string_view option = options.substr(0, comma);
-    options = comma == std::string_view::npos ? std::string_view() : options.substr(comma + 1);
-    while (!option.empty() && option.front() == ' ') option.remove_prefix(1);
-    while (!option.empty() && option.back() == ' ') option.remove_suffix(1);
-    if (option.size() == 10 && strncasecmp(option.data(), "keep-alive", 10) == 0) return true;
-  }
-  return false;
+  return ConnectionKeepsAlive(mg_get_header(conn, "Connection"), info->http_version);
 }
 
 // The whole response in one write. civetweb's mg_response_header_* API sends
@@ -247,15 +236,20 @@ struct HttpServer::Impl {
   }
 
   Response Respond(std::string_view method, std::string_view path) const {
-    if (method != "GET" && method != "HEAD") return Response{405, kText, "Method Not Allowed\n", "GET, HEAD"};
-    if (path == telemetry_path) {
-      return Response{200, kMetricsType, metrics.Render()};
-    }
-    if (path == "/") return Response{200, kHtml, RenderLandingPage(*store.Current(), telemetry_path)};
-    if (path == "/-/healthy") return Response{200, kText, "OK"};
-    if (path == "/-/ready") {
-      if (store.Current()->ready()) return Response{200, kText, "Ready"};
-      return Response{503, kText, "Not ready: first probe round not complete"};
+    switch (RouteRequest(method, path, telemetry_path)) {
+      case Route::kMethodNotAllowed:
+        return Response{405, kText, "Method Not Allowed\n", "GET, HEAD"};
+      case Route::kMetrics:
+        return Response{200, kMetricsType, metrics.Render()};
+      case Route::kLanding:
+        return Response{200, kHtml, RenderLandingPage(*store.Current(), telemetry_path)};
+      case Route::kHealthy:
+        return Response{200, kText, "OK"};
+      case Route::kReady:
+        if (store.Current()->ready()) return Response{200, kText, "Ready"};
+        return Response{503, kText, "Not ready: first probe round not complete"};
+      case Route::kNotFound:
+        break;
     }
     return Response{404, kText, "Not Found\n"};
   }
