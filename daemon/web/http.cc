@@ -31,6 +31,7 @@
 
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
+#include "daemon/web/listener_hardening.h"
 #include "daemon/web/metrics.h"
 #include "daemon/web/request_route.h"
 #include "daemon/web/web_security.h"
@@ -300,22 +301,19 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   // concurrent clients (docs/performance.md). Small request limit
   // (preallocated per thread).
   //
-  // Every open connection holds one of the 64 civetweb threads (mostly idle
-  // stacks) until it is closed or times out: a kept-alive one for up to
-  // keep_alive_timeout_ms after its last response, a new one for up to
-  // request_timeout_ms while its request has not fully arrived (counted from
-  // the connection's first read, so trickling bytes does not extend it). With
-  // every thread held by connections that send nothing, a scrape waits in
-  // civetweb's queue until one times out: 3 s stays well inside Prometheus'
-  // default 10 s scrape timeout (http_test.cc,
-  // IdleConnectionsDelayAScrapeOnlyByTheRequestTimeout), and a scraper's
-  // request arrives in one packet, far sooner.
-  // Residual limit: a client that keeps sending requests (or trickles a
-  // request body) still holds its thread, and 64 such clients starve
-  // scrapes. This is no defence against a deliberate local attacker: bind
-  // --web.listen-address to the scraping interface or firewall the port.
+  // Every open connection holds a civetweb worker thread until it is closed
+  // or times out: a kept-alive one for up to keep_alive_timeout_ms after its
+  // last response, a new one for up to request_timeout_ms while its request
+  // has not fully arrived (counted from the connection's first read, so
+  // trickling bytes does not extend it). Slow clients are ridden out by
+  // having more workers than them and by not accepting silent connections
+  // at all (listener_hardening.h); a scraper's request arrives in one packet.
+  // Residual limit: more than kWorkerThreads slow clients at once delay
+  // scrapes by up to request_timeout_ms. This is no defence against a
+  // deliberate attacker: bind --web.listen-address to the scraping interface
+  // or firewall the port.
   const std::vector<std::string> civet_options = {
-      "listening_ports",   ports, "num_threads",           "64",    "request_timeout_ms", "3000",
+      "listening_ports",   ports, "num_threads",           std::to_string(kWorkerThreads), "request_timeout_ms", "3000",
       "enable_keep_alive", "yes", "keep_alive_timeout_ms", "2000",  "tcp_nodelay",        "1",
       "max_request_size",  "16384"};
   CivetCallbacks callbacks;
@@ -331,6 +329,9 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   }
   impl->civet->RouteAll(&Impl::Handle, impl.get());
   impl->ports = impl->civet->getListeningPorts();
+  if (const std::string problem = DeferAccept(impl->ports); !problem.empty()) {
+    spdlog::warn("http: silent connections will take worker threads: {}", problem);
+  }
   for (std::size_t i = 0; i < specs.size() && i < impl->ports.size(); ++i) {
     for (const Listener& listener : Resolve(ReachableHost(specs[i]), impl->ports[i])) {
       impl->listeners.push_back(listener);
