@@ -153,9 +153,12 @@ def check_scrapes_under_attack(numaprobe_bin, workdir, first_bytes, trickle):
           f"max {attacked[-1] * 1e3:.1f} ms; attackers held {min(attack.held)}..{max(attack.held)} "
           f"open, {attack.reconnects} reconnects")
     assert p99(attacked) < P99_BOUND_S, f"p99 {p99(attacked):.3f} s over {P99_BOUND_S} s: {attacked}"
-    # The attack really was on: (nearly) all 500 held open at every tick. (A
-    # server that cannot accept them fails here too, after the scrapes above.)
-    assert min(attack.held) >= 0.9 * ATTACKERS, attack.held
+    # The attack really was on: at most ticks (nearly) all 500 were open, and
+    # never fewer than half. Dips happen when many are dropped at once (the
+    # request timeout) and reconnecting stops at the first refused connect of
+    # a tick. (A server that cannot accept them fails here too.)
+    held = sorted(attack.held)
+    assert held[len(held) // 2] >= 0.9 * ATTACKERS and held[0] >= 0.5 * ATTACKERS, attack.held
 
 
 def test_idle_connections_do_not_starve_scrapes(numaprobe_bin, tmp_path):
