@@ -315,7 +315,7 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   const std::vector<std::string> civet_options = {
       "listening_ports",   ports, "num_threads",           std::to_string(kWorkerThreads), "request_timeout_ms", "3000",
       "enable_keep_alive", "yes", "keep_alive_timeout_ms", "2000",  "tcp_nodelay",        "1",
-      "max_request_size",  "16384"};
+      "max_request_size",  "16384", "listen_backlog", std::to_string(kListenBacklog)};
   CivetCallbacks callbacks;
   callbacks.log_message = &LogMessage;
 
