@@ -31,8 +31,10 @@
 
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
+#include "daemon/web/listener_hardening.h"
 #include "daemon/web/metrics.h"
 #include "daemon/web/tls_options.h"
+#include "daemon/web/request_route.h"
 #include "daemon/web/web_security.h"
 #include "daemon/common/wall_clock.h"
 
@@ -99,22 +101,10 @@ struct Response {
 // it); civetweb adds none when the response already has one.
 std::string HttpDate() { return UtcNow("%a, %d %b %Y %H:%M:%S GMT"); }
 
-// Whether civetweb keeps the connection open after this response: the rule of
-// its should_keep_alive() (keep-alive is enabled in our options), which the
-// Connection header we send must agree with.
+// Whether civetweb keeps the connection open after this response (the
+// Connection header we send must agree): request_route.h.
 bool KeepsAlive(const mg_connection* conn, const mg_request_info* info) {
-  const char* header = mg_get_header(conn, "Connection");
-  if (header == nullptr) return info->http_version != nullptr && std::string_view(info->http_version) == "1.1";
-  std::string_view options(header);
-  while (!options.empty()) {
-    const std::size_t comma = options.find(',');
-    std::string_view option = options.substr(0, comma);
-    options = comma == std::string_view::npos ? std::string_view() : options.substr(comma + 1);
-    while (!option.empty() && option.front() == ' ') option.remove_prefix(1);
-    while (!option.empty() && option.back() == ' ') option.remove_suffix(1);
-    if (option.size() == 10 && strncasecmp(option.data(), "keep-alive", 10) == 0) return true;
-  }
-  return false;
+  return ConnectionKeepsAlive(mg_get_header(conn, "Connection"), info->http_version);
 }
 
 // The whole response in one write. civetweb's mg_response_header_* API sends
@@ -248,15 +238,20 @@ struct HttpServer::Impl {
   }
 
   Response Respond(std::string_view method, std::string_view path) const {
-    if (method != "GET" && method != "HEAD") return Response{405, kText, "Method Not Allowed\n", "GET, HEAD"};
-    if (path == telemetry_path) {
-      return Response{200, kMetricsType, metrics.Render()};
-    }
-    if (path == "/") return Response{200, kHtml, RenderLandingPage(*store.Current(), telemetry_path)};
-    if (path == "/-/healthy") return Response{200, kText, "OK"};
-    if (path == "/-/ready") {
-      if (store.Current()->ready()) return Response{200, kText, "Ready"};
-      return Response{503, kText, "Not ready: first probe round not complete"};
+    switch (RouteRequest(method, path, telemetry_path)) {
+      case Route::kMethodNotAllowed:
+        return Response{405, kText, "Method Not Allowed\n", "GET, HEAD"};
+      case Route::kMetrics:
+        return Response{200, kMetricsType, metrics.Render()};
+      case Route::kLanding:
+        return Response{200, kHtml, RenderLandingPage(*store.Current(), telemetry_path)};
+      case Route::kHealthy:
+        return Response{200, kText, "OK"};
+      case Route::kReady:
+        if (store.Current()->ready()) return Response{200, kText, "Ready"};
+        return Response{503, kText, "Not ready: first probe round not complete"};
+      case Route::kNotFound:
+        break;
     }
     return Response{404, kText, "Not Found\n"};
   }
@@ -312,24 +307,21 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   // concurrent clients (docs/performance.md). Small request limit
   // (preallocated per thread).
   //
-  // Every open connection holds one of the 64 civetweb threads (mostly idle
-  // stacks) until it is closed or times out: a kept-alive one for up to
-  // keep_alive_timeout_ms after its last response, a new one for up to
-  // request_timeout_ms while its request has not fully arrived (counted from
-  // the connection's first read, so trickling bytes does not extend it). With
-  // every thread held by connections that send nothing, a scrape waits in
-  // civetweb's queue until one times out: 3 s stays well inside Prometheus'
-  // default 10 s scrape timeout (http_test.cc,
-  // IdleConnectionsDelayAScrapeOnlyByTheRequestTimeout), and a scraper's
-  // request arrives in one packet, far sooner.
-  // Residual limit: a client that keeps sending requests (or trickles a
-  // request body) still holds its thread, and 64 such clients starve
-  // scrapes. This is no defence against a deliberate local attacker: bind
-  // --web.listen-address to the scraping interface or firewall the port.
+  // Every open connection holds a civetweb worker thread until it is closed
+  // or times out: a kept-alive one for up to keep_alive_timeout_ms after its
+  // last response, a new one for up to request_timeout_ms while its request
+  // has not fully arrived (counted from the connection's first read, so
+  // trickling bytes does not extend it). Slow clients are ridden out by
+  // having more workers than them and by not accepting silent connections
+  // at all (listener_hardening.h); a scraper's request arrives in one packet.
+  // Residual limit: more than kWorkerThreads slow clients at once delay
+  // scrapes by up to request_timeout_ms. This is no defence against a
+  // deliberate attacker: bind --web.listen-address to the scraping interface
+  // or firewall the port.
   const std::vector<std::string> civet_options = {
-      "listening_ports",   ports, "num_threads",           "64",    "request_timeout_ms", "3000",
+      "listening_ports",   ports, "num_threads",           std::to_string(kWorkerThreads), "request_timeout_ms", "3000",
       "enable_keep_alive", "yes", "keep_alive_timeout_ms", "2000",  "tcp_nodelay",        "1",
-      "max_request_size",  "16384"};
+      "max_request_size",  "16384", "listen_backlog", std::to_string(kListenBacklog)};
   CivetCallbacks callbacks;
   callbacks.log_message = &LogMessage;
   if (options.web.tls) callbacks.init_ssl = &CivetTlsScope::InitSsl;
@@ -347,6 +339,9 @@ kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptio
   }
   impl->civet->RouteAll(&Impl::Handle, impl.get());
   impl->ports = impl->civet->getListeningPorts();
+  if (const std::string problem = DeferAccept(impl->ports); !problem.empty()) {
+    spdlog::warn("http: silent connections will take worker threads: {}", problem);
+  }
   for (std::size_t i = 0; i < specs.size() && i < impl->ports.size(); ++i) {
     for (const Listener& listener : Resolve(ReachableHost(specs[i]), impl->ports[i])) {
       impl->listeners.push_back(listener);

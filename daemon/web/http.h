@@ -14,9 +14,10 @@
 //
 // Requests only read the ResultStore; they never trigger or wait for a probe.
 //
-// Thread safety: civetweb's 64 worker threads (one per open connection, freed
-// by the timeouts set in http.cc) serve requests concurrently with the
-// scheduler's ResultStore::Update. Start and the destructor are called from
+// Thread safety: civetweb's worker threads (kWorkerThreads in
+// listener_hardening.h; one per open connection, freed by the timeouts set in
+// http.cc) serve requests concurrently with the scheduler's
+// ResultStore::Update. Start and the destructor are called from
 // one thread; ListeningPorts() is safe from any.
 #pragma once
 

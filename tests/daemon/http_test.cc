@@ -228,10 +228,11 @@ TEST(Http, KeepAliveFollowsTheRequestAndIsAnnounced) {
   }
 }
 
-// civetweb gives each open connection one of its 64 worker threads until a
-// request arrives or request_timeout_ms passes. 64 connections that send
-// nothing must not hold a scrape past Prometheus' default 10 s scrape timeout:
-// it is answered once the first idle connection times out.
+// civetweb gives each open connection a worker thread until a request
+// arrives or request_timeout_ms passes. 64 connections that send nothing must
+// not hold a scrape past Prometheus' default 10 s scrape timeout. (Since
+// TCP_DEFER_ACCEPT and 1024 workers they take no worker at all; the 500-client
+// version of this is tests/integration/test_http_slowloris.py.)
 TEST(Http, IdleConnectionsDelayAScrapeOnlyByTheRequestTimeout) {
   ResultStore store;
   auto server = StartOrDie(store);
