@@ -83,9 +83,9 @@ int Chase(double seconds) {
   for (double w : windows) sum += w;
   std::printf(
       "{\"mode\": \"chase\", \"windows\": %zu, \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p99_ns\": %.3f, "
-      "\"max_ns\": %.3f, \"end\": %p}\n",
+      "\"max_ns\": %.3f, \"sink\": %d}\n",
       windows.size(), sum / static_cast<double>(windows.size()), Percentile(windows, 0.5),
-      Percentile(windows, 0.99), Percentile(windows, 1.0), p);
+      Percentile(windows, 0.99), Percentile(windows, 1.0), p == nullptr ? 1 : 0);
   return 0;
 }
 

@@ -68,7 +68,7 @@ struct Config {
     bool operator==(const Schedule&) const = default;
   } schedule;
   struct Memory {
-    std::size_t budget_bytes = 1u << 30;  // all prepared probe buffers together
+    std::size_t budget_bytes = 320u << 20;  // probe buffers alive at once (one probe's)
     kernels::PagePolicy pages = kernels::PagePolicy::kAuto;
     bool operator==(const Memory&) const = default;
   } memory;

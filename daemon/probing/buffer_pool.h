@@ -1,6 +1,7 @@
 // Prepared probe buffers, one per (kind, memory node).
 //
-// The daemon frees them after every probe (EndProbe): resident memory between
+// The daemon frees them after every visit (EndProbe; a visit is the probes
+// that share buffers, run back to back: scheduler.h): resident memory between
 // probes is then the process alone (tens of MiB), like any exporter, instead
 // of every node's buffers (hundreds of MiB on every host of a fleet). The
 // price is preparing a buffer (allocate, bind, fault in, verify placement,
@@ -47,7 +48,8 @@ class BufferPool {
 
   enum class Kind { kLatency, kBandwidth };
   void Drop(Kind kind, int node);
-  // Called after every probe: frees every buffer unless keep_between_probes.
+  // Frees every buffer unless keep_between_probes (the daemon calls it
+  // after each visit, see ProbeRunner::ReleaseBuffers).
   void EndProbe();
   std::size_t bytes_in_use() const;
   const BufferSettings& settings() const { return settings_; }

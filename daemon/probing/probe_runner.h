@@ -40,10 +40,12 @@ class ProbeRunner {
   // Runs one target of `kind`; kCancelled if `stop` is raised, also while
   // waiting for the lock.
   RecordPtr Run(const ProbeKind& kind, const ProbeTarget& target, const std::atomic<bool>* stop) {
-    RecordPtr record = kind.Run(*this, target, stop);
-    pool_.EndProbe();  // the daemon holds no probe memory between probes
-    return record;
+    return kind.Run(*this, target, stop);
   }
+  // Frees the prepared buffers unless the pool keeps them (BufferPool): the
+  // daemon calls it after each visit (scheduler.h, SharesBuffers), so it
+  // holds no probe memory while it waits for the next. Not while a probe runs.
+  void ReleaseBuffers() { pool_.EndProbe(); }
 
   const kernels::Topology& topology() const { return topology_; }
   BufferPool& pool() { return pool_; }

@@ -30,6 +30,10 @@ namespace numaprobe::daemon {
 
 namespace k = kernels;
 
+bool SharesBuffers(const Task& a, const Task& b) {
+  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node;
+}
+
 std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const k::Topology& topology) {
   const ProbeSettings settings = ProbeSettingsFrom(config);
   std::vector<Task> tasks;
@@ -114,12 +118,15 @@ class Scheduler::Loop {
       bool complete = !tasks.empty();
       baseline_.BeginRound();
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (!WaitUntil(budget_.next_allowed_ns()) || ChangesPending()) {
+        const bool continues = i > 0 && SharesBuffers(tasks[i - 1], tasks[i]);
+        if ((!continues && !WaitUntil(budget_.next_allowed_ns())) || stop_.load() || ChangesPending()) {
           complete = false;
           break;
         }
-        if (!RunTask(tasks[i], tasks)) return false;
+        if (!RunTask(tasks[i], tasks)) return false;  // the worker is stuck: leave its buffers alone
+        if (i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1])) runner_->ReleaseBuffers();
       }
+      runner_->ReleaseBuffers();  // also after a round cut short mid-visit
       if (complete && !stop_.load()) EndRound(round_start);
       std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
       const auto interval_ns = static_cast<std::int64_t>(

@@ -33,6 +33,13 @@ struct Task {
   int attempt = 0;  // a disturbed run is retried once within the round
 };
 
+// Consecutive tasks of one kind on one memory node (the read, write and copy
+// bandwidth probes of a pair) use the same buffers: the scheduler runs them
+// back to back as one visit, prepares the buffers once, frees them after the
+// visit, and takes the budget's pause after it. Preparing (faulting in) a
+// 256 MiB bandwidth buffer costs more CPU than the three measurements.
+bool SharesBuffers(const Task& a, const Task& b);
+
 // The tasks of one round, in probe-table order (latency pairs, then bandwidth
 // per op, then core-to-core, ...), for the kinds `config` enables.
 std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);

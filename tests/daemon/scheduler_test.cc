@@ -33,6 +33,23 @@ TEST(RoundTasks, OrdersLatencyThenBandwidthPerOpThenCoreToCore) {
   EXPECT_EQ(tasks[6].target.pair.mem_node, 0);
 }
 
+// The ops of one bandwidth pair share a buffer and run as one visit; nothing
+// else does (a new pair, or a new kind, starts a new visit).
+TEST(RoundTasks, OnlyTheOpsOfOneBandwidthPairShareBuffers) {
+  Plan plan;
+  plan.memory_pairs = {{1, 0, 0}, {1, 0, 1}};
+  Config config;
+  config.core_to_core.enabled = false;
+  const auto tasks = RoundTasks(plan, config, TwoNodes());
+  ASSERT_EQ(tasks.size(), 2u + 6u);  // 2 latency, then read/write/copy for each pair
+  EXPECT_FALSE(SharesBuffers(tasks[0], tasks[1])) << "latency pairs on different nodes";
+  EXPECT_FALSE(SharesBuffers(tasks[1], tasks[2])) << "latency then bandwidth";
+  EXPECT_TRUE(SharesBuffers(tasks[2], tasks[3]));
+  EXPECT_TRUE(SharesBuffers(tasks[3], tasks[4]));
+  EXPECT_FALSE(SharesBuffers(tasks[4], tasks[5])) << "the next pair's node";
+  EXPECT_TRUE(SharesBuffers(tasks[5], tasks[6]));
+}
+
 TEST(RoundTasks, DisabledProbesAreLeftOut) {
   Plan plan;
   plan.memory_pairs = {{1, 0, 0}};

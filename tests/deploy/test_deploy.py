@@ -440,7 +440,10 @@ def test_resources(container, configmap):
     res = container["resources"]
     assert "cpu" not in res.get("limits", {}), "no CPU limit: CFS throttling corrupts measurements"
     limit = res["limits"]["memory"]
-    assert res["requests"]["memory"] == limit, "memory request = limit"
+    # Between probes the daemon holds no buffers (~30 MiB resident): the
+    # request covers that and the process headroom, not the probe buffers.
+    assert parse_size(res["requests"]["memory"], _K8S_UNITS) >= HEADROOM, "request below the process's own 64Mi"
+    assert parse_size(res["requests"]["memory"], _K8S_UNITS) <= parse_size(limit, _K8S_UNITS)
     config = yaml.safe_load(configmap["data"]["numaprobe.yaml"])
     assert parse_size(limit, _K8S_UNITS) >= budget_of(config) + HEADROOM, \
         "memory limit must cover memory.budget + 64Mi"
