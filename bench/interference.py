@@ -8,7 +8,9 @@ Two co-runners (bench/corunner.cc), each pinned to one CPU for --seconds:
 Each runs with the daemon off, at the default budget (config/numaprobe.yaml)
 and at 10x the default duty cycle; the configurations are interleaved and
 repeated (--reps) so slow drift of a shared machine hits them alike. The daemon
-is started a few seconds before the co-runner and runs its default probes.
+is started 0.5 s before the co-runner, so each window holds its first probes
+(a latency probe, then bandwidth visits as the duty cycle allows): the busiest
+stretch of its life, not its steady state.
 
 Usage: bench/interference.py BUILD_DIR [--cpu 0] [--seconds 30] [--reps 3]
 Prints a Markdown table for docs/performance.md. Not a test: figures depend on
@@ -57,7 +59,7 @@ def run_once(build, mode, cpu, seconds, config):
         daemon = subprocess.Popen([os.path.join(build, "numaprobe"), "serve", "--config.file", config,
                                    "--web.listen-address", "127.0.0.1:0"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(3)
+        time.sleep(0.5)  # the window then holds the daemon's first probes, paced from there
     try:
         c0 = cpu_seconds(daemon.pid) if daemon else 0
         out = subprocess.run([os.path.join(build, "bench", "corunner"), "--mode", mode, "--cpu", str(cpu),

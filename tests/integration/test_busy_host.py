@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -69,24 +70,32 @@ def test_probe_moves_off_a_busy_planned_cpu(run, tmp_path, busy_loop):
     others = [c for c in cpus if c != planned]
     busy_loop(planned)
     judged = 0
-    for _ in range(5):
+    for _ in range(8):
+        # Idleness is judged just before the run: during it the probe itself
+        # keeps the CPU it chose busy.
         before = cpu_ticks()
-        r = run("probe", "--tests", "latency", "--format", "json", "--lock-file", str(tmp_path / "lock"), *QUICK)
+        time.sleep(0.3)
         after = cpu_ticks()
+        r = run("probe", "--tests", "latency", "--format", "json", "--lock-file", str(tmp_path / "lock"), *QUICK)
         assert r.returncode in (0, 1), r.stderr
         rec = json.loads(r.stdout)["latency"][0]
         assert rec["planned_cpu"] == planned, rec
         assert rec["cpu"] in cpus, f"measured from cpu {rec['cpu']}, outside node 0 {cpus}"
         idlest = max(idle_share(before, after, c) for c in others)
-        if idlest < 0.5:
-            print(f"not judged: no other CPU of node 0 was idle (best {idlest:.0%}); machine busy")
+        if idlest < 0.8:
+            print(f"not judged: no other CPU of node 0 was idle just before the run (best {idlest:.0%})")
             continue
         judged += 1
         assert rec["cpu"] != planned, (
             f"cpu {planned} was kept busy and cpu(s) {others} up to {idlest:.0%} idle, yet the probe stayed: {rec}")
         assert rec["outcome"] == "ok", f"an idle CPU was available and the probe still failed: {rec}"
         assert "instead of cpu" in r.stderr, r.stderr  # the log names the move
-    assert judged > 0, "the machine was busy on every CPU for all 5 runs: nothing could be judged"
+        if judged >= 3:
+            break
+    if judged == 0:
+        # Every CPU was busy (a shared CI host): the move cannot be judged here.
+        # The choice itself is unit-tested (tests/daemon/cpu_chooser_test.cc).
+        pytest.skip("every CPU of node 0 was busy before each of 8 runs: the move could not be judged")
 
 
 def test_named_cpu_is_never_moved(run, tmp_path, busy_loop):

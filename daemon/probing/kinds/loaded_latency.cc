@@ -226,7 +226,8 @@ class LoadedLatencyKind final : public ProbeKind {
       points.push_back(std::move(j));
     }
     nlohmann::json j = CommonToJson(record);
-    j.update({{"cpu", p.cpu},
+    j.update({{"cpu", r.chase_cpu},  // the CPU that chased: any of cpu_node unless the operator named one
+              {"planned_cpu", p.cpu},
               {"cpu_node", p.cpu_node},
               {"mem_node", p.mem_node},
               {"traffic", k::LoadTrafficName(r.traffic)},
