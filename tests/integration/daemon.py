@@ -1,12 +1,15 @@
 """Runs the real `numaprobe serve` on a free loopback port for integration tests."""
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+import pytest
 
 # Small buffers and short samples so a round takes well under a second of CPU;
 # the schedule and budget are the test's to choose.
@@ -147,3 +150,14 @@ def cpu_seconds_of(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def need(tool):
+    """The path of a command-line tool a test drives (curl, openssl): a skip
+    where it is missing, a failure under CI, where .ci/install-deps installs it."""
+    path = shutil.which(tool)
+    if path is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{tool} is required (.ci/install-deps installs it)")
+        pytest.skip(f"{tool} not installed")
+    return path

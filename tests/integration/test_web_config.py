@@ -3,7 +3,6 @@ curl: basic auth with bcrypt hashes, extra headers, SIGHUP reload, bad files
 refused naming the key. TLS (tls_server_config) is test_web_tls.py."""
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
@@ -11,20 +10,13 @@ import time
 
 import pytest
 
-from daemon import Daemon, write_config
+from daemon import Daemon, write_config, need
 
 # bcrypt ($2y$, cost 10) of "secret" and of "hunter2", made with libxcrypt's crypt_r.
 SECRET_HASH = "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O"
 HUNTER2_HASH = "$2y$10$IC8zICqoK/6fyiWgrODVV.jNc6Z.UxsBqszxJbRriKzdO9..CMnUa"
 
 
-def need(tool):
-    path = shutil.which(tool)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{tool} is required (.ci/install-deps installs it)")
-        pytest.skip(f"{tool} not installed")
-    return path
 
 
 def curl(port, path="/metrics", user=None):

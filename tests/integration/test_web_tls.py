@@ -11,20 +11,13 @@ import subprocess
 
 import pytest
 
-from daemon import Daemon, write_config
+from daemon import Daemon, write_config, need
 
 # bcrypt ($2y$, cost 10) of "secret", as in test_web_config.py.
 SECRET_HASH = "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O"
 METRIC = "numaprobe_build_info"
 
 
-def need(tool):
-    path = shutil.which(tool)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{tool} is required (.ci/install-deps installs it)")
-        pytest.skip(f"{tool} not installed")
-    return path
 
 
 def openssl(*args, stdin=None):
