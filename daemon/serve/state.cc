@@ -1,10 +1,13 @@
 #include "daemon/serve/state.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <cstdint>
 #include <cstring>
 #include <set>
@@ -82,6 +85,23 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
+// A writer killed between creating its temp file and the rename (SIGKILL,
+// power loss) leaves ".state.json.tmp.<pid>" behind. Once a write has
+// succeeded, temp files of processes that no longer exist are removed; a
+// live writer's (a concurrent `numaprobe baseline accept`) is left alone.
+void RemoveStaleTempFiles(const std::string& dir) {
+  const std::string prefix = fmt::format(".{}.tmp.", kStateFile);
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (end == name.c_str() + prefix.size() || *end != '\0' || pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
+  }
+}
+
 // Temp file in the same directory (rename is only atomic within a file
 // system), fsync, rename, then fsync the directory so the rename itself
 // survives a power loss. A reader sees the old file or the new one, never half.
@@ -120,6 +140,7 @@ std::string WriteAtomically(const std::string& dir, const std::string& content) 
   if (!dir_fd.ok() || ::fsync(dir_fd.get()) != 0) {
     return fmt::format("cannot fsync state directory {}: {}", dir, Errno(errno));
   }
+  RemoveStaleTempFiles(dir);
   return "";
 }
 

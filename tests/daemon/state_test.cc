@@ -3,6 +3,7 @@
 #include "daemon/serve/state.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -199,6 +200,23 @@ TEST_F(StateTest, AtomicWriteLeavesNoTemporaryFiles) {
   ASSERT_EQ(SaveState(dir_, Sample()), "");
   ASSERT_EQ(SaveState(dir_, Sample()), "");  // replacing an existing file
   EXPECT_THAT(Entries(), ElementsAre("state.json"));
+}
+
+// A writer SIGKILLed mid-write leaves its temp file (tests/integration/
+// test_state_kill.py makes them); the next successful write removes those of
+// dead processes and keeps a live writer's.
+TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
+  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);  // reaped: the pid names no process now
+  std::ofstream(fs::path(dir_) / (".state.json.tmp." + std::to_string(dead))) << "{\"trunc";
+  std::ofstream(fs::path(dir_) / (".state.json.tmp." + std::to_string(getppid()))) << "{";  // alive
+  std::ofstream(fs::path(dir_) / ".state.json.tmp.notapid") << "{";
+  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  EXPECT_THAT(Entries(), ::testing::UnorderedElementsAre(".state.json.tmp." + std::to_string(getppid()), ".state.json.tmp.notapid",
+                                     "state.json"));
 }
 
 TEST_F(StateTest, FailedRenameRemovesTheTemporaryFile) {
