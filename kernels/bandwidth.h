@@ -22,12 +22,14 @@
 namespace numaprobe::kernels {
 
 enum class BandwidthOp { kRead, kWrite, kCopy };
-std::string_view BandwidthOpName(BandwidthOp op);  // "read", "write", "copy"
+inline constexpr BandwidthOp kAllBandwidthOps[] = {BandwidthOp::kRead, BandwidthOp::kWrite, BandwidthOp::kCopy};
+std::string_view BandwidthOpName(BandwidthOp op);  // "read", "write", "copy": also what config and flags accept
 
 // Instruction set of the inner loops; kAuto picks AVX2 when the CPU has it.
 // AVX-512 is never picked automatically: 512-bit instructions can lower the
 // core's frequency licence and slow the workloads sharing the host.
 enum class Isa { kAuto, kSse2, kAvx2, kAvx512 };
+inline constexpr Isa kAllIsas[] = {Isa::kAuto, Isa::kSse2, Isa::kAvx2, Isa::kAvx512};
 std::string_view IsaName(Isa isa);
 // kAuto -> AVX2 if the CPU has it, else SSE2. An unsupported request falls back
 // the same way (AVX-512 -> AVX2 -> SSE2); results report the ISA actually used.

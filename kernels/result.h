@@ -64,9 +64,11 @@ enum class PagePolicy {
   kThp,      // THP via madvise(MADV_HUGEPAGE); falls back to 4 KiB and says so
   kSmall,    // 4 KiB pages only (MADV_NOHUGEPAGE)
 };
+inline constexpr PagePolicy kAllPagePolicies[] = {PagePolicy::kAuto, PagePolicy::kHugetlb, PagePolicy::kThp,
+                                                  PagePolicy::kSmall};
 enum class PageKind { kSmall4K, kThp2M, kHugetlb2M };
 std::string_view PageKindName(PageKind kind);     // "4KiB", "2MiB-thp", "2MiB-hugetlb"
-std::string_view PagePolicyName(PagePolicy policy);  // "auto", "hugetlb", "thp", "4k"
+std::string_view PagePolicyName(PagePolicy policy);  // "auto", "hugetlb", "thp", "4k": what config and flags accept
 
 // Result of checking, page by page, on which NUMA node a buffer lives.
 struct PlacementReport {

@@ -34,13 +34,16 @@ namespace k = kernels;
 
 namespace {
 
-const std::map<std::string, k::PagePolicy> kPagePolicies = {
-    {"auto", k::PagePolicy::kAuto}, {"hugetlb", k::PagePolicy::kHugetlb},
-    {"thp", k::PagePolicy::kThp}, {"4k", k::PagePolicy::kSmall}};
-const std::map<std::string, k::BandwidthOp> kOps = {
-    {"read", k::BandwidthOp::kRead}, {"write", k::BandwidthOp::kWrite}, {"copy", k::BandwidthOp::kCopy}};
-const std::map<std::string, k::Isa> kIsas = {
-    {"auto", k::Isa::kAuto}, {"sse2", k::Isa::kSse2}, {"avx2", k::Isa::kAvx2}, {"avx512", k::Isa::kAvx512}};
+// Flag values are the kernels' names, as in the config file (config.cc).
+template <class E, std::size_t N>
+std::map<std::string, E> ByName(const E (&values)[N], std::string_view (*name)(E)) {
+  std::map<std::string, E> by_name;
+  for (E value : values) by_name.emplace(name(value), value);
+  return by_name;
+}
+const std::map<std::string, k::PagePolicy> kPagePolicies = ByName(k::kAllPagePolicies, k::PagePolicyName);
+const std::map<std::string, k::BandwidthOp> kOps = ByName(k::kAllBandwidthOps, k::BandwidthOpName);
+const std::map<std::string, k::Isa> kIsas = ByName(k::kAllIsas, k::IsaName);
 
 // The kinds `numaprobe probe` runs without --tests, and every kind's name.
 std::vector<std::string> DefaultTests() {

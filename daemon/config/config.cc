@@ -32,15 +32,20 @@ constexpr std::uint64_t kMaxBytes = 64 * kTiB;
 // The documented config is a few KiB; anything past this is not a config file.
 constexpr std::uint64_t kMaxConfigBytes = kMiB;
 
-// The config spells enum values as operators type them; index order matches
-// the value arrays.
-const std::vector<std::string_view> kOpNames = {"read", "write", "copy"};
-constexpr k::BandwidthOp kOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
+// Enum values are spelled by their kernels names (BandwidthOpName, ...), the
+// same names `numaprobe probe` flags accept; index order matches the arrays.
+template <class E, std::size_t N>
+std::vector<std::string_view> NamesOf(const E (&values)[N], std::string_view (*name)(E)) {
+  std::vector<std::string_view> names;
+  for (E value : values) names.push_back(name(value));
+  return names;
+}
+const std::vector<std::string_view> kOpNames = NamesOf(k::kAllBandwidthOps, k::BandwidthOpName);
+const auto& kOps = k::kAllBandwidthOps;
 const std::vector<std::string_view> kPriorityNames = {"idle", "nice19"};
 constexpr ProbePriority kPriorities[] = {ProbePriority::kIdle, ProbePriority::kNice19};
-const std::vector<std::string_view> kPageNames = {"auto", "hugetlb", "thp", "4k"};
-constexpr k::PagePolicy kPages[] = {k::PagePolicy::kAuto, k::PagePolicy::kHugetlb, k::PagePolicy::kThp,
-                                    k::PagePolicy::kSmall};
+const std::vector<std::string_view> kPageNames = NamesOf(k::kAllPagePolicies, k::PagePolicyName);
+const auto& kPages = k::kAllPagePolicies;
 
 void ReadLatency(ConfigSection& probes, Config::Latency& latency) {
   ConfigSection s = probes.Section(

@@ -114,7 +114,9 @@ def test_probe_json_has_every_figure_and_verified_placement(run):
 
 def test_probe_table_prints_matrices(run):
     r = run("probe", "--tests", "latency,bandwidth", "--ops", "read", *QUICK)
-    assert r.returncode == 0, r.stderr
+    # Exit 1 only for a run disturbed on a busy machine, with the evidence
+    # (preemptions counted) printed in the table's notes.
+    assert r.returncode == 0 or ("disturbed" in r.stdout and "context switch" in r.stdout), r.stdout + r.stderr
     assert "Idle memory latency (ns" in r.stdout
     assert "Memory bandwidth, read (GB/s" in r.stdout
     assert "node 0" in r.stdout
