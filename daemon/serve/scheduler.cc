@@ -123,8 +123,8 @@ class Scheduler::Loop {
           complete = false;
           break;
         }
-        if (!RunTask(tasks[i], tasks)) return false;  // the worker is stuck: leave its buffers alone
-        if (i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1])) runner_->ReleaseBuffers();
+        const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
+        if (!RunTask(tasks[i], tasks, ends_visit)) return false;
       }
       runner_->ReleaseBuffers();  // also after a round cut short mid-visit
       if (complete && !stop_.load()) EndRound(round_start);
@@ -285,7 +285,7 @@ class Scheduler::Loop {
 
   // Runs `task` on the low-priority worker while this thread keeps the
   // watchdog fed and watches for stop. False if stopping left it unfinished.
-  bool RunTask(const Task& task, std::vector<Task>& round) {
+  bool RunTask(const Task& task, std::vector<Task>& round, bool ends_visit) {
     const std::int64_t start_ns = k::MonotonicNs();
     // On the heap and shared: an abandoned job may outlive this frame.
     struct Job {
@@ -296,10 +296,13 @@ class Scheduler::Loop {
     };
     auto job = std::make_shared<Job>(Job{task, {}, 0, 0});
     spdlog::debug("starting {}", Describe(task));
-    worker_.Submit([this, job] {
+    worker_.Submit([this, job, ends_visit] {
       const std::int64_t cpu_start_ns = k::ThreadCpuNs();
       const std::int64_t waited_before_ns = lock_.waited_ns();
       job->ran = Execute(job->task);
+      // Freeing the visit's buffers (munmap of up to hundreds of MiB) is
+      // part of what the probe costs: on the worker, inside the charge.
+      if (ends_visit) runner_->ReleaseBuffers();
       job->lock_wait_seconds = static_cast<double>(lock_.waited_ns() - waited_before_ns) / 1e9;
       // The kernels measure on threads of their own and report those threads'
       // CPU time; buffer preparation runs on the worker and is counted here.

@@ -283,19 +283,22 @@ def test_bad_flags(run):
 
 
 def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
-    """25 s at a 1% budget: the process spends 1% of one CPU, within 20%.
-    Asserted on CPU time, which machine noise does not inflate. A round costs
-    ~25 ms of CPU (latency samples of 2*10^4 loads), which at 1% paces rounds
-    ~2.5 s apart: the budget, not the 1 s minimum interval, is what binds
-    (with 5*10^3 loads a round paced to ~1.5 s and some rounds were
-    interval-bound). The window opens after the first round, once the probe
-    buffers exist, so no single probe is a large part of it.
+    """25 s at a 5% budget: the process spends 5% of one CPU, within 20%.
+    Asserted on CPU time, which machine noise does not inflate. Each visit
+    (a latency probe; a pair's three bandwidth probes on one buffer) prepares
+    and frees its buffers, ~50-150 ms of CPU here, and is followed by its
+    pause (cost / budget). The budget guarantees "at most budget x window plus
+    one visit"; at 5% a 25 s window holds a dozen visits, so one visit is a
+    few percent of the window's CPU, not the 20-40% it was at 1%, where one
+    visit more or less inside the window moved the ratio past the tolerance.
+    The budget, not the 1 s minimum interval, is what binds (a round costs
+    ~0.2 s of CPU, which at 5% paces rounds ~4 s apart).
     nice 19 rather than SCHED_IDLE, so that other work on a shared test machine
     cannot starve the probes below their budget."""
     if SLOWDOWN > 1:
         pytest.skip("sanitizer builds make each probe 10-50x costlier, so 25 s hold too few probes to "
                     "measure a ratio; the release build's run asserts the budget")
-    budget, seconds = 0.01, 25.0
+    budget, seconds = 0.05, 25.0
     with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=budget, interval="1s", priority="nice19",
                                             loads=20000)) as d:
         # After the first round: preparing a probe buffer is one large charge
@@ -306,4 +309,5 @@ def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
         used = cpu_seconds_of(d.proc.pid) - cpu0
         elapsed = time.monotonic() - t0
     ratio = used / elapsed
+    print(f"process CPU {ratio:.4f} of one CPU at budget {budget}")
     assert budget * 0.8 <= ratio <= budget * 1.2, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
