@@ -21,7 +21,11 @@ from daemon import Daemon, parse_metrics, write_config
 
 NEW_KERNEL = "6.6.13-amd64"
 NEW_MICROCODE = "0xtest1"
-SCALE = 1.15
+# The injected regression. Well above the 1.06 checked below: the real latency
+# of a shared test machine moves by up to ~10% between phases when other
+# processes load the memory bus (seen beside a sanitizer build), and the test
+# is about what happens to a regression, not about resolving a small one.
+SCALE = 1.30
 
 # Mirrors the NumaProbeLatencyDrift alert (grafana/rules, rewritten for issue 9
 # on another branch): the smoothed figure against the baseline, over the
@@ -131,7 +135,7 @@ def test_restart_on_a_new_kernel_keeps_the_baseline_and_prometheus_sees_the_regr
         assert d.stop()[0] == 0
     assert real_kernel != NEW_KERNEL
 
-    # 2. A "kernel and microcode rollout" that regressed latency by 15%.
+    # 2. A "kernel and microcode rollout" that regressed latency by 30%.
     started = time.time()
     env = {"NUMAPROBE_TEST_MODE": "1",
            "NUMAPROBE_TEST_HOST_OVERRIDES": f"kernel={NEW_KERNEL},microcode={NEW_MICROCODE}",
