@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <memory>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -116,10 +117,26 @@ struct CivetLookup {
 };
 constexpr CivetLookup kCivetLookups[] = {{"libcrypto.so", "X509_free"}, {"libssl.so", "SSL_get_peer_certificate"}};
 
+// A shim's path, next to the executable (the build tree's lib/numaprobe, or
+// the installed ../lib/<triplet>/numaprobe). dlopen's own search would use the
+// RUNPATH of its caller, and under ASan/TSan the caller is the sanitizer
+// runtime that intercepts dlopen, so the path is resolved here; without a
+// match, dlopen searches as usual and its error names what it tried.
+std::string ShimPath(const char* file) {
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return file;
+  for (const char* relative : {NUMAPROBE_TLS_SHIM_BUILD_RELDIR, NUMAPROBE_TLS_SHIM_INSTALL_RELDIR}) {
+    const std::filesystem::path candidate = exe.parent_path() / relative / file;
+    if (std::filesystem::exists(candidate, error)) return candidate.string();
+  }
+  return file;
+}
+
 std::string LoadShims() {
   for (const char* shim : {NUMAPROBE_TLS_CRYPTO_SHIM, NUMAPROBE_TLS_SSL_SHIM}) {
     // Never closed: civetweb keeps using it for the life of the process.
-    if (dlopen(shim, RTLD_NOW | RTLD_LOCAL) == nullptr) {
+    if (dlopen(ShimPath(shim).c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
       const char* why = dlerror();
       return std::string("cannot load ") + shim + ", numaprobe's OpenSSL 3 shim for civetweb (installed in " +
              NUMAPROBE_TLS_SHIM_DIR + "): " + (why != nullptr ? why : "unknown error");

@@ -163,7 +163,7 @@ def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
         with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=0.5, priority=priority)) as d:
             time.sleep(2)  # the first probe has been handed to the starved worker
             assert d.get("/-/healthy")[0] == 200
-            code, took = d.stop(timeout=10)
+            code, took = d.stop(timeout=10 * SLOWDOWN)
             logs = d.logs()
     finally:
         for h in hogs:
