@@ -21,6 +21,12 @@ def writer():
     return path
 
 
+# How long after "ready" a kill may land: a few writes' time. Under ASan/TSan a
+# write of the 300 KB baseline takes tens of times longer (within 30 ms no
+# second write had completed in 100 kills under ASan).
+KILL_WINDOW = 0.5 if os.environ.get("NUMAPROBE_SANITIZED") == "1" else 0.03
+
+
 def check(writer, directory):
     r = subprocess.run([writer, "check", directory], capture_output=True, text=True, timeout=30)
     return r.returncode, r.stdout.strip()
@@ -37,7 +43,7 @@ def test_sigkill_mid_write_leaves_old_or_new_file(writer, tmp_path):
         # After "ready" the first version is complete on disk and the loop is
         # writing; the kill lands anywhere in the next writes.
         assert proc.stdout.readline().strip() == "ready", f"writer did not start (exit {proc.wait()})"
-        time.sleep(rng.uniform(0, 0.03))
+        time.sleep(rng.uniform(0, KILL_WINDOW))
         proc.kill()
         proc.wait()
         proc.stdout.close()
