@@ -158,6 +158,11 @@ def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
     daemon decides within a second too, but the kernel must still schedule the
     starved SCHED_IDLE threads to tear them down, which a saturated CPU delays
     (config/numaprobe.yaml, schedule.priority, says so)."""
+    if "thread" in os.environ.get("NUMAPROBE_SANITIZER", ""):
+        # Under TSan, tearing down the 1024 HTTP worker threads (web/
+        # listener_hardening.h) on a saturated host took 9 s (nice19) and 48 s
+        # (idle); the release and ASan runs assert the bounds.
+        pytest.skip("TSan: thread teardown on a saturated host is far slower than the bound")
     hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in os.sched_getaffinity(0)]
     try:
         with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=0.5, priority=priority)) as d:
