@@ -4,6 +4,7 @@ POST announcing a huge body each get a 4xx answer or a closed connection,
 never a crash or a hang, and 200 of them do not grow the daemon's resident
 memory by more than RSS_GROWTH_BOUND (the request buffer is preallocated per
 civetweb thread, max_request_size 16 KiB; nothing should be kept)."""
+import os
 import re
 import socket
 import threading
