@@ -65,15 +65,19 @@ CpuChoice CpuChooser::Choose(const MemoryPair& pair, int count) {
     return it == busy.end() ? 0.0 : it->second;  // no information: as if idle
   };
   // A CPU's cost to a probe: its own busy share, plus some of its siblings'.
-  auto score = [&](int cpu) {
+  // Computed once, before sorting: the comparator must not scan the vector
+  // it is sorting.
+  std::map<int, double> scores;
+  for (int cpu : candidates) {
     double sibling = 0;
     for (int other : candidates) {
       if (other != cpu && topology_.Relation(cpu, other) == k::CpuRelation::kSmt) {
         sibling = std::max(sibling, busy_of(other));
       }
     }
-    return busy_of(cpu) + kSiblingWeight * sibling;
-  };
+    scores[cpu] = busy_of(cpu) + kSiblingWeight * sibling;
+  }
+  auto score = [&](int cpu) { return scores.at(cpu); };
   // Idlest first in steps of kSameIdleness; within a step the planned CPU,
   // then higher-numbered CPUs (low CPUs carry housekeeping and interrupts).
   auto rank = [&](int cpu) { return std::make_tuple(std::floor(score(cpu) / kSameIdleness), cpu != pair.cpu, -cpu); };
