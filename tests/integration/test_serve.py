@@ -153,11 +153,15 @@ def test_sigterm_exits_zero_within_a_second_even_mid_probe(numaprobe_bin, workdi
 @pytest.mark.parametrize("priority", ["idle", "nice19"])
 def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
     """Every CPU busy: probes get (almost) no CPU. The daemon must still answer
-    SIGTERM at once instead of waiting for a probe that cannot run. With
-    nice 19 the whole process is gone within a second. With SCHED_IDLE the
-    daemon decides within a second too, but the kernel must still schedule the
-    starved SCHED_IDLE threads to tear them down, which a saturated CPU delays
-    (config/numaprobe.yaml, schedule.priority, says so)."""
+    SIGTERM at once instead of waiting for a probe that cannot run: the exit
+    decision comes within a second at either priority. After it the kernel
+    must still schedule each of the process's threads (1024 HTTP workers,
+    web/listener_hardening.h) to tear it down, and at nice 19 or SCHED_IDLE
+    on saturated CPUs that takes as long as the load makes it: measured here
+    at nice 19, 0.87-0.97 s with one extra busy loop beside the test's own and
+    1.53 s with more; 64 workers instead of 1024 took 0.3-0.5 s. So the
+    process-gone bound is 5 s, the decision bound 1 s (config/numaprobe.yaml,
+    schedule.priority, says so)."""
     if "thread" in os.environ.get("NUMAPROBE_SANITIZER", ""):
         # Under TSan, tearing down the 1024 HTTP worker threads (web/
         # listener_hardening.h) on a saturated host took 9 s (nice19) and 48 s
@@ -180,7 +184,7 @@ def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
     decided = (parse_ts(stamps["exiting without it|stopped"].group(1)) -
                parse_ts(stamps["Received SIGTERM"].group(1))).total_seconds()
     assert decided < 1.0 * SLOWDOWN, f"{decided:.2f} s from SIGTERM to the exit decision\n{logs[-3000:]}"
-    assert took < (1.0 if priority == "nice19" else 5.0) * SLOWDOWN, f"{took:.2f} s\n{logs[-3000:]}"
+    assert took < 5.0 * SLOWDOWN, f"{took:.2f} s\n{logs[-3000:]}"
 
 
 def test_sigint_also_stops_cleanly(numaprobe_bin, workdir):
