@@ -18,8 +18,8 @@
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/probe_settings.h"
-#include "daemon/probing/probe_table.h"
 #include "daemon/serve/probe_worker.h"
+#include "daemon/serve/rotation.h"
 #include "daemon/serve/sd_notify.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
@@ -29,20 +29,6 @@
 namespace numaprobe::daemon {
 
 namespace k = kernels;
-
-bool SharesBuffers(const Task& a, const Task& b) {
-  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node;
-}
-
-std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const k::Topology& topology) {
-  const ProbeSettings settings = ProbeSettingsFrom(config);
-  std::vector<Task> tasks;
-  for (const ProbeKind* kind : ProbeTable()) {
-    if (!kind->Enabled(config)) continue;
-    for (ProbeTarget& target : kind->Targets(plan, settings, topology)) tasks.push_back({kind, std::move(target), 0});
-  }
-  return tasks;
-}
 
 k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
   auto topology = k::Topology::FromHost();
@@ -113,30 +99,67 @@ class Scheduler::Loop {
   bool Run() {
     while (!stop_.load()) {
       ApplyPendingChanges();
-      const std::int64_t round_start = k::MonotonicNs();
-      std::vector<Task> tasks = RoundTasks(plan_, config_, topology_);
-      bool complete = !tasks.empty();
+      const Rotation rotation = SplitRound(RoundTasks(plan_, config_, topology_), topology_);
+      const int rounds = RotationRounds(rotation, costs_, RoundBudgetCpuSeconds());
+      AnnounceRotation(rotation, rounds);
+      // The baseline takes its values from complete cycles: every pair once.
       baseline_.BeginRound();
-      for (std::size_t i = 0; i < tasks.size(); ++i) {
-        const bool continues = i > 0 && SharesBuffers(tasks[i - 1], tasks[i]);
-        if ((!continues && !WaitUntil(budget_.next_allowed_ns())) || stop_.load() || ChangesPending()) {
-          complete = false;
-          break;
-        }
-        const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
-        if (!RunTask(tasks[i], tasks, ends_visit)) return false;
+      bool cycle_complete = true;
+      for (int r = 0; r < rounds && cycle_complete; ++r) {
+        const std::int64_t round_start = k::MonotonicNs();
+        const RoundEnd end = RunRound(RoundOfCycle(rotation, rounds, r));
+        if (end == RoundEnd::kAbandoned) return false;
+        cycle_complete = end == RoundEnd::kComplete;
+        if (cycle_complete) EndRound(round_start, rounds);
+        WaitForNextRound(round_start);
       }
-      runner_->ReleaseBuffers();  // also after a round cut short mid-visit
-      if (complete && !stop_.load()) EndRound(round_start);
-      std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
-      const auto interval_ns = static_cast<std::int64_t>(
-          std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
-      WaitUntil(round_start + interval_ns);
+      if (cycle_complete) EndCycle();
     }
     return true;
   }
 
  private:
+  enum class RoundEnd { kComplete, kCutShort, kAbandoned };
+
+  // Runs one round's tasks; cut short by stop, reload or a cpuset change.
+  RoundEnd RunRound(std::vector<Task> tasks) {
+    bool complete = !tasks.empty();
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const bool continues = i > 0 && SharesBuffers(tasks[i - 1], tasks[i]);
+      if ((!continues && !WaitUntil(budget_.next_allowed_ns())) || stop_.load() || ChangesPending()) {
+        complete = false;
+        break;
+      }
+      const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
+      if (!RunTask(tasks[i], tasks, ends_visit)) return RoundEnd::kAbandoned;
+    }
+    runner_->ReleaseBuffers();  // also after a round cut short mid-visit
+    return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
+  }
+
+  void WaitForNextRound(std::int64_t round_start_ns) {
+    std::uniform_real_distribution<double> jitter(1 - config_.schedule.jitter, 1 + config_.schedule.jitter);
+    const auto interval_ns = static_cast<std::int64_t>(
+        std::chrono::duration<double, std::nano>(config_.schedule.interval).count() * jitter(rng_));
+    WaitUntil(round_start_ns + interval_ns);
+  }
+
+  // The probe CPU time one interval's budget allows.
+  double RoundBudgetCpuSeconds() const {
+    return config_.schedule.duty_cycle * std::chrono::duration<double>(config_.schedule.interval).count();
+  }
+
+  // Says when the schedule starts, changes or stops rotating.
+  void AnnounceRotation(const Rotation& rotation, int rounds) {
+    if (rounds == announced_rounds_) return;
+    if (rounds > 1 || announced_rounds_ > 1) {
+      spdlog::info("schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation "
+                   "over {} rounds (a full round costs more CPU than duty_cycle x interval allows)",
+                   rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds);
+    }
+    announced_rounds_ = rounds;
+  }
+
   // Sleeps until `deadline_ns` (monotonic), waking for stop, reload and the
   // systemd watchdog. False if stopping; true early if a change is pending.
   bool WaitUntil(std::int64_t deadline_ns) {
@@ -242,6 +265,7 @@ class Scheduler::Loop {
     baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
     LoadBaseline();
     recent_.Clear();
+    announced_rounds_ = 0;
     // Until a round completes, the configured interval is the best estimate.
     refresh_interval_seconds_ = std::chrono::duration<double>(config_.schedule.interval).count();
     store_.Update([&](Snapshot& s) {
@@ -326,6 +350,7 @@ class Scheduler::Loop {
     const k::Outcome outcome = ran.record->outcome();
     const double cost = job->cost;
     budget_.Charge(start_ns, end_ns, cost);
+    if (outcome != k::Outcome::kCancelled) costs_.Observe(task.kind, cost);
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
     if (ok && ran.baseline) {
@@ -376,24 +401,28 @@ class Scheduler::Loop {
     }
   }
 
-  void EndRound(std::int64_t round_start_ns) {
-    baseline_.EndRound();
+  // `rounds`: the rounds of this cycle. A rotated series gets a figure once a
+  // cycle, so that is the refresh interval staleness is judged against.
+  void EndRound(std::int64_t round_start_ns, int rounds) {
     const double round_seconds = static_cast<double>(k::MonotonicNs() - round_start_ns) / 1e9;
     refresh_interval_seconds_ =
-        std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
+        rounds * std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
     if (test_.fault_injection_active()) {
       spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled (latency x{}, bandwidth x{}); never in production",
                     test_.latency_scale, test_.bandwidth_scale);
     }
     store_.Update([&](Snapshot& s) {
       ++s.rounds_completed;
-      baseline_.Publish(s);
       s.refresh_interval_seconds = refresh_interval_seconds_;
+      s.rotation_rounds = rounds;
     });
   }
 
-  // A test-only fault (NUMAPROBE_TEST_SCALE_*): the figure as if the host had
-  // regressed by `factor`.
+  void EndCycle() {
+    baseline_.EndRound();
+    store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
+  }
+
   ResultStore& store_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> reload_state_{false};
@@ -417,6 +446,8 @@ class Scheduler::Loop {
   DutyBudget budget_;
   BaselineTracker baseline_;
   RecentFigures recent_;
+  TaskCostEstimate costs_;
+  int announced_rounds_ = 0;  // the rotation last logged (0: none yet since the last plan)
   double refresh_interval_seconds_ = 0;
   TestHooks test_;
   std::mt19937_64 rng_;

@@ -1,8 +1,10 @@
 // The probe loop: runs the plan's probes round after round, one at a time, at
 // low CPU priority, paced so that probe CPU time stays within the duty-cycle
 // budget, with rounds started at a jittered interval so a fleet does not probe
-// in lockstep. Results go into the ResultStore; the baseline is recorded from
-// the first complete rounds and persisted in the state directory.
+// in lockstep. When a full round does not fit the budget of one interval,
+// rounds rotate through the pairs (rotation.h). Results go into the
+// ResultStore; the baseline is recorded from the first complete cycles and
+// persisted in the state directory.
 //
 // Thread safety: Create/Start/Stop/Reload may be called from any one control
 // thread (main); the loop runs on its own thread and is the store's writer.
@@ -20,29 +22,12 @@
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
+#include "daemon/serve/round_tasks.h"
 #include "daemon/serve/result_store.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
-
-// One probe run of a round.
-struct Task {
-  const ProbeKind* kind = nullptr;
-  ProbeTarget target;
-  int attempt = 0;  // a disturbed run is retried once within the round
-};
-
-// Consecutive tasks of one kind on one memory node (the read, write and copy
-// bandwidth probes of a pair) use the same buffers: the scheduler runs them
-// back to back as one visit, prepares the buffers once, frees them after the
-// visit, and takes the budget's pause after it. Preparing (faulting in) a
-// 256 MiB bandwidth buffer costs more CPU than the three measurements.
-bool SharesBuffers(const Task& a, const Task& b);
-
-// The tasks of one round, in probe-table order (latency pairs, then bandwidth
-// per op, then core-to-core, ...), for the kinds `config` enables.
-std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);
 
 // Builds the plan `config` implies on this host now: the check a reload must
 // pass before it replaces the running configuration.

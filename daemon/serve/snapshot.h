@@ -76,8 +76,10 @@ struct Snapshot {
   // (RecentFigures); a series appears once it has 3 since start or replan.
   std::vector<BaselineValue> recent_medians;
   // Expected seconds between two figures of one series: max(schedule.interval,
-  // duration of the last complete round).
+  // duration of the last complete round), times rotation_rounds.
   double refresh_interval_seconds = 0;
+  // Rounds a cycle takes: 1, or more when pairs rotate (rotation.h).
+  int rotation_rounds = 1;
   bool test_fault_injection_active = false;
 
   // Counters, pre-populated with 0 for the series known in advance.

@@ -75,7 +75,7 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
   out.push_back(placement.Build());
 
   FamilyBuilder rounds("numaprobe_rounds_completed_total",
-                       Help("Complete probe rounds over the plan since start"), MetricType::Counter);
+                       Help("Complete probe rounds since start (when pairs rotate, a round measures part of the plan: numaprobe_rotation_rounds)"), MetricType::Counter);
   rounds.Add({}, static_cast<double>(s.rounds_completed));
   out.push_back(rounds.Build());
 
@@ -89,10 +89,18 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder refresh("numaprobe_refresh_interval_seconds",
                         "Expected seconds between two figures of one series at the current schedule: the larger of "
                         "schedule.interval and the duration of the last complete round (schedule.interval until "
-                        "the first round ends). Staleness is judged against it.",
+                        "the first round ends), times numaprobe_rotation_rounds. Staleness is judged against it.",
                         MetricType::Gauge);
   refresh.Add({}, s.refresh_interval_seconds);
   out.push_back(refresh.Build());
+
+  FamilyBuilder rotation("numaprobe_rotation_rounds",
+                         "Rounds it takes to measure every pair once. 1: every round measures every pair. More: a "
+                         "full round costs more CPU than schedule.duty_cycle x schedule.interval allows, so one pair "
+                         "per probe kind and node distance runs every round and the others in rotation.",
+                         MetricType::Gauge);
+  rotation.Add({}, s.rotation_rounds);
+  out.push_back(rotation.Build());
 
   FamilyBuilder fault("numaprobe_test_fault_injection_active",
                       "1 if test-only fault injection (NUMAPROBE_TEST_SCALE_*, honoured only with "

@@ -179,6 +179,28 @@ timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
 stop_serve
 """, timeout=150)
 
+# Rotation (rotation.h): chases long enough that a full round of the 4-node
+# plan costs more CPU than duty_cycle x interval (0.5 s), so rounds rotate.
+# Waits for two full cycles after rotation begins; debug logs name each run.
+ROTATION_CONFIG = SERVE_CONFIG.replace("loads_per_sample: 2000", "loads_per_sample: 200000").replace(
+    "/tmp/numaprobe-state", "/tmp/numaprobe-rotation")
+SCENARIO_SERVE_ROTATION = vh.Scenario("serve_rotation", serve_helpers(ROTATION_CONFIG) + f"""
+run topology numaprobe topology --format json
+numaprobe serve {SERVE_ARGS} --log.level debug >"$OUT/serve.log" 2>&1 &
+SERVE_PID=$!
+if wait_for http://127.0.0.1:10062/-/ready 120; then note "ready"; else note "never ready"; fi
+metric() {{ awk -v n="$1" '$1 == n {{ printf "%d", $2 }}' "$OUT/metrics"; }}
+target=0; i=0
+while [ $i -lt 300 ] && kill -0 $SERVE_PID 2>/dev/null; do
+  timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
+  rounds=$(metric numaprobe_rotation_rounds); done_=$(metric numaprobe_rounds_completed_total)
+  if [ "$target" = 0 ] && [ "${{rounds:-1}}" -gt 1 ]; then target=$((done_ + 2 * rounds)); note "rotating"; fi
+  [ "$target" != 0 ] && [ "${{done_:-0}}" -ge "$target" ] && break
+  sleep 1; i=$((i + 1))
+done
+stop_serve
+""", timeout=420)
+
 # ------------------------------------------------------------------------ fixtures
 
 
@@ -229,7 +251,7 @@ def two(serve_missing):
 def four(serve_missing):
     scenarios = [scenario_topology_probe("probe")]
     if serve_missing is None:
-        scenarios.append(SCENARIO_SERVE)
+        scenarios += [SCENARIO_SERVE, SCENARIO_SERVE_ROTATION]
     return _boot(FOUR, scenarios)
 
 
@@ -564,4 +586,59 @@ def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):
     failures = sum(v for n, l, v in after
                    if n == "numaprobe_placement_failures_total" and l.get("mem_node") == "1")
     assert failures > 0, f"no numaprobe_placement_failures_total{{mem_node=\"1\"}} > 0 after cpuset.mems=0\n{log}"
+    assert_stopped_cleanly(res)
+
+
+STARTING = re.compile(r'msg="starting (?:(latency)|read (bandwidth)) cpu (\d+) -> node (\d+)"')
+SCHEDULE = re.compile(r"schedule: (\d+) tasks; (\d+) every round .*?, (\d+) in rotation over (\d+) rounds")
+
+
+def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_missing):
+    """One pair per probe kind and node distance every round, every other pair
+    once per cycle: checked against the plan and QEMU's SLIT, from the
+    daemon's own log and metrics. Structure only, never timings."""
+    res = daemon_result(four, "serve_rotation", serve_missing)
+    log = res.text("serve.log")
+    assert "rotating" in res.text("_log"), f"the schedule never rotated:\n{log[-3000:]}"
+    topo = ok_run(res, "topology")
+    memory_pairs = [(p["cpu_node"], p["mem_node"]) for p in topo["plan"]["memory_pairs"]]
+    assert len(memory_pairs) == 12
+    dist = FOUR.matrix()
+
+    # The classes: node distances seen from the CPU nodes (10, 12, 32, 20, 40).
+    first_of_class = {}
+    for c, m in memory_pairs:
+        first_of_class.setdefault(dist[c][m], (c, m))
+    reps = set(first_of_class.values())
+    c2c_classes = set()
+    for p in topo["plan"]["c2c_pairs"]:
+        node_a = FOUR.cpu_node(p["cpu_a"])
+        c2c_classes.add((dist[node_a][p["line_node"]], p["relation"]))
+    schedules = SCHEDULE.findall(log)
+    assert schedules, f"no schedule line in the log:\n{log[-3000:]}"
+    for tasks, every, rotated, rounds in schedules:
+        assert int(tasks) == 2 * len(memory_pairs) + len(topo["plan"]["c2c_pairs"]), schedules
+        # latency and read bandwidth: one representative per distance; core-to-core per class
+        assert int(every) == 2 * len(reps) + len(c2c_classes), (schedules, reps, c2c_classes)
+        assert int(every) + int(rotated) == int(tasks)
+        assert 2 <= int(rounds) <= int(rotated)
+
+    metrics = {(n, tuple(sorted(l.items()))): v for n, l, v in parse_metrics(res.text("metrics"))}
+    rounds = metrics[("numaprobe_rotation_rounds", ())]
+    assert rounds == int(schedules[-1][3])
+    assert metrics[("numaprobe_refresh_interval_seconds", ())] >= rounds * 1.0, "a rotated series refreshes once a cycle"
+
+    # After rotation began: every pair ran (none starved), representatives every round.
+    after = log.split("schedule: ", 1)[1]
+    runs = {}
+    for latency, bandwidth, cpu, node in STARTING.findall(after):
+        key = (latency or bandwidth, FOUR.cpu_node(int(cpu)), int(node))
+        runs[key] = runs.get(key, 0) + 1
+    for kind in ("latency", "bandwidth"):
+        never = [p for p in memory_pairs if (kind, *p) not in runs]
+        assert not never, f"{kind} pairs never measured while rotating: {never}"
+        rep_runs = [runs[(kind, *p)] for p in reps]
+        rotated_runs = sorted(runs[(kind, *p)] for p in memory_pairs if p not in reps)
+        assert min(rep_runs) > rotated_runs[len(rotated_runs) // 2], \
+            f"{kind}: representatives ran {rep_runs} times, rotated pairs {rotated_runs}"
     assert_stopped_cleanly(res)

@@ -1,0 +1,28 @@
+#include "daemon/serve/round_tasks.h"
+
+#include <algorithm>
+
+#include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
+
+namespace numaprobe::daemon {
+
+bool SharesBuffers(const Task& a, const Task& b) {
+  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node;
+}
+
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology) {
+  const ProbeSettings settings = ProbeSettingsFrom(config);
+  std::vector<Task> tasks;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (!kind->Enabled(config)) continue;
+    const auto first = static_cast<std::ptrdiff_t>(tasks.size());
+    for (ProbeTarget& target : kind->Targets(plan, settings, topology)) tasks.push_back({kind, std::move(target), 0});
+    // Stable: a pair's variants (bandwidth ops) stay together, in order.
+    std::stable_sort(tasks.begin() + first, tasks.end(),
+                     [](const Task& a, const Task& b) { return a.target.pair.mem_node < b.target.pair.mem_node; });
+  }
+  return tasks;
+}
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,35 @@
+// What one round probes: the plan's targets for every enabled kind, as tasks
+// in the order that lets consecutive tasks share buffers.
+#pragma once
+
+#include <vector>
+
+#include "daemon/config/config.h"
+#include "daemon/probing/plan.h"
+#include "daemon/probing/probe_kind.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+// One probe run of a round.
+struct Task {
+  const ProbeKind* kind = nullptr;
+  ProbeTarget target;
+  int attempt = 0;  // a disturbed run is retried once within the round
+};
+
+// Consecutive tasks of one kind on one memory node (the read, write and copy
+// bandwidth probes of a pair, and the pairs of every CPU node reading that
+// memory node) use the same buffers: the scheduler runs them back to back as
+// one visit, prepares the buffers once, frees them after the visit, and takes
+// the budget's pause after it. Preparing (faulting in) a 256 MiB bandwidth
+// buffer costs more CPU than the three measurements.
+bool SharesBuffers(const Task& a, const Task& b);
+
+// The tasks of one round for the kinds `config` enables: in probe-table order
+// (latency, then bandwidth per op, then core-to-core, ...), and within a kind
+// grouped by memory node, so that an N-node host prepares N buffers per kind
+// and round, not N x N.
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,173 @@
+// Unit tests for daemon/serve/rotation.cc and RoundTasks' visit order: the
+// structure of rounds on 1- to 16-node topologies (synthetic ones without
+// firmware distances, and the 2-socket NPS2 + CXL fixture with them).
+#include "daemon/serve/rotation.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "daemon/probing/kinds/kinds.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+kernels::Topology Nodes(int n) {
+  auto topology =
+      kernels::Topology::FromSynthetic("pack:" + std::to_string(n) + " [numa(memory=1GiB)] core:2 pu:1", {});
+  EXPECT_TRUE(topology.ok()) << topology.failure().reason;
+  return std::move(topology).value();
+}
+
+kernels::Topology Fixture(const std::string& name) {
+  std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto topology = kernels::Topology::FromXml(text.str(), {});
+  EXPECT_TRUE(topology.ok()) << topology.failure().reason;
+  return std::move(topology).value();
+}
+
+// The default config's full round on `topology`.
+std::vector<Task> FullRound(const kernels::Topology& topology) {
+  auto plan = BuildPlan(PlanOptions{}, topology);
+  EXPECT_TRUE(plan.ok()) << plan.failure().reason;
+  return RoundTasks(plan.value(), Config{}, topology);
+}
+
+// How many times a new visit starts (buffers prepared) in `tasks`.
+int Visits(const std::vector<Task>& tasks) {
+  int visits = 0;
+  for (std::size_t i = 0; i < tasks.size(); ++i) visits += i == 0 || !SharesBuffers(tasks[i - 1], tasks[i]);
+  return visits;
+}
+
+std::string Key(const Task& t) {
+  return std::string(t.kind->name()) + " " + std::to_string(t.target.pair.cpu) + ">" +
+         std::to_string(t.target.pair.mem_node) + " " + t.target.variant + " c2c " +
+         std::to_string(t.target.c2c.cpu_a) + "," + std::to_string(t.target.c2c.cpu_b) + "@" +
+         std::to_string(t.target.c2c.line_node);
+}
+
+TEST(RoundTasks, PairsOfEveryCpuNodeOnOneMemoryNodeAreOneVisit) {
+  const kernels::Topology topology = Nodes(8);
+  Config config;
+  config.core_to_core.enabled = false;
+  auto plan = BuildPlan(PlanOptions{}, topology);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_EQ(plan.value().memory_pairs.size(), 64u);
+  const auto tasks = RoundTasks(plan.value(), config, topology);
+  ASSERT_EQ(tasks.size(), 64u + 64u * 3);
+  // One buffer per memory node and kind, not one per pair: 8 + 8.
+  EXPECT_EQ(Visits(tasks), 16);
+  for (std::size_t i = 1; i < tasks.size(); ++i) {
+    if (tasks[i - 1].kind == tasks[i].kind) {
+      EXPECT_LE(tasks[i - 1].target.pair.mem_node, tasks[i].target.pair.mem_node);
+    }
+  }
+}
+
+TEST(Rotation, OneNodeHasNothingToRotate) {
+  const kernels::Topology topology = Nodes(1);
+  const Rotation rotation = SplitRound(FullRound(topology), topology);
+  ASSERT_EQ(rotation.tasks.size(), 1u + 3u + 1u);  // latency, 3 bandwidth ops, the two cores' core-to-core
+  EXPECT_EQ(rotation.every_round.size(), rotation.tasks.size());
+  EXPECT_TRUE(rotation.rotated.empty());
+  TaskCostEstimate costs;
+  for (const Task& t : rotation.tasks) costs.Observe(t.kind, 10.0);
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.001), 1) << "nothing to rotate: a tiny budget stretches the round";
+}
+
+// Without firmware distances a pair is local or remote: per memory kind one
+// local and one remote representative (with all bandwidth ops), whatever the
+// number of nodes; every other task rotates, each exactly once a cycle.
+class RotationOnNodes : public ::testing::TestWithParam<int> {};
+
+TEST_P(RotationOnNodes, OneRepresentativePerClassAndEveryTaskOnceACycle) {
+  const int n = GetParam();
+  const kernels::Topology topology = Nodes(n);
+  const std::vector<Task> full = FullRound(topology);
+  ASSERT_GE(full.size(), static_cast<std::size_t>(4 * n * n));  // latency and 3 bandwidth ops per pair
+  const Rotation rotation = SplitRound(full, topology);
+
+  std::map<std::string, int> reps;  // kind -> representative tasks
+  for (std::size_t i : rotation.every_round) ++reps[std::string(rotation.tasks[i].kind->name())];
+  EXPECT_EQ(reps["latency"], 2);
+  EXPECT_EQ(reps["bandwidth"], 2 * 3);
+  EXPECT_EQ(rotation.every_round.size() + rotation.rotated_tasks(), full.size());
+  for (const auto& pair : rotation.rotated) {
+    for (std::size_t i : pair) EXPECT_TRUE(rotation.tasks[i].target.pair == rotation.tasks[pair[0]].target.pair);
+  }
+
+  for (int rounds : {1, 2, 3, static_cast<int>(rotation.rotated.size())}) {
+    if (rounds < 1) continue;
+    std::map<std::string, int> runs;
+    for (int r = 0; r < rounds; ++r) {
+      const std::vector<Task> round = RoundOfCycle(rotation, rounds, r);
+      // Still grouped for visits: within a kind, memory nodes ascend.
+      for (std::size_t i = 1; i < round.size(); ++i) {
+        if (round[i - 1].kind == round[i].kind) {
+          EXPECT_LE(round[i - 1].target.pair.mem_node, round[i].target.pair.mem_node);
+        }
+      }
+      for (const Task& t : round) ++runs[Key(t)];
+    }
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      const bool rep = std::find(rotation.every_round.begin(), rotation.every_round.end(), i) != rotation.every_round.end();
+      EXPECT_EQ(runs[Key(full[i])], rep ? rounds : 1) << Key(full[i]) << " with " << rounds << " rounds";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, RotationOnNodes, ::testing::Values(2, 4, 8, 16));
+
+// With a SLIT, classes are node distances: from the fixture's CPU nodes the
+// memory nodes are at 10 (local), 12 (same socket), 32 (other socket), and
+// 20 or 40 (the CXL node): five representatives per memory kind.
+TEST(Rotation, ClassesFollowFirmwareDistances) {
+  const kernels::Topology topology = Fixture("2s_nps2_cxl.xml");
+  const Rotation rotation = SplitRound(FullRound(topology), topology);
+  std::set<int> distances;
+  for (std::size_t i : rotation.every_round) {
+    const Task& t = rotation.tasks[i];
+    if (t.kind == &LatencyProbe()) {
+      EXPECT_TRUE(distances.insert(topology.Distance(t.target.pair.cpu_node, t.target.pair.mem_node)).second)
+          << "two latency representatives at one distance";
+    }
+  }
+  EXPECT_EQ(distances, (std::set<int>{10, 12, 20, 32, 40}));
+}
+
+TEST(RotationRounds, FromMeasuredCostsAndTheBudgetOfOneInterval) {
+  const kernels::Topology topology = Nodes(8);
+  Config config;
+  config.core_to_core.enabled = false;
+  auto plan = BuildPlan(PlanOptions{}, topology);
+  ASSERT_TRUE(plan.ok());
+  const Rotation rotation = SplitRound(RoundTasks(plan.value(), config, topology), topology);
+  ASSERT_EQ(rotation.every_round.size(), 2u + 2u * 3);  // 2 latency + 2 bandwidth pairs x 3 ops
+  ASSERT_EQ(rotation.rotated.size(), 62u + 62u);       // the other pairs; a bandwidth pair's ops are one group
+
+  TaskCostEstimate costs;
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 1) << "costs unknown: the first cycle runs everything once";
+  costs.Observe(&LatencyProbe(), 0.05);
+  costs.Observe(&BandwidthProbe(), 0.04);  // per op
+  // Full round: 64 x 0.05 + 192 x 0.04 = 10.88 s. Representatives: 0.1 + 0.24 = 0.34 s.
+  EXPECT_EQ(RotationRounds(rotation, costs, 11.0), 1) << "fits: no rotation";
+  // 0.6 s a round (0.2% of a CPU x 300 s): room 0.26 s for 10.54 s of rotated tasks -> 41 rounds.
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 41);
+  // A budget below the representatives' cost still rotates with a quarter of it.
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.2), 124) << "at most one pair per round";
+  // Smoothed, not replaced: latency 0.7 x 0.05 + 0.3 x 0.25 = 0.11 s. Representatives 0.46 s, so the
+  // room is a quarter of the budget (0.15 s) for 6.82 + 7.44 s of rotated tasks: 95.07 -> 96 rounds.
+  costs.Observe(&LatencyProbe(), 0.25);
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 96);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon
