@@ -13,6 +13,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/web_config.h"
 #include "daemon/web/http.h"
+#include "daemon/web/request_route.h"
 #include "daemon/web/tls_options.h"
 #include "daemon/common/log.h"
 #include "daemon/common/test_hooks.h"
@@ -85,7 +86,7 @@ struct ServeCommand {
     sub.add_option("--web.config.file", web_config_file,
                    "Web configuration file (exporter-toolkit format: TLS, basic auth, headers); re-read on SIGHUP");
     sub.add_option("--web.telemetry-path", http.telemetry_path, "Path under which to expose metrics")
-        ->check([](const std::string& p) { return p.size() > 1 && p[0] == '/' ? "" : "must start with / and not be /"; });
+        ->check([](const std::string& path) { return TelemetryPathProblem(path); });
     sub.add_option("--log.level", log_level, "Log level")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
     sub.add_option("--log.format", log_format, "Log format")->check(CLI::IsMember({"logfmt", "json"}));
   }

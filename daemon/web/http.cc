@@ -276,10 +276,8 @@ std::vector<int> HttpServer::ListeningPorts() const { return impl_->ports; }
 
 kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options,
                                                                  const ResultStore& store) {
-  const std::string& path = options.telemetry_path;
-  if (path.empty() || path.front() != '/' || path == "/-/healthy" || path == "/-/ready") {
-    return Failure{Outcome::kInvalidSpec, "invalid telemetry path \"" + path +
-                                              "\": must start with / and not be /-/healthy or /-/ready"};
+  if (std::string problem = TelemetryPathProblem(options.telemetry_path); !problem.empty()) {
+    return Failure{Outcome::kInvalidSpec, std::move(problem)};
   }
   if (options.listen_addresses.empty()) return Failure{Outcome::kInvalidSpec, "no listen address given"};
   if (options.web.tls) {
