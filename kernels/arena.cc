@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/file_read.h"
 #include "kernels/placement.h"
 
 namespace numaprobe::kernels {
@@ -44,9 +45,10 @@ std::string HugetlbPoolPath(int node, std::string_view file) {
 
 // Free 2 MiB hugetlb pages on `node`; 0 when the pool does not exist.
 std::size_t FreeHugetlbPages(int node) {
-  std::ifstream in(HugetlbPoolPath(node, "free_hugepages"));
+  const std::string text = ReadFirstLine(HugetlbPoolPath(node, "free_hugepages"));
   std::size_t pages = 0;
-  return in >> pages ? pages : 0;
+  const auto parsed = std::from_chars(text.data(), text.data() + text.size(), pages);
+  return parsed.ec == std::errc() ? pages : 0;
 }
 
 // A mapping not yet bound or faulted in.

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "kernels/cpulist.h"
+#include "kernels/file_read.h"
 
 namespace numaprobe::kernels {
 
@@ -43,9 +44,7 @@ std::map<int, double> BusyFractions(const CpuTimes& before, const CpuTimes& afte
 }
 
 std::vector<int> ReadCpuListFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string text;
-  if (!std::getline(in, text)) return {};
+  std::string text = ReadFirstLine(path);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   if (text.empty()) return {};
   auto cpus = ParseCpuList(text);

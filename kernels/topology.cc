@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <utility>
 
 #include "kernels/cpulist.h"
+#include "kernels/file_read.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -44,17 +44,15 @@ std::optional<std::set<int>> ParseIdList(std::string_view text) {
 }
 
 std::optional<std::set<int>> ReadIdListFile(const char* path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseIdList(text.str());
+  const std::optional<std::string> text = ReadSmallFile(path);
+  if (!text) return std::nullopt;
+  return ParseIdList(*text);
 }
 
 // "Mems_allowed_list:\t0-1" from /proc/self/status: the fallback when
 // get_mempolicy is blocked (container seccomp profiles without CAP_SYS_NICE).
 std::optional<std::set<int>> ReadStatusList(std::string_view key) {
-  std::ifstream in("/proc/self/status");
+  std::istringstream in(ReadSmallFile("/proc/self/status").value_or(""));
   std::string line;
   while (std::getline(in, line)) {
     if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':') {
@@ -113,7 +111,7 @@ void Topology::ReadKernelDistances() {
   if (!online || online->empty()) return;
   std::vector<int> values;
   for (int node : *online) {
-    std::ifstream in("/sys/devices/system/node/node" + std::to_string(node) + "/distance");
+    std::istringstream in(ReadFirstLine("/sys/devices/system/node/node" + std::to_string(node) + "/distance"));
     std::size_t row = 0;
     for (int value = 0; in >> value; ++row) values.push_back(value);
     if (row != online->size()) return;  // torn read (hotplug) or unexpected format: keep none

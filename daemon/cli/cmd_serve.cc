@@ -13,6 +13,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/web_config.h"
 #include "daemon/web/http.h"
+#include "daemon/web/request_route.h"
 #include "daemon/web/tls_options.h"
 #include "daemon/common/log.h"
 #include "daemon/common/test_hooks.h"
@@ -66,6 +67,25 @@ std::optional<WebConfig> LoadWebChecked(const std::string& path) {
   return web;
 }
 
+// What a started daemon owns. A local of ServeCommand::Run, so its members
+// are destroyed in reverse order when Run returns: the server and the
+// scheduler before the store they read.
+struct Running {
+  ResultStore store;
+  Config config;  // what the scheduler runs: a SIGHUP with the same config changes nothing
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<HttpServer> server;
+};
+
+// The next SIGTERM, SIGINT or SIGHUP. They are blocked in every thread (see
+// SetUpProcess), so they arrive only here; a failed sigwait is retried.
+int NextSignal(const sigset_t& signals) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) == 0) return sig;
+  }
+}
+
 // "HOST:0" -> "HOST:PORT": the listener a restart binds again.
 std::string WithPort(const std::string& address, int port) {
   return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
@@ -85,29 +105,56 @@ struct ServeCommand {
     sub.add_option("--web.config.file", web_config_file,
                    "Web configuration file (exporter-toolkit format: TLS, basic auth, headers); re-read on SIGHUP");
     sub.add_option("--web.telemetry-path", http.telemetry_path, "Path under which to expose metrics")
-        ->check([](const std::string& p) { return p.size() > 1 && p[0] == '/' ? "" : "must start with / and not be /"; });
+        ->check([](const std::string& path) { return TelemetryPathProblem(path); });
     sub.add_option("--log.level", log_level, "Log level")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
     sub.add_option("--log.format", log_format, "Log format")->check(CLI::IsMember({"logfmt", "json"}));
   }
 
+  // The daemon's life: set up, start, serve until SIGTERM/SIGINT (each SIGHUP
+  // reloads), stop. Each step is a member below.
   int Run() {
+    sigset_t signals;
+    if (const int code = SetUpProcess(signals); code != kExitOk) return code;
+    if (!ReportTestHooks()) return kExitFailure;
+    std::optional<Config> config = LoadChecked(config_file);
+    if (!config) return kExitFailure;
+    std::optional<WebConfig> web = LoadWebChecked(web_config_file);
+    if (!web) return kExitFailure;
+    http.web = *web;
+
+    Running running;
+    if (!StartServing(std::move(*config), running)) return kExitFailure;
+    int sig = 0;
+    while ((sig = NextSignal(signals)) == SIGHUP) HandleReload(running);
+    spdlog::info("Received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    return Shutdown(running);
+  }
+
+  // Logging first, so every later problem is logged in the chosen format;
+  // then the signal mask, before any thread starts, so that every thread
+  // inherits it and only NextSignal() sees the signals.
+  int SetUpProcess(sigset_t& signals) {
     if (auto error = SetUpLogging(log_level, log_format); !error.empty()) {
       fmt::print(stderr, "numaprobe: {}\n", error);
       return kExitUsage;
     }
-    // Block the signals before any thread starts so that every thread inherits
-    // the mask and only sigwait() below sees them.
-    sigset_t signals;
     sigemptyset(&signals);
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, sig);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     spdlog::info("Starting numaprobe version={} revision={}", kVersion, kRevision);
     if (geteuid() == 0) spdlog::warn("running as root: numaprobe needs no privileges, consider a dedicated user");
+    return kExitOk;
+  }
+
+  // Test hooks change host facts or figures: say so loudly, at error level,
+  // so a test-mode daemon is never mistaken for a real one. False when the
+  // hooks themselves are malformed.
+  static bool ReportTestHooks() {
     TestHooks hooks;
     if (auto error = ReadTestHooks(hooks); !error.empty()) {
       spdlog::error("{}", error);
-      return kExitFailure;
+      return false;
     }
     for (const auto& [field, value] : hooks.host_overrides) {
       spdlog::error("TEST MODE: host fact {} overridden to \"{}\" (NUMAPROBE_TEST_HOST_OVERRIDES)", field, value);
@@ -117,62 +164,65 @@ struct ServeCommand {
                     "(numaprobe_test_fault_injection_active 1)",
                     hooks.latency_scale, hooks.bandwidth_scale);
     }
-    std::optional<Config> config = LoadChecked(config_file);
-    if (!config) return kExitFailure;
-    std::optional<WebConfig> web = LoadWebChecked(web_config_file);
-    if (!web) return kExitFailure;
-    http.web = *web;
+    return true;
+  }
 
-    ResultStore store;
-    store.Update([](Snapshot& s) { s.config_reload_unix_seconds = UnixNow(); });
-    Config running = *config;
-    auto scheduler = Scheduler::Create(*config, store);
+  // Plans the probes, listens, then starts probing: a plan or a listener that
+  // fails stops the start before any probe runs. Tells systemd READY.
+  bool StartServing(Config config, Running& running) {
+    running.store.Update([](Snapshot& s) { s.config_reload_unix_seconds = UnixNow(); });
+    running.config = config;
+    auto scheduler = Scheduler::Create(std::move(config), running.store);
     if (!scheduler.ok()) {
       spdlog::error("cannot plan probes: {}", scheduler.failure().reason);
-      return kExitFailure;
+      return false;
     }
+    running.scheduler = std::move(scheduler).value();
     if (http.listen_addresses.empty()) http.listen_addresses = {":10062"};
-    auto server = HttpServer::Start(http, store);
+    auto server = HttpServer::Start(http, running.store);
     if (!server.ok()) {
       spdlog::error("{}", server.failure().reason);
-      return kExitFailure;
+      return false;
     }
-    for (int port : server.value()->ListeningPorts()) spdlog::info("Listening on port {}", port);
-    scheduler.value()->Start();
+    running.server = std::move(server).value();
+    for (int port : running.server->ListeningPorts()) spdlog::info("Listening on port {}", port);
+    running.scheduler->Start();
     SdNotify("READY=1\nSTATUS=Probing");
+    return true;
+  }
 
-    while (true) {
-      int sig = 0;
-      if (sigwait(&signals, &sig) != 0) continue;
-      if (sig != SIGHUP) {
-        spdlog::info("Received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        break;
-      }
-      SdNotify("RELOADING=1");
-      spdlog::info("Received SIGHUP, reloading {}", config_file.empty() ? "(built-in defaults)" : config_file);
-      std::optional<Config> next = LoadChecked(config_file);
-      const bool web_ok = ReloadWeb(server.value(), store);
-      store.Update([&](Snapshot& s) {
-        s.config_reload_successful = next.has_value() && web_ok;
-        if (next) s.config_reload_unix_seconds = UnixNow();
-      });
-      if (next && *next == running) {
-        // Config management often sends SIGHUP on every run: an unchanged file
-        // must not restart the round and drop the prepared buffers. The state
-        // file is still re-read: SIGHUP is how `baseline reset` takes effect.
-        spdlog::info("configuration unchanged");
-        scheduler.value()->ReloadState();
-      } else if (next) {
-        running = *next;
-        scheduler.value()->Reload(std::move(*next));
-        spdlog::info("configuration reloaded");
-      } else {
-        spdlog::error("reload failed: keeping the running configuration");
-      }
-      SdNotify("READY=1");
+  // SIGHUP: re-reads the config and the web config. A valid, changed config
+  // replaces the running one; an invalid one keeps it (and the
+  // numaprobe_config_last_reload_successful metric says so).
+  void HandleReload(Running& running) {
+    SdNotify("RELOADING=1");
+    spdlog::info("Received SIGHUP, reloading {}", config_file.empty() ? "(built-in defaults)" : config_file);
+    std::optional<Config> next = LoadChecked(config_file);
+    const bool web_ok = ReloadWeb(running.server, running.store);
+    running.store.Update([&](Snapshot& s) {
+      s.config_reload_successful = next.has_value() && web_ok;
+      if (next) s.config_reload_unix_seconds = UnixNow();
+    });
+    if (next && *next == running.config) {
+      // Config management often sends SIGHUP on every run: an unchanged file
+      // must not restart the round and drop the prepared buffers. The state
+      // file is still re-read: SIGHUP is how `baseline reset` takes effect.
+      spdlog::info("configuration unchanged");
+      running.scheduler->ReloadState();
+    } else if (next) {
+      running.config = *next;
+      running.scheduler->Reload(std::move(*next));
+      spdlog::info("configuration reloaded");
+    } else {
+      spdlog::error("reload failed: keeping the running configuration");
     }
+    SdNotify("READY=1");
+  }
+
+  // Stops probing, then serving. Running's members go when Run returns.
+  static int Shutdown(Running& running) {
     SdNotify("STOPPING=1");
-    if (!scheduler.value()->Stop()) {
+    if (!running.scheduler->Stop()) {
       // A probe starved of CPU (SCHED_IDLE on a saturated host) still runs on
       // the scheduler's state; do not wait for it, and do not tear that state
       // down under it: end the process here.
@@ -180,7 +230,7 @@ struct ServeCommand {
       spdlog::shutdown();
       std::_Exit(kExitOk);
     }
-    server.value().reset();
+    running.server.reset();
     spdlog::info("numaprobe stopped");
     return kExitOk;
   }

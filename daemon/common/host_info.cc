@@ -6,15 +6,12 @@
 #include <sstream>
 #include <string_view>
 
+#include "kernels/file_read.h"
+
 namespace numaprobe::daemon {
 namespace {
 
-std::string ReadFirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
+using kernels::ReadFirstLine;
 
 // "always [madvise] never" -> "madvise"
 std::string BracketedChoice(const std::string& line) {

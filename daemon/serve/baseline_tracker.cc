@@ -31,12 +31,11 @@ void BaselineTracker::Reconfigure(std::string state_directory, int rounds) {
   recorder_.set_rounds(rounds);
 }
 
-void BaselineTracker::StartRecording(const std::string& fingerprint, const std::string& settings,
-                                     const std::string& topology, const std::map<std::string, std::string>& facts) {
-  recorder_.Reset(fingerprint, settings);
+void BaselineTracker::StartRecording(const Now& now) {
+  recorder_.Reset(now.fingerprint, now.settings);
   save_pending_ = false;  // what was pending is no longer the baseline
-  recorder_.mutable_baseline().topology = topology;
-  recorder_.mutable_baseline().facts = facts;
+  recorder_.mutable_baseline().topology = now.topology;
+  recorder_.mutable_baseline().facts = now.facts;
   spdlog::info("recording a baseline over the next {} complete rounds ({})", rounds_, origin_);
 }
 
@@ -60,115 +59,143 @@ std::vector<HostChange> Changes(const std::map<std::string, std::string>& before
 
 void BaselineTracker::Load(const std::string& fingerprint, const std::string& settings, const std::string& topology,
                            const std::map<std::string, std::string>& facts, double unix_now) {
+  const Now now{fingerprint, settings, topology, facts, unix_now};
   const LoadedState state = LoadState(state_directory_);
+  if (state.status == LoadedState::Status::kOk && !state.baseline) return ActOnMarker(state.marker, now);
+  if (state.status == LoadedState::Status::kCorrupt) return ReplaceCorrupt(state.error, now);
+  if (state.baseline && state.baseline->complete) return AdoptStored(*state.baseline, now);
+  // No complete baseline in the file: keep recording; or keep the complete
+  // baseline in memory when the file lost it (a save failed, or
+  // state_directory changed on reload).
+  if (MineMatches(now)) return KeepMine(now);
+  StartAnew(now);
+}
+
+bool BaselineTracker::MineMatches(const Now& now) const {
   const Baseline& mine = recorder_.baseline();
-  const bool mine_matches = !origin_.empty() && mine.topology == topology && mine.settings == settings;
+  return !origin_.empty() && mine.topology == now.topology && mine.settings == now.settings;
+}
 
-  // An operator's marker (a valid file without a baseline): acted on once, so
-  // a later replan while recording does not restart the recording.
-  if (state.status == LoadedState::Status::kOk && !state.baseline) {
-    if (state.marker == "accept") {
-      origin_ = "accepted";
-      spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept); {} host changes "
-                   "since the old one are cleared",
-                   mine.changes.size());
-    } else {
-      origin_ = "reset";
-      spdlog::info("the baseline was reset (numaprobe baseline reset)");
-    }
-    if (auto error = RemoveState(state_directory_); !error.empty()) spdlog::warn("{}", error);
-    StartRecording(fingerprint, settings, topology, facts);
-    return;
+// An operator's marker (a valid file without a baseline): acted on once (the
+// file is removed), so a later replan while recording does not restart the
+// recording.
+void BaselineTracker::ActOnMarker(const std::string& marker, const Now& now) {
+  if (marker == "accept") {
+    origin_ = "accepted";
+    spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept); {} host changes "
+                 "since the old one are cleared",
+                 recorder_.baseline().changes.size());
+  } else {
+    origin_ = "reset";
+    spdlog::info("the baseline was reset (numaprobe baseline reset)");
   }
-  if (state.status == LoadedState::Status::kCorrupt) {
-    spdlog::error("state file unusable ({}); it will be replaced by a new baseline", state.error);
-    origin_ = "state_file_corrupt";
-    StartRecording(fingerprint, settings, topology, facts);
-    return;
-  }
+  if (auto error = RemoveState(state_directory_); !error.empty()) spdlog::warn("{}", error);
+  StartRecording(now);
+}
 
-  if (state.baseline && state.baseline->complete) {
-    Baseline stored = *state.baseline;
-    bool save = false;
-    if (stored.topology.empty()) {
-      // Written by a numaprobe that kept only the fingerprint hash: the same
-      // hash is the same host; a different one cannot say what changed.
-      if (stored.fingerprint == fingerprint) {
-        stored.topology = topology;
-        stored.facts = facts;
-        save = true;
-      } else {
-        spdlog::warn("the stored baseline (host fingerprint {}) predates recorded topologies and the fingerprint is "
-                     "now {}: recording a new baseline",
-                     stored.fingerprint, fingerprint);
-        origin_ = "topology_changed";
-        StartRecording(fingerprint, settings, topology, facts);
-        return;
-      }
-    }
-    if (stored.topology != topology) {
-      spdlog::warn("NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old "
-                   "pairs are not comparable, recording a new baseline",
-                   stored.topology, topology);
-      origin_ = "topology_changed";
-      StartRecording(fingerprint, settings, topology, facts);
-      return;
-    }
-    if (stored.settings != settings) {
-      spdlog::warn("measurement settings changed from {} to {}: recording a new baseline, the old one is not comparable",
-                   stored.settings.empty() ? "(not recorded)" : stored.settings, settings);
-      origin_ = "settings_changed";
-      StartRecording(fingerprint, settings, topology, facts);
-      return;
-    }
-    for (HostChange& change : Changes(stored.facts, facts, unix_now)) {
-      spdlog::warn("host {} changed: {} -> {}; the baseline recorded {} stays the reference (numaprobe baseline "
-                   "accept adopts the new level)",
-                   change.field, change.before, change.after, stored.created);
-      stored.changes.push_back(std::move(change));
-      save = true;
-    }
-    for (const auto& [field, value] : facts) {
-      if (stored.facts[field] != value) save = true;
-      stored.facts[field] = value;
-    }
-    const bool same_as_mine = recorder_.complete() && mine.created == stored.created && mine_matches;
-    if (!same_as_mine) {
-      origin_ = "restored";
-      spdlog::info("restored the baseline recorded {} (host fingerprint then {}, now {})", stored.created,
-                   stored.fingerprint, fingerprint);
-    }
-    if (save) {
-      Persist(stored, "the host changes");
-    }
-    recorder_.Restore(std::move(stored));
-    return;
-  }
+void BaselineTracker::ReplaceCorrupt(const std::string& error, const Now& now) {
+  spdlog::error("state file unusable ({}); it will be replaced by a new baseline", error);
+  origin_ = "state_file_corrupt";
+  StartRecording(now);
+}
 
-  // Keep recording; or keep the complete baseline in memory when the file
-  // lost it (a save failed, or state_directory changed on reload).
-  if (mine_matches) {
-    if (recorder_.complete()) {
-      Baseline& kept = recorder_.mutable_baseline();
-      for (HostChange& change : Changes(kept.facts, facts, unix_now)) {
-        spdlog::warn("host {} changed: {} -> {}; the baseline stays the reference", change.field, change.before,
-                     change.after);
-        kept.changes.push_back(std::move(change));
-      }
-    }
-    recorder_.mutable_baseline().facts = facts;
+// A complete baseline from the file stays the reference if it is comparable
+// with today's figures; host changes since it was recorded are added to it
+// (and saved). Otherwise a new recording starts, saying why.
+void BaselineTracker::AdoptStored(Baseline stored, const Now& now) {
+  bool save = false;
+  if (stored.topology.empty() && stored.fingerprint == now.fingerprint) {
+    // Written by a numaprobe that kept only the fingerprint hash: the same
+    // hash is the same host, so the baseline takes today's topology and facts.
+    stored.topology = now.topology;
+    stored.facts = now.facts;
+    save = true;
+  }
+  if (const std::string why = WhyNotComparable(stored, now); !why.empty()) {
+    origin_ = why;
+    StartRecording(now);
     return;
   }
+  if (RecordHostChanges(stored, now)) save = true;
+  const bool same_as_mine =
+      recorder_.complete() && recorder_.baseline().created == stored.created && MineMatches(now);
+  if (!same_as_mine) {
+    origin_ = "restored";
+    spdlog::info("restored the baseline recorded {} (host fingerprint then {}, now {})", stored.created,
+                 stored.fingerprint, now.fingerprint);
+  }
+  if (save) Persist(stored, "the host changes");
+  recorder_.Restore(std::move(stored));
+}
+
+std::string BaselineTracker::WhyNotComparable(const Baseline& stored, const Now& now) {
+  if (stored.topology.empty()) {
+    // A fingerprint-only baseline (AdoptStored) of another fingerprint: it
+    // cannot say what changed.
+    spdlog::warn("the stored baseline (host fingerprint {}) predates recorded topologies and the fingerprint is "
+                 "now {}: recording a new baseline",
+                 stored.fingerprint, now.fingerprint);
+    return "topology_changed";
+  }
+  if (stored.topology != now.topology) {
+    spdlog::warn("NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old "
+                 "pairs are not comparable, recording a new baseline",
+                 stored.topology, now.topology);
+    return "topology_changed";
+  }
+  if (stored.settings != now.settings) {
+    spdlog::warn("measurement settings changed from {} to {}: recording a new baseline, the old one is not comparable",
+                 stored.settings.empty() ? "(not recorded)" : stored.settings, now.settings);
+    return "settings_changed";
+  }
+  return "";
+}
+
+bool BaselineTracker::RecordHostChanges(Baseline& stored, const Now& now) {
+  bool changed = false;
+  for (HostChange& change : Changes(stored.facts, now.facts, now.unix_now)) {
+    spdlog::warn("host {} changed: {} -> {}; the baseline recorded {} stays the reference (numaprobe baseline "
+                 "accept adopts the new level)",
+                 change.field, change.before, change.after, stored.created);
+    stored.changes.push_back(std::move(change));
+    changed = true;
+  }
+  // Also facts not recorded before (Changes skips them): saved from now on.
+  for (const auto& [field, value] : now.facts) {
+    if (stored.facts[field] != value) changed = true;
+    stored.facts[field] = value;
+  }
+  return changed;
+}
+
+// The recording in progress, or the complete baseline in memory, matches
+// today's topology and settings: it goes on; a complete one records the host
+// changes as a restored one would.
+void BaselineTracker::KeepMine(const Now& now) {
+  if (recorder_.complete()) {
+    Baseline& kept = recorder_.mutable_baseline();
+    for (HostChange& change : Changes(kept.facts, now.facts, now.unix_now)) {
+      spdlog::warn("host {} changed: {} -> {}; the baseline stays the reference", change.field, change.before,
+                   change.after);
+      kept.changes.push_back(std::move(change));
+    }
+  }
+  recorder_.mutable_baseline().facts = now.facts;
+}
+
+// Nothing to adopt or keep: record a new baseline, the origin saying why.
+void BaselineTracker::StartAnew(const Now& now) {
+  const Baseline& mine = recorder_.baseline();
   if (origin_.empty()) {
     origin_ = "first_start";
-  } else if (mine.topology != topology) {  // changed before anything was saved
-    spdlog::warn("NUMA topology changed from {} to {}: recording a new baseline", mine.topology, topology);
+  } else if (mine.topology != now.topology) {  // changed before anything was saved
+    spdlog::warn("NUMA topology changed from {} to {}: recording a new baseline", mine.topology, now.topology);
     origin_ = "topology_changed";
   } else {
-    spdlog::warn("measurement settings changed from {} to {}: recording a new baseline", mine.settings, settings);
+    spdlog::warn("measurement settings changed from {} to {}: recording a new baseline", mine.settings, now.settings);
     origin_ = "settings_changed";
   }
-  StartRecording(fingerprint, settings, topology, facts);
+  StartRecording(now);
 }
 
 void BaselineTracker::BeginRound() {

@@ -55,9 +55,33 @@ class BaselineTracker {
   std::string state_directory_;
   int rounds_;
   BaselineRecorder recorder_;
+  // Load's arguments: the host and settings as they are now.
+  struct Now {
+    const std::string& fingerprint;
+    const std::string& settings;
+    const std::string& topology;
+    const std::map<std::string, std::string>& facts;
+    double unix_now;
+  };
+  // Load's cases, by what the state file holds: a marker, garbage, a complete
+  // baseline; with none of those, the baseline in memory goes on if it still
+  // matches, else a new one starts.
+  void ActOnMarker(const std::string& marker, const Now& now);
+  void ReplaceCorrupt(const std::string& error, const Now& now);
+  void AdoptStored(Baseline stored, const Now& now);
+  void KeepMine(const Now& now);
+  void StartAnew(const Now& now);
+  // Whether the baseline in memory (recording or complete) was measured on
+  // today's topology with today's settings.
+  bool MineMatches(const Now& now) const;
+  // "" if `stored` compares with today's figures; otherwise logs why not and
+  // returns the origin of the new recording (topology_changed, settings_changed).
+  static std::string WhyNotComparable(const Baseline& stored, const Now& now);
+  // Adds the host fact changes since `stored` was recorded, logging each,
+  // and takes today's facts; true if `stored` changed and must be saved.
+  static bool RecordHostChanges(Baseline& stored, const Now& now);
   // Starts recording anew, with the current host's identity.
-  void StartRecording(const std::string& fingerprint, const std::string& settings, const std::string& topology,
-                      const std::map<std::string, std::string>& facts);
+  void StartRecording(const Now& now);
   // Writes the state file; on failure (full or read-only directory) logs the
   // path and errno text and marks the save pending: EndRound retries it every
   // round until it succeeds, so the file catches up once space returns.

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/file_read.h"
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -56,22 +58,6 @@ class ScopedFd {
  private:
   int fd_;
 };
-
-// Reads the whole file; the errno of the failing call otherwise.
-int ReadFile(const std::string& path, std::string& out) {
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.ok()) return errno;
-  char buffer[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-    if (n == 0) return 0;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
-}
 
 bool WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
@@ -196,7 +182,8 @@ std::string TopologySignature(const kernels::Topology& topology) {
 LoadedState LoadState(const std::string& state_directory) {
   const std::string path = StatePath(state_directory);
   std::string text;
-  if (const int error = ReadFile(path, text); error != 0) {
+  // The errno, not just a failure: ENOENT is a first start, anything else a problem.
+  if (const int error = kernels::ReadWholeFile(path, text); error != 0) {
     LoadedState state;
     if (error == ENOENT) return state;  // first start: status stays kMissing
     state.status = LoadedState::Status::kCorrupt;

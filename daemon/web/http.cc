@@ -41,6 +41,7 @@
 namespace numaprobe::daemon {
 namespace {
 
+using kernels::Expected;
 using kernels::Failure;
 using kernels::Outcome;
 
@@ -205,6 +206,69 @@ void StopPromptly(std::unique_ptr<Civet>& civet, const std::vector<Listener>& li
   waker.join();
 }
 
+// Why `options` cannot start a server, or "". Checked before civetweb
+// starts, so a bad option is named rather than reported as a bind failure.
+std::string OptionsProblem(const HttpOptions& options) {
+  if (std::string problem = TelemetryPathProblem(options.telemetry_path); !problem.empty()) return problem;
+  if (options.listen_addresses.empty()) return "no listen address given";
+  if (options.web.tls) {
+    // Before civetweb loads OpenSSL (tls_options.h); then the files, so a bad
+    // one is named rather than reported as civetweb's "SSL callback returned error".
+    std::string error = LoadCivetwebOpenSsl();
+    if (error.empty()) error = CheckTls(*options.web.tls);
+    return error;
+  }
+  return "";
+}
+
+// The listen addresses in civetweb's terms.
+struct CivetPorts {
+  std::vector<std::string> specs;  // one per listen address, in order
+  std::string listening_ports;     // civetweb's "listening_ports" option
+};
+
+Expected<CivetPorts> ToCivetPorts(const HttpOptions& options) {
+  const bool ipv6 = Ipv6Usable();
+  CivetPorts ports;
+  for (const std::string& address : options.listen_addresses) {
+    auto spec = ToCivetPort(address, ipv6);
+    if (!spec.ok()) return spec.failure();
+    // civetweb's "s" suffix: a TLS listener (the same port never serves plain HTTP).
+    ports.listening_ports += (ports.listening_ports.empty() ? "" : ",") + spec.value() + (options.web.tls ? "s" : "");
+    ports.specs.push_back(std::move(spec).value());
+  }
+  if (!ipv6) spdlog::debug("http: IPv6 not available; \":PORT\" listens on IPv4 only");
+  return ports;
+}
+
+// No document_root: nothing but our handler can answer. Keep-alive with
+// TCP_NODELAY: a new TCP handshake per scrape halved throughput under 50
+// concurrent clients (docs/performance.md). Small request limit
+// (preallocated per thread).
+//
+// Every open connection holds a civetweb worker thread until it is closed
+// or times out: a kept-alive one for up to keep_alive_timeout_ms after its
+// last response, a new one for up to request_timeout_ms while its request
+// has not fully arrived (counted from the connection's first read, so
+// trickling bytes does not extend it). Slow clients are ridden out by
+// having more workers than them and by not accepting silent connections
+// at all (listener_hardening.h); a scraper's request arrives in one packet.
+// Residual limit: more than kWorkerThreads slow clients at once delay
+// scrapes by up to request_timeout_ms. This is no defence against a
+// deliberate attacker: bind --web.listen-address to the scraping interface
+// or firewall the port.
+std::vector<std::string> CivetOptions(const std::string& listening_ports) {
+  // Name, value pairs, as CivetServer takes them.
+  return {"listening_ports",       listening_ports,
+          "num_threads",           std::to_string(kWorkerThreads),
+          "request_timeout_ms",    "3000",
+          "enable_keep_alive",     "yes",
+          "keep_alive_timeout_ms", "2000",
+          "tcp_nodelay",           "1",
+          "max_request_size",      "16384",
+          "listen_backlog",        std::to_string(kListenBacklog)};
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -256,6 +320,38 @@ struct HttpServer::Impl {
     return Response{404, kText, "Not Found\n"};
   }
 
+  // Starts civetweb on `ports`; "" or why it could not, naming the address.
+  std::string StartCivet(const HttpOptions& options, const CivetPorts& civet_ports) {
+    CivetCallbacks callbacks;
+    callbacks.log_message = &LogMessage;
+    if (options.web.tls) callbacks.init_ssl = &CivetTlsScope::InitSsl;
+    std::vector<std::string> messages;
+    const WebConfig::Tls no_tls;
+    CivetTlsScope tls(options.web.tls ? *options.web.tls : no_tls);  // what init_ssl applies
+    try {
+      StartupCapture capture(messages);
+      civet = std::make_unique<Civet>(CivetOptions(civet_ports.listening_ports), &callbacks);
+    } catch (const CivetException& e) {
+      if (!tls.error().empty()) return tls.error();
+      return StartFailure(options.listen_addresses, civet_ports.specs, messages, e.what());
+    }
+    civet->RouteAll(&Impl::Handle, this);
+    return "";
+  }
+
+  // Once civetweb listens: the real ports (":0" resolved), the listeners'
+  // hardening, and the addresses StopPromptly pokes, resolved now so that
+  // stopping never waits for a resolver.
+  void AfterStart(const std::vector<std::string>& specs) {
+    ports = civet->getListeningPorts();
+    if (const std::string problem = DeferAccept(ports); !problem.empty()) {
+      spdlog::warn("http: silent connections will take worker threads: {}", problem);
+    }
+    for (std::size_t i = 0; i < specs.size() && i < ports.size(); ++i) {
+      for (const Listener& listener : Resolve(ReachableHost(specs[i]), ports[i])) listeners.push_back(listener);
+    }
+  }
+
   const std::string telemetry_path;
   const ResultStore& store;
   const MetricsText metrics;
@@ -276,77 +372,16 @@ std::vector<int> HttpServer::ListeningPorts() const { return impl_->ports; }
 
 kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options,
                                                                  const ResultStore& store) {
-  const std::string& path = options.telemetry_path;
-  if (path.empty() || path.front() != '/' || path == "/-/healthy" || path == "/-/ready") {
-    return Failure{Outcome::kInvalidSpec, "invalid telemetry path \"" + path +
-                                              "\": must start with / and not be /-/healthy or /-/ready"};
+  if (std::string problem = OptionsProblem(options); !problem.empty()) {
+    return Failure{Outcome::kInvalidSpec, std::move(problem)};
   }
-  if (options.listen_addresses.empty()) return Failure{Outcome::kInvalidSpec, "no listen address given"};
-  if (options.web.tls) {
-    // Before civetweb loads OpenSSL (tls_options.h); then the files, so a bad
-    // one is named rather than reported as civetweb's "SSL callback returned error".
-    std::string error = LoadCivetwebOpenSsl();
-    if (error.empty()) error = CheckTls(*options.web.tls);
-    if (!error.empty()) return Failure{Outcome::kInvalidSpec, error};
-  }
-
-  const bool ipv6 = Ipv6Usable();
-  std::vector<std::string> specs;
-  std::string ports;
-  for (const std::string& address : options.listen_addresses) {
-    auto spec = ToCivetPort(address, ipv6);
-    if (!spec.ok()) return spec.failure();
-    // civetweb's "s" suffix: a TLS listener (the same port never serves plain HTTP).
-    ports += (ports.empty() ? "" : ",") + spec.value() + (options.web.tls ? "s" : "");
-    specs.push_back(std::move(spec).value());
-  }
-  if (!ipv6) spdlog::debug("http: IPv6 not available; \":PORT\" listens on IPv4 only");
-
-  // No document_root: nothing but our handler can answer. Keep-alive with
-  // TCP_NODELAY: a new TCP handshake per scrape halved throughput under 50
-  // concurrent clients (docs/performance.md). Small request limit
-  // (preallocated per thread).
-  //
-  // Every open connection holds a civetweb worker thread until it is closed
-  // or times out: a kept-alive one for up to keep_alive_timeout_ms after its
-  // last response, a new one for up to request_timeout_ms while its request
-  // has not fully arrived (counted from the connection's first read, so
-  // trickling bytes does not extend it). Slow clients are ridden out by
-  // having more workers than them and by not accepting silent connections
-  // at all (listener_hardening.h); a scraper's request arrives in one packet.
-  // Residual limit: more than kWorkerThreads slow clients at once delay
-  // scrapes by up to request_timeout_ms. This is no defence against a
-  // deliberate attacker: bind --web.listen-address to the scraping interface
-  // or firewall the port.
-  const std::vector<std::string> civet_options = {
-      "listening_ports",   ports, "num_threads",           std::to_string(kWorkerThreads), "request_timeout_ms", "3000",
-      "enable_keep_alive", "yes", "keep_alive_timeout_ms", "2000",  "tcp_nodelay",        "1",
-      "max_request_size",  "16384", "listen_backlog", std::to_string(kListenBacklog)};
-  CivetCallbacks callbacks;
-  callbacks.log_message = &LogMessage;
-  if (options.web.tls) callbacks.init_ssl = &CivetTlsScope::InitSsl;
-
+  auto civet_ports = ToCivetPorts(options);
+  if (!civet_ports.ok()) return civet_ports.failure();
   auto impl = std::make_unique<Impl>(options, store);
-  std::vector<std::string> messages;
-  const WebConfig::Tls no_tls;
-  CivetTlsScope tls(options.web.tls ? *options.web.tls : no_tls);  // what init_ssl applies
-  try {
-    StartupCapture capture(messages);
-    impl->civet = std::make_unique<Civet>(civet_options, &callbacks);
-  } catch (const CivetException& e) {
-    if (!tls.error().empty()) return Failure{Outcome::kInvalidSpec, tls.error()};
-    return Failure{Outcome::kInvalidSpec, StartFailure(options.listen_addresses, specs, messages, e.what())};
+  if (std::string problem = impl->StartCivet(options, civet_ports.value()); !problem.empty()) {
+    return Failure{Outcome::kInvalidSpec, std::move(problem)};
   }
-  impl->civet->RouteAll(&Impl::Handle, impl.get());
-  impl->ports = impl->civet->getListeningPorts();
-  if (const std::string problem = DeferAccept(impl->ports); !problem.empty()) {
-    spdlog::warn("http: silent connections will take worker threads: {}", problem);
-  }
-  for (std::size_t i = 0; i < specs.size() && i < impl->ports.size(); ++i) {
-    for (const Listener& listener : Resolve(ReachableHost(specs[i]), impl->ports[i])) {
-      impl->listeners.push_back(listener);
-    }
-  }
+  impl->AfterStart(civet_ports->specs);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <sstream>
@@ -20,6 +19,7 @@
 
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
+#include "kernels/file_read.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -27,13 +27,7 @@ namespace {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using kernels::ReadSmallFile;
 
 // The fields of /proc/<pid>/stat we use (proc(5) numbering in comments).
 struct ProcStat {
@@ -106,7 +100,7 @@ void AddSingle(const char* name, const char* help, std::optional<double> value, 
 
 ProcessMetrics::ProcessMetrics(const std::string& proc_root)
     : self_stat_path_(proc_root + "/self/stat"), fd_dir_(proc_root + "/self/fd") {
-  if (auto text = ReadFile(proc_root + "/stat")) boot_unix_seconds_ = ParseBootTime(*text);
+  if (auto text = ReadSmallFile(proc_root + "/stat")) boot_unix_seconds_ = ParseBootTime(*text);
 }
 
 std::vector<MetricFamily> ProcessMetrics::Families() const {
@@ -114,7 +108,7 @@ std::vector<MetricFamily> ProcessMetrics::Families() const {
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
   std::optional<ProcStat> stat;
-  if (auto text = ReadFile(self_stat_path_)) stat = ParseProcStat(*text);
+  if (auto text = ReadSmallFile(self_stat_path_)) stat = ParseProcStat(*text);
 
   auto from_stat = [&](auto compute) -> std::optional<double> {
     return stat ? std::optional<double>(compute(*stat)) : std::nullopt;

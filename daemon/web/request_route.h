@@ -5,6 +5,7 @@
 // decide what to do with them.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace numaprobe::daemon {
@@ -21,6 +22,13 @@ enum class Route {
 // Exact, case-sensitive matches: "/metrics/" and "/Metrics" are 404, as in
 // node_exporter. `path` is civetweb's local_uri (query string removed).
 Route RouteRequest(std::string_view method, std::string_view path, std::string_view telemetry_path);
+
+// Why `telemetry_path` cannot serve the metrics, naming it; "" if it can. It
+// must be a path ("/...") and not one RouteRequest gives to another endpoint:
+// "/" (the landing page), "/-/healthy", "/-/ready". The one check behind both
+// the --web.telemetry-path flag and HttpServer::Start, so they refuse the
+// same paths with the same words.
+std::string TelemetryPathProblem(std::string_view telemetry_path);
 
 // civetweb's should_keep_alive() rule for a request with keep-alive enabled:
 // an explicit Connection header keeps alive iff one of its comma-separated

@@ -24,6 +24,7 @@
 
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
+#include "daemon/web/request_route.h"
 #include "tests/daemon/metrics_test_util.h"
 
 namespace numaprobe::daemon {
@@ -300,13 +301,15 @@ TEST(Http, RejectsBadAddressesNamingThem) {
     const std::string shown = address.empty() ? "\"\"" : address;
     EXPECT_THAT(server.failure().reason, HasSubstr("cannot listen on " + shown + ": ")) << address;
   }
-  for (const std::string path : {"", "metrics", "/-/ready"}) {
+  // The same words as the --web.telemetry-path flag (request_route_test.cc).
+  for (const std::string path : {"", "metrics", "/", "/-/healthy", "/-/ready"}) {
     HttpOptions options;
     options.listen_addresses = {"127.0.0.1:0"};
     options.telemetry_path = path;
     auto server = HttpServer::Start(options, store);
     ASSERT_FALSE(server.ok()) << path;
-    EXPECT_THAT(server.failure().reason, HasSubstr("telemetry path"));
+    EXPECT_EQ(server.failure().reason, TelemetryPathProblem(path));
+    EXPECT_THAT(server.failure().reason, HasSubstr("invalid telemetry path \"" + path + "\""));
   }
 }
 

@@ -291,6 +291,16 @@ def test_bad_flags(run):
     assert r.returncode == 2 and "--log.level" in r.stderr
 
 
+def test_telemetry_path_of_another_endpoint_is_a_usage_error(run):
+    """The flag check is the server's (TelemetryPathProblem): /-/ready is
+    refused before anything starts, with the usage exit code, naming the flag,
+    the path and why."""
+    r = run("serve", "--web.telemetry-path", "/-/ready", timeout=10)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "--web.telemetry-path" in r.stderr, r.stderr
+    assert 'invalid telemetry path "/-/ready": /-/ready is the readiness endpoint' in r.stderr, r.stderr
+
+
 def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
     """25 s at a 5% budget: the process spends 5% of one CPU, within 20%.
     Asserted on CPU time, which machine noise does not inflate. Each visit
