@@ -138,17 +138,20 @@ if wait_for http://127.0.0.1:10062/-/ready 60; then note "ready"; else note "nev
 timeout 15 wget -q -O "$OUT/metrics_before" http://127.0.0.1:10062/metrics
 echo 0 >/sys/fs/cgroup/daemon/cpuset.mems
 save mems_effective /sys/fs/cgroup/daemon/cpuset.mems.effective
-# Wait until a placement failure on node 1 is published (or give up).
+# Wait until a placement failure on node 1 is published and every node-1
+# latency figure is withdrawn (or give up): each pair fails at its next run,
+# which with rotated pairs (rotation.h) may be rounds after the first failure.
 i=0
-while [ $i -lt 45 ] && kill -0 $SERVE_PID 2>/dev/null; do
+while [ $i -lt 90 ] && kill -0 $SERVE_PID 2>/dev/null; do
   timeout 15 wget -q -O "$OUT/metrics_after" http://127.0.0.1:10062/metrics
-  grep -q '^numaprobe_placement_failures_total{.*mem_node="1"' "$OUT/metrics_after" && break
+  grep -q '^numaprobe_placement_failures_total{.*mem_node="1"' "$OUT/metrics_after" &&
+    ! grep -q '^numaprobe_memory_latency_seconds{.*mem_node="1"' "$OUT/metrics_after" && break
   sleep 1; i=$((i + 1))
 done
 sleep 3
 timeout 15 wget -q -O "$OUT/metrics_after" http://127.0.0.1:10062/metrics
 stop_serve
-""", timeout=150)
+""", timeout=200)
 
 SCENARIO_HUGEPAGES = vh.Scenario("hugepages", f"""
 save pool_before {HUGEPAGES_NODE1}
@@ -605,9 +608,11 @@ def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_m
     assert len(memory_pairs) == 12
     dist = FOUR.matrix()
 
-    # The classes: node distances seen from the CPU nodes (10, 12, 32, 20, 40).
+    # The classes: node distances seen from the CPU nodes (10, 12, 32, 20, 40);
+    # each one's representative is its first pair in round order (memory node,
+    # then CPU node).
     first_of_class = {}
-    for c, m in memory_pairs:
+    for c, m in sorted(memory_pairs, key=lambda p: p[1]):
         first_of_class.setdefault(dist[c][m], (c, m))
     reps = set(first_of_class.values())
     c2c_classes = set()
@@ -640,5 +645,6 @@ def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_m
         rep_runs = [runs[(kind, *p)] for p in reps]
         rotated_runs = sorted(runs[(kind, *p)] for p in memory_pairs if p not in reps)
         assert min(rep_runs) > rotated_runs[len(rotated_runs) // 2], \
-            f"{kind}: representatives ran {rep_runs} times, rotated pairs {rotated_runs}"
+            f"{kind}: representatives {sorted(reps)} ran {rep_runs} times, rotated pairs {rotated_runs}; " \
+            f"runs per (kind, cpu_node, mem_node): {sorted(runs.items())}\n{schedules}"
     assert_stopped_cleanly(res)
