@@ -37,9 +37,10 @@ std::string Validate(const BandwidthBuffer& buffer, const BandwidthRunSpec& spec
   if (spec.burst_bytes % kLine != 0 || spec.burst_bytes < kMinBurstBytes) {
     return "burst_bytes " + std::to_string(spec.burst_bytes) + " must be a multiple of 64 and >= 4 KiB";
   }
-  const std::size_t sides = spec.op == BandwidthOp::kCopy ? 2 : 1;
+  const bool copy = spec.op == BandwidthOp::kCopy;
+  const std::size_t sides = copy ? 2 : 1;
   const std::size_t footprint = spec.burst_bytes * sides * spec.cpus.size();
-  if (buffer.info().bytes < kMinRotations * footprint) {
+  if (buffer.info().bytes < MinBandwidthBufferBytes(spec.burst_bytes, spec.cpus.size(), copy)) {
     return "buffer of " + Bytes(buffer.info().bytes) + " is smaller than 4 x the burst footprint of " +
            Bytes(footprint) + " (" + std::to_string(spec.cpus.size()) +
            (spec.cpus.size() == 1 ? " thread x " : " threads x ") +
@@ -49,6 +50,10 @@ std::string Validate(const BandwidthBuffer& buffer, const BandwidthRunSpec& spec
 }
 
 }  // namespace
+
+std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads, bool copy) {
+  return kMinRotations * burst_bytes * threads * (copy ? 2 : 1);
+}
 
 std::string_view BandwidthOpName(BandwidthOp op) {
   switch (op) {

@@ -25,6 +25,12 @@ enum class BandwidthOp { kRead, kWrite, kCopy };
 inline constexpr BandwidthOp kAllBandwidthOps[] = {BandwidthOp::kRead, BandwidthOp::kWrite, BandwidthOp::kCopy};
 std::string_view BandwidthOpName(BandwidthOp op);  // "read", "write", "copy": also what config and flags accept
 
+// The smallest buffer on which `threads` threads' bursts of `burst_bytes`
+// rotate: four burst footprints (two sides for copy), so no burst starts on
+// lines its predecessor left in the LLC. MeasureBandwidth refuses less; the
+// config checks it up front with the same rule.
+std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads, bool copy);
+
 // Instruction set of the inner loops; kAuto picks AVX2 when the CPU has it.
 // AVX-512 is never picked automatically: 512-bit instructions can lower the
 // core's frequency licence and slow the workloads sharing the host.

@@ -93,18 +93,18 @@ void ReadBandwidth(ConfigSection& probes, ConfigErrors& errors, Config::Bandwidt
   }
   s.Integer("bursts", 1, 100, bandwidth.bursts);
 
-  // The kernel's rotation rule (kernels/bandwidth.cc): the buffer holds four
-  // burst footprints, so no burst starts on lines its predecessor left in the
-  // LLC. Checked only when its inputs parsed, to avoid a second, confusing error.
+  // The kernel's rotation rule (k::MinBandwidthBufferBytes), checked up front
+  // so the operator sees the key. Checked only when its inputs parsed, to
+  // avoid a second, confusing error.
   const std::string path = s.path() + ".";
   for (const char* key : {"ops", "threads", "buffer_size", "burst_size"}) {
     if (errors.Has(path + key)) return;
   }
   const bool copy = std::find(bandwidth.ops.begin(), bandwidth.ops.end(), k::BandwidthOp::kCopy) !=
                     bandwidth.ops.end();
-  const std::uint64_t footprint =
-      std::uint64_t{bandwidth.burst_bytes} * static_cast<std::uint64_t>(bandwidth.threads) * (copy ? 2 : 1);
-  if (bandwidth.buffer_bytes / 4 < footprint) {
+  const std::uint64_t minimum =
+      k::MinBandwidthBufferBytes(bandwidth.burst_bytes, static_cast<std::size_t>(bandwidth.threads), copy);
+  if (bandwidth.buffer_bytes < minimum) {
     // Blame the key the operator wrote: with only "threads: 8" set, that line.
     const char* key = "buffer_size";
     for (const char* written : {"buffer_size", "burst_size", "threads", "ops"}) {
@@ -114,7 +114,7 @@ void ReadBandwidth(ConfigSection& probes, ConfigErrors& errors, Config::Bandwidt
       }
     }
     s.Error(key, "buffer_size " + FormatSize(bandwidth.buffer_bytes) + " must be at least 4 x burst_size x threads" +
-                     (copy ? " x 2 (copy)" : "") + " = " + FormatSize(4 * footprint) +
+                     (copy ? " x 2 (copy)" : "") + " = " + FormatSize(minimum) +
                      ", so consecutive bursts touch different memory");
   }
 }
