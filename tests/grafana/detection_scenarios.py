@@ -246,14 +246,40 @@ def topology(seed: int) -> Case:
                 expects, "NUMA topology changed; accepted on one host only")
 
 
+def rotation(seed: int) -> Case:
+    """A big host whose pairs rotate (daemon/serve/rotation.h): 5-min rounds,
+    6 rounds a cycle, so the representatives (0,0) and (1,0) get a figure every
+    5 min, the rotated pairs (0,1) and (1,1) every 30 min, and the host exports
+    a refresh interval of 30 min. +10% latency on a rotated pair and on a
+    representative, -20% read bandwidth on a rotated pair: a rotated series
+    fires within 10 min of its second figure after the onset (the 30-min
+    promise), a representative within the hour (the 5-min promise). Hosts of
+    their own CPU models, so no peer comparison fires."""
+    onset = H
+    hosts = [sg.Host(f"rot{k}", cpu_model=f"model-rot{k}", refresh_s=300, rotation_rounds=6) for k in range(3)]
+    steps = [sg.Step("rot0", onset, "latency", 1.10, pairs={(0, 1)}),
+             sg.Step("rot1", onset + 97, "latency", 1.10, pairs={(1, 0)}),
+             sg.Step("rot2", onset + 197, "bandwidth", 0.80, pairs={(1, 1)}, ops={"read"})]
+    rotated_lat = {"instance": inst("rot0"), "cpu_node": "0", "mem_node": "1"}
+    rep_lat = {"instance": inst("rot1"), "cpu_node": "1", "mem_node": "0"}
+    rotated_bw = {"instance": inst("rot2"), "cpu_node": "1", "mem_node": "1", "op": "read"}
+    expects = [Expect("NumaProbeLatencyDrift", rotated_lat, onset, 10 * MIN, 2, rotated_lat),
+               Expect("NumaProbeLatencyDrift", rep_lat, onset + 97, H),
+               Expect("NumaProbeBandwidthDrop", rotated_bw, onset + 197, 10 * MIN, 2, rotated_bw)]
+    return Case(sg.Scenario("rotation", hosts, onset + 3 * H + 30 * MIN, seed, steps=steps), expects,
+                "rotating big host: +10% latency on a rotated pair and a representative, -20% bandwidth")
+
+
 def quiet(part: int, seed: int) -> Case:
     """Seven healthy days, run as two halves of 3.5 days (two promtool
     processes in parallel): a cohort of 5 hosts of one model, 5-min rounds
-    (one in per-CPU mode, one with 2 bandwidth threads) and 30-min rounds; one
+    (one in per-CPU mode, one with 2 bandwidth threads) and 30-min rounds, and
+    a host whose pairs rotate (5-min rounds, 6 a cycle); one
     daemon upgrade with a reboot. Evaluated every 2 min (figures change every
     5 or 30 min, so every figure is evaluated at least twice)."""
     hosts = [sg.Host("q0"), sg.Host("q1", per_cpu=True), sg.Host("q2", threads=2),
-             sg.Host("q3", refresh_s=1800), sg.Host("q4", refresh_s=1800)]
+             sg.Host("q3", refresh_s=1800), sg.Host("q4", refresh_s=1800),
+             sg.Host("q5", cpu_model="m-q5", rotation_rounds=6)]
     reboots = [sg.Reboot("q0", 86400 + 5000, changes=[("numaprobe_version", "0.9.0", "0.9.1")])] if part == 1 else []
     return Case(sg.Scenario(f"quiet_days_{(part - 1) * 3.5:g}_{part * 3.5:g}", hosts, int(3.5 * 86400), seed,
                             reboots=reboots, eval_s=120), [],
@@ -282,6 +308,7 @@ CASES = {
     "health": lambda: health(16),
     "absent": lambda: absent(17),
     "topology": lambda: topology(18),
+    "rotation": lambda: rotation(23),
     "quiet_days_0_3.5": lambda: quiet(1, 19),
     "quiet_days_3.5_7": lambda: quiet(2, 20),
 }

@@ -73,6 +73,11 @@ class Host:
     threads: int = 1  # > 1: bandwidth series carry threads="<n>"
     ratio_offset: float | None = None  # remote latency vs cohort; None: drawn from COHORT_RATIO_SD
     start_s: int | None = None  # daemon start; None: running long before the scenario
+    # > 1: the daemon rotates pairs (daemon/serve/rotation.h): the first pair of
+    # each class in round order (local (0,0), remote (1,0)) every round, the
+    # other two once every rotation_rounds rounds; the exported refresh
+    # interval is refresh_s x rotation_rounds.
+    rotation_rounds: int = 1
     job: str = "numaprobe"
     origin: str = "restored"
     # Filled by the scenario:
@@ -301,8 +306,18 @@ class HostSim:
             t += 86400 * self.rng.uniform(0.75, 1.25)
         return out
 
+    def pair_rounds(self, pair, round_lists):
+        """The rounds that measure `pair`: all of them, or with rotation one in
+        rotation_rounds (the rotated pairs (0,1) and (1,1) in different slices)."""
+        k = self.h.rotation_rounds
+        if k == 1 or pair in ((0, 0), (1, 0)):
+            return round_lists
+        slot = (0 if pair == (0, 1) else 1) * k // 2
+        return [[r for i, r in enumerate(rounds) if i % k == slot] for rounds in round_lists]
+
     def figure_series(self, kind: str, pair, op, true_level: float, round_lists, offset: float):
         """Figure, recent-median and last-success events of one series, and the run results."""
+        round_lists = self.pair_rounds(pair, round_lists)
         outliers = self.outlier_times()
         stop = self.stop_for("latency" if kind == "latency" else "bandwidth", pair)
         fig_ev, med_ev, succ_ev, runs = [], [], [], []
@@ -486,7 +501,7 @@ class HostSim:
         reload_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "reload"), None)
         self.add("numaprobe_config_last_reload_successful", {},
                  [(-1e9, 1.0)] + ([(reload_fault.at_s, 0.0)] if reload_fault else []))
-        self.add("numaprobe_refresh_interval_seconds", {}, [(-1e9, float(h.refresh_s))])
+        self.add("numaprobe_refresh_interval_seconds", {}, [(-1e9, float(h.refresh_s * h.rotation_rounds))])
         self.add("numaprobe_build_info", {"version": "0.9.0", "revision": "4f3c2a1"}, [(-1e9, 1.0)])
         # Fingerprint fields and their change events.
         kernel = KERNEL_OLD
