@@ -20,7 +20,9 @@ constexpr const char* kAsOf = ". As of the last scheduled probe, not the scrape.
 
 std::string Help(const std::string& what) { return what + kAsOf; }
 
-void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
+// What ran and when it last worked: the first thing to read when a figure is
+// missing (did the probe run at all, or did it fail, and since when?).
+void AppendRunOutcomes(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder runs("numaprobe_probe_runs_total",
                      Help("Probe runs by probe (latency, bandwidth, core_to_core) and result (ok or the failure outcome)"),
                      MetricType::Counter);
@@ -38,7 +40,11 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
     last.Add({{"probe", probe}, {"cpu_node", Id(cpu_node)}, {"mem_node", Id(mem_node)}}, seconds);
   }
   out.push_back(last.Build());
+}
 
+// What the probes cost against what they may cost: an operator sizing
+// schedule.duty_cycle compares these two.
+void AppendCpuCost(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder cpu("numaprobe_probe_cpu_seconds_total",
                     Help("Thread CPU time spent in probes by probe, all measuring threads and warm-up included"),
                     MetricType::Counter);
@@ -55,7 +61,11 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
                        MetricType::Gauge);
   budget.Add({}, s.duty_cycle_budget_ratio);
   out.push_back(budget.Build());
+}
 
+// Work thrown away before it became a figure: high counts explain gaps and
+// point at a noisy or misconfigured host rather than at the memory system.
+void AppendRejectedWork(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder discards("numaprobe_samples_discarded_total",
                          Help("Samples discarded and retried by probe and reason (context_switch, migration, "
                               "timeout), never part of a published figure"),
@@ -73,7 +83,11 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
     placement.Add({{"mem_node", Id(key.first)}, {"reason", key.second}}, static_cast<double>(count));
   }
   out.push_back(placement.Build());
+}
 
+// How the schedule is keeping up: rounds, waits for another prober, and the
+// refresh interval that staleness alerts are judged against.
+void AppendScheduleProgress(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder rounds("numaprobe_rounds_completed_total",
                        Help("Complete probe rounds since start (when pairs rotate, a round measures part of the plan: numaprobe_rotation_rounds)"), MetricType::Counter);
   rounds.Add({}, static_cast<double>(s.rounds_completed));
@@ -101,13 +115,26 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
                          MetricType::Gauge);
   rotation.Add({}, s.rotation_rounds);
   out.push_back(rotation.Build());
+}
 
+// Kept apart so that the one gauge saying "these figures are fake" is never
+// lost in an edit to the others.
+void AppendFaultInjection(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder fault("numaprobe_test_fault_injection_active",
                       "1 if test-only fault injection (NUMAPROBE_TEST_SCALE_*, honoured only with "
                       "NUMAPROBE_TEST_MODE=1) scales the published figures: they are fake. 0 in production.",
                       MetricType::Gauge);
   fault.Add({}, s.test_fault_injection_active ? 1 : 0);
   out.push_back(fault.Build());
+}
+
+// Order is the exposition order (tests/fixtures/metrics.golden).
+void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
+  AppendRunOutcomes(s, out);
+  AppendCpuCost(s, out);
+  AppendRejectedWork(s, out);
+  AppendScheduleProgress(s, out);
+  AppendFaultInjection(s, out);
 }
 
 void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
