@@ -92,6 +92,87 @@ void Apply(std::vector<Timed>& figures, const RecordPtr& record, double unix_now
   }
 }
 
+// Facts that hold for the whole plan and are simply overwritten on replan.
+void SetPlanFacts(Snapshot& s, const Config& config, const k::Topology& topology, const Plan& plan,
+                  const HostInfo& host, const std::string& fingerprint) {
+  s.host = host;
+  s.fingerprint = fingerprint;
+  s.per_cpu = config.targets.per_cpu;
+  s.bandwidth_threads = config.bandwidth.threads;
+  s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
+  s.distances.clear();
+  for (const auto& p : plan.memory_pairs) s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
+}
+
+// What the daemon probes now, per kind: its targets, their (cpu_node,
+// mem_node) health keys and memory nodes. Computed once so that zeroing
+// counters and dropping stale series agree on what "planned" means.
+struct PlannedSeries {
+  std::vector<std::string> names;  // enabled kinds, in probe table order
+  std::map<const ProbeKind*, std::vector<ProbeTarget>> targets;
+  std::map<std::string, std::set<std::pair<int, int>>> health_keys;
+  std::map<std::string, std::set<int>> kind_nodes;
+  std::set<int> mem_nodes;
+};
+
+PlannedSeries ListPlannedSeries(const Config& config, const k::Topology& topology, const Plan& plan) {
+  const ProbeSettings settings = ProbeSettingsFrom(config);
+  PlannedSeries planned;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (!kind->Enabled(config)) continue;
+    const std::string name(kind->name());
+    planned.names.push_back(name);
+    planned.targets[kind] = kind->Targets(plan, settings, topology);
+    for (const ProbeTarget& t : planned.targets[kind]) {
+      planned.health_keys[name].insert({t.pair.cpu_node, t.pair.mem_node});
+      planned.kind_nodes[name].insert(t.pair.mem_node);
+      planned.mem_nodes.insert(t.pair.mem_node);
+    }
+  }
+  return planned;
+}
+
+// Every counter series known in advance exists from the start at 0, so that
+// rate() and increase() see the first failure instead of a series appearing.
+// try_emplace: counters already counting keep their value (monotonic).
+void ZeroPlannedCounters(Snapshot& s, const PlannedSeries& planned) {
+  s.probes.clear();
+  for (const std::string& name : planned.names) {
+    s.probes.insert(name);
+    for (k::Outcome outcome : kAllOutcomes) s.runs_total.try_emplace({name, std::string(k::OutcomeName(outcome))}, 0);
+    for (const char* reason : kDiscardReasons) s.discards_total.try_emplace({name, reason}, 0);
+    s.cpu_seconds_total.try_emplace(name, 0.0);
+  }
+  for (int node : planned.mem_nodes) {
+    for (k::Outcome outcome : kPlacementOutcomes) {
+      s.placement_failures_total.try_emplace({node, std::string(k::OutcomeName(outcome))}, 0);
+    }
+  }
+}
+
+// Series that left the plan (cpuset shrank, config changed, kind disabled)
+// must not keep publishing what they last knew.
+void DropUnplannedSeries(Snapshot& s, const PlannedSeries& planned) {
+  std::erase_if(s.figures, [&](const Timed& t) {
+    const auto it = planned.targets.find(&t.record->kind());
+    return it == planned.targets.end() ||
+           std::find(it->second.begin(), it->second.end(), t.record->target()) == it->second.end();
+  });
+  std::erase_if(s.probe_config, [&](const ProbeConfigInfo& info) {
+    const auto it = planned.kind_nodes.find(info.probe);
+    return it == planned.kind_nodes.end() || !it->second.contains(std::stoi(info.labels.at("mem_node")));
+  });
+  // Health series of what is no longer probed go too: a stale
+  // last_success would fire NumaProbeProbeStale until the next restart.
+  std::erase_if(s.last_success, [&](const auto& entry) {
+    const auto& [probe, cpu_node, mem_node] = entry.first;
+    const auto it = planned.health_keys.find(probe);
+    return it == planned.health_keys.end() || !it->second.contains({cpu_node, mem_node});
+  });
+  std::erase_if(s.placement_failures_total,
+                [&](const auto& entry) { return !planned.mem_nodes.contains(entry.first.first); });
+}
+
 }  // namespace
 
 std::vector<TimedRecord> Snapshot::FiguresOf(const ProbeKind& kind) const {
@@ -104,59 +185,10 @@ std::vector<TimedRecord> Snapshot::FiguresOf(const ProbeKind& kind) const {
 
 void PlanSnapshot(Snapshot& s, const Config& config, const k::Topology& topology, const Plan& plan,
                   const HostInfo& host, const std::string& fingerprint) {
-  s.host = host;
-  s.fingerprint = fingerprint;
-  s.per_cpu = config.targets.per_cpu;
-  s.bandwidth_threads = config.bandwidth.threads;
-  s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
-  s.distances.clear();
-  for (const auto& p : plan.memory_pairs) s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
-
-  // What the daemon probes now, per kind: its targets, their (cpu_node,
-  // mem_node) health keys and memory nodes.
-  const ProbeSettings settings = ProbeSettingsFrom(config);
-  std::map<const ProbeKind*, std::vector<ProbeTarget>> planned;
-  std::map<std::string, std::set<std::pair<int, int>>> health_keys;
-  std::map<std::string, std::set<int>> kind_nodes;
-  std::set<int> mem_nodes;
-  s.probes.clear();
-  for (const ProbeKind* kind : ProbeTable()) {
-    if (!kind->Enabled(config)) continue;
-    const std::string name(kind->name());
-    s.probes.insert(name);
-    planned[kind] = kind->Targets(plan, settings, topology);
-    for (const ProbeTarget& t : planned[kind]) {
-      health_keys[name].insert({t.pair.cpu_node, t.pair.mem_node});
-      kind_nodes[name].insert(t.pair.mem_node);
-      mem_nodes.insert(t.pair.mem_node);
-    }
-    for (k::Outcome outcome : kAllOutcomes) s.runs_total.try_emplace({name, std::string(k::OutcomeName(outcome))}, 0);
-    for (const char* reason : kDiscardReasons) s.discards_total.try_emplace({name, reason}, 0);
-    s.cpu_seconds_total.try_emplace(name, 0.0);
-  }
-  for (int node : mem_nodes) {
-    for (k::Outcome outcome : kPlacementOutcomes) {
-      s.placement_failures_total.try_emplace({node, std::string(k::OutcomeName(outcome))}, 0);
-    }
-  }
-  // Figures of series that are no longer planned (cpuset shrank, config
-  // changed, kind disabled) go.
-  std::erase_if(s.figures, [&](const Timed& t) {
-    const auto it = planned.find(&t.record->kind());
-    return it == planned.end() || std::find(it->second.begin(), it->second.end(), t.record->target()) == it->second.end();
-  });
-  std::erase_if(s.probe_config, [&](const ProbeConfigInfo& info) {
-    const auto it = kind_nodes.find(info.probe);
-    return it == kind_nodes.end() || !it->second.contains(std::stoi(info.labels.at("mem_node")));
-  });
-  // Health series of what is no longer probed go too: a stale
-  // last_success would fire NumaProbeProbeStale until the next restart.
-  std::erase_if(s.last_success, [&](const auto& entry) {
-    const auto& [probe, cpu_node, mem_node] = entry.first;
-    const auto it = health_keys.find(probe);
-    return it == health_keys.end() || !it->second.contains({cpu_node, mem_node});
-  });
-  std::erase_if(s.placement_failures_total, [&](const auto& entry) { return !mem_nodes.contains(entry.first.first); });
+  SetPlanFacts(s, config, topology, plan, host, fingerprint);
+  const PlannedSeries planned = ListPlannedSeries(config, topology, plan);
+  ZeroPlannedCounters(s, planned);
+  DropUnplannedSeries(s, planned);
 }
 
 void RecordRun(Snapshot& s, const RecordPtr& record, double unix_now, double cost_seconds) {
