@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "daemon/probing/buffer_pool.h"
@@ -141,47 +142,74 @@ struct ProbeCommand {
     return std::find(tests.begin(), tests.end(), test) != tests.end();
   }
 
-  int Run() {
+  // Flags that set one value for several consumers: --samples counts
+  // core-to-core samples too, --loads sizes the buffers' flushes, and --ops
+  // is parsed apart because CLI11 cannot bind a vector inside the settings.
+  void ApplySharedFlags() {
     settings.c2c.samples = settings.latency.samples;
     buffers.loads_per_sample = settings.latency.loads_per_sample;
     settings.ops = ops;
-    auto host = PlanFromFlags(plan);
-    if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
-    const auto& [topology, p] = std::get<HostPlan>(host);
+  }
+
+  // The host-wide lock shared with the daemon. A missing lock directory (no
+  // daemon installed) only warns: a person at a terminal still gets figures.
+  // Any other failure is reported and gives nullopt (a usage error).
+  std::optional<ProbeLock> OpenLock() const {
     auto lock = ProbeLock::Open(lock_file);
     if (!lock.ok() && LockDirectoryMissing(lock_file)) {
       fmt::print(stderr,
                  "numaprobe: warning: {}: measuring without host-wide exclusion, so another numaprobe process "
                  "could probe at the same time and disturb these figures\n",
                  lock.failure().reason);
-      lock = ProbeLock{};
+      return ProbeLock{};
     }
     if (!lock.ok()) {
       fmt::print(stderr, "numaprobe: {} (--lock-file \"\" runs without host-wide exclusion)\n",
                  lock.failure().reason);
-      return kExitUsage;
+      return std::nullopt;
     }
-    ProbeReport report{ReadHostInfo(topology.cpu_model), {}};
-    BufferPool pool(buffers);
-    bool told = false;
-    ProbeRunner runner(topology, pool, settings, lock.value(), [&] {
-      if (!std::exchange(told, true)) {
-        fmt::print(stderr, "numaprobe: another numaprobe process is probing (it holds {}): waiting for it\n",
-                   lock_file);
-      }
-    });
+    return std::move(lock).value();
+  }
+
+  // Every (kind, target) the chosen --tests measure, listed up front so that
+  // the progress line knows the total.
+  std::vector<std::pair<const ProbeKind*, ProbeTarget>> ListRuns(const k::Topology& topology, const Plan& p) const {
     std::vector<std::pair<const ProbeKind*, ProbeTarget>> runs;
     for (const ProbeKind* kind : ProbeTable()) {
       if (!Wants(std::string(kind->name()))) continue;
       for (ProbeTarget& target : kind->Targets(p, settings, topology)) runs.emplace_back(kind, std::move(target));
     }
-    {
-      Progress progress(static_cast<int>(runs.size()));
-      for (const auto& [kind, target] : runs) {
-        report.records.push_back(runner.Run(*kind, target, nullptr));
-        progress.Step(kind->Describe(target));
+    return runs;
+  }
+
+  // Measures the runs one after another with the daemon's ProbeRunner, saying
+  // once (not per run) when another process holds the lock.
+  void Measure(const k::Topology& topology, ProbeLock& lock,
+               const std::vector<std::pair<const ProbeKind*, ProbeTarget>>& runs, ProbeReport& report) const {
+    BufferPool pool(buffers);
+    bool told = false;
+    ProbeRunner runner(topology, pool, settings, lock, [&] {
+      if (!std::exchange(told, true)) {
+        fmt::print(stderr, "numaprobe: another numaprobe process is probing (it holds {}): waiting for it\n",
+                   lock_file);
       }
+    });
+    Progress progress(static_cast<int>(runs.size()));
+    for (const auto& [kind, target] : runs) {
+      report.records.push_back(runner.Run(*kind, target, nullptr));
+      progress.Step(kind->Describe(target));
     }
+  }
+
+  int Run() {
+    ApplySharedFlags();
+    auto host = PlanFromFlags(plan);
+    if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
+    const auto& [topology, p] = std::get<HostPlan>(host);
+    std::optional<ProbeLock> lock = OpenLock();
+    if (!lock) return kExitUsage;
+    ProbeReport report{ReadHostInfo(topology.cpu_model), {}};
+    Measure(topology, *lock, ListRuns(topology, p), report);
     if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {
       std::cout << ReportToJson(report, topology, p).dump(2) << '\n';
