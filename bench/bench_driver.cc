@@ -51,8 +51,9 @@ void PrintHead(const char* kind, k::Outcome outcome, const std::string& reason) 
 }
 
 int Bandwidth(const Flags& flags) {
-  const std::map<std::string, k::BandwidthOp> ops = {
-      {"read", k::BandwidthOp::kRead}, {"write", k::BandwidthOp::kWrite}, {"copy", k::BandwidthOp::kCopy}};
+  const std::map<std::string, k::BandwidthOp> ops = {{"read", k::BandwidthOp::kRead},
+                                                     {"write", k::BandwidthOp::kWrite},
+                                                     {"copy", k::BandwidthOp::kCopy}};
   const auto op = ops.find(flags.count("--op") ? flags.at("--op") : "read");
   if (op == ops.end()) return 2;
   const std::size_t mib = static_cast<std::size_t>(Int(flags, "--buffer-mib", 256));
@@ -88,8 +89,8 @@ int Bandwidth(const Flags& flags) {
 
 void PrintLatency(const char* label, const k::LatencyResult& r) {
   PrintHead("latency", r.outcome, r.reason);
-  std::printf("\"run\": \"%s\", \"cpu\": %d, \"buffer_bytes\": %zu, \"page\": \"%s\", \"stride\": %zu, ", label,
-              r.cpu, r.buffer.bytes, std::string(k::PageKindName(r.buffer.page_kind)).c_str(), r.stride);
+  std::printf("\"run\": \"%s\", \"cpu\": %d, \"buffer_bytes\": %zu, \"page\": \"%s\", \"stride\": %zu, ", label, r.cpu,
+              r.buffer.bytes, std::string(k::PageKindName(r.buffer.page_kind)).c_str(), r.stride);
   std::printf("\"loads_per_sample\": %llu, \"discards\": %llu, ", static_cast<unsigned long long>(r.loads_per_sample),
               static_cast<unsigned long long>(r.discards.total()));
   PrintStats("ns_per_load", r.seconds_per_load, 1e9);
@@ -142,8 +143,8 @@ int CoreToCore(const Flags& flags) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const k::C2cResult r = k::MeasureCoreToCore(spec);
     PrintHead("c2c", r.outcome, r.reason);
-    std::printf("\"cpu_a\": %d, \"cpu_b\": %d, \"line_node\": %d, \"round_trips\": %d, \"discards\": %llu, ",
-                r.cpu_a, r.cpu_b, r.line.node, r.round_trips, static_cast<unsigned long long>(r.discards.total()));
+    std::printf("\"cpu_a\": %d, \"cpu_b\": %d, \"line_node\": %d, \"round_trips\": %d, \"discards\": %llu, ", r.cpu_a,
+                r.cpu_b, r.line.node, r.round_trips, static_cast<unsigned long long>(r.discards.total()));
     PrintStats("one_way_ns", r.one_way_seconds, 1e9);
     std::printf(", \"cpu_ms\": %.3f}\n", r.cpu_seconds * 1e3);
     std::fflush(stdout);

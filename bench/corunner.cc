@@ -84,8 +84,8 @@ int Chase(double seconds) {
   std::printf(
       "{\"mode\": \"chase\", \"windows\": %zu, \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p99_ns\": %.3f, "
       "\"max_ns\": %.3f, \"sink\": %d}\n",
-      windows.size(), sum / static_cast<double>(windows.size()), Percentile(windows, 0.5),
-      Percentile(windows, 0.99), Percentile(windows, 1.0), p == nullptr ? 1 : 0);
+      windows.size(), sum / static_cast<double>(windows.size()), Percentile(windows, 0.5), Percentile(windows, 0.99),
+      Percentile(windows, 1.0), p == nullptr ? 1 : 0);
   return 0;
 }
 
@@ -97,9 +97,12 @@ int main(int argc, char** argv) {
   double seconds = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--mode") mode = argv[i + 1];
-    else if (flag == "--cpu") cpu = std::atoi(argv[i + 1]);
-    else if (flag == "--seconds") seconds = std::atof(argv[i + 1]);
+    if (flag == "--mode")
+      mode = argv[i + 1];
+    else if (flag == "--cpu")
+      cpu = std::atoi(argv[i + 1]);
+    else if (flag == "--seconds")
+      seconds = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;

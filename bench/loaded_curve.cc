@@ -72,10 +72,9 @@ void PrintRow(const char* label, const k::LoadedLatencyPoint& p, double ref_ns, 
 }
 
 void PrintCurve(const k::LoadedLatencyResult& r, double idle_ns) {
-  std::printf("  traffic %s, isa %s, outcome %s%s%s, cpu %.0f ms\n",
-              std::string(k::LoadTrafficName(r.traffic)).c_str(), std::string(k::IsaName(r.isa)).c_str(),
-              std::string(k::OutcomeName(r.outcome)).c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str(),
-              r.cpu_seconds * 1e3);
+  std::printf("  traffic %s, isa %s, outcome %s%s%s, cpu %.0f ms\n", std::string(k::LoadTrafficName(r.traffic)).c_str(),
+              std::string(k::IsaName(r.isa)).c_str(), std::string(k::OutcomeName(r.outcome)).c_str(),
+              r.reason.empty() ? "" : ": ", r.reason.c_str(), r.cpu_seconds * 1e3);
   std::printf("  %9s %8s %8s %9s %9s %9s %s\n", "delay_ns", "lat_ns", "lat_min", "load_GB/s", "vs_ref", "vs_idle",
               "discards chase/load");
   const double ref_ns = r.reference.outcome == k::Outcome::kOk ? r.reference.seconds_per_load.median * 1e9 : -1;
@@ -136,10 +135,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "buffers: %s\n", (!chase ? chase.failure() : load.failure()).reason.c_str());
     return 1;
   }
-  std::printf("chase buffer %zu MiB (%s, stride %zu), load buffer %zu MiB (%s), node 0\n",
-              chase->info().bytes >> 20, std::string(k::PageKindName(chase->info().page_kind)).c_str(),
-              chase->layout().stride, load->info().bytes >> 20,
-              std::string(k::PageKindName(load->info().page_kind)).c_str());
+  std::printf("chase buffer %zu MiB (%s, stride %zu), load buffer %zu MiB (%s), node 0\n", chase->info().bytes >> 20,
+              std::string(k::PageKindName(chase->info().page_kind)).c_str(), chase->layout().stride,
+              load->info().bytes >> 20, std::string(k::PageKindName(load->info().page_kind)).c_str());
 
   k::LoadedLatencySpec spec;
   spec.chase_cpu = chase_cpu;
@@ -168,8 +166,8 @@ int main(int argc, char** argv) {
         if (idle > 0) idles.push_back(idle);
       }
       const double idle = before > 0 && after > 0 ? (before + after) / 2 : (before > 0 ? before : after);
-      std::printf("run %ld: idle chase %.1f ns before, %.1f ns after (cpu %d, same buffer and sample size)\n",
-                  i + 1, before, after, chase_cpu);
+      std::printf("run %ld: idle chase %.1f ns before, %.1f ns after (cpu %d, same buffer and sample size)\n", i + 1,
+                  before, after, chase_cpu);
       PrintCurve(runs[kind].back(), idle);
     }
   }

@@ -9,9 +9,10 @@
 int main(int argc, char** argv) {
   using namespace numaprobe::daemon;
   SetUpCommandLogging();  // serve replaces it with --log.level/--log.format
-  CLI::App app{"numaprobe: measures the memory latency and bandwidth cores get from local and remote "
-               "NUMA nodes, and core-to-core latency",
-               "numaprobe"};
+  CLI::App app{
+      "numaprobe: measures the memory latency and bandwidth cores get from local and remote "
+      "NUMA nodes, and core-to-core latency",
+      "numaprobe"};
   app.set_version_flag("--version", fmt::format("numaprobe, version {} (revision: {})", kVersion, kRevision));
   app.require_subcommand(1);
   CommandAction run;

@@ -18,18 +18,18 @@
 namespace numaprobe::kernels {
 
 struct SamplingSpec {
-  int samples = 7;                       // accepted samples wanted
-  std::uint64_t units_per_sample = 0;    // nominal sample length (loads, round trips)
-  int max_attempts = 0;                  // CPU cap in nominal samples; 0: 3 * samples
+  int samples = 7;                     // accepted samples wanted
+  std::uint64_t units_per_sample = 0;  // nominal sample length (loads, round trips)
+  int max_attempts = 0;                // CPU cap in nominal samples; 0: 3 * samples
   std::int64_t max_wall_ns = 2'000'000'000;
   const std::atomic<bool>* stop = nullptr;
 };
 
 struct SamplingResult {
-  std::vector<double> per_unit;            // accepted samples, seconds per unit
-  std::uint64_t shortest_units = 0;        // the shortest sample tried
-  int attempts = 0;                        // samples tried, accepted or not
-  bool cancelled = false;                  // `stop` was raised
+  std::vector<double> per_unit;      // accepted samples, seconds per unit
+  std::uint64_t shortest_units = 0;  // the shortest sample tried
+  int attempts = 0;                  // samples tried, accepted or not
+  bool cancelled = false;            // `stop` was raised
 };
 
 // `sample(units)` runs one sample of `units` and returns its duration in

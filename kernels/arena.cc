@@ -34,13 +34,10 @@ Failure NodeFailure(Outcome outcome, int node, const std::string& what) {
   return {outcome, "node " + std::to_string(node) + ": " + what};
 }
 
-std::string SyscallError(std::string_view call, int err) {
-  return std::string(call) + ": " + std::strerror(err);
-}
+std::string SyscallError(std::string_view call, int err) { return std::string(call) + ": " + std::strerror(err); }
 
 std::string HugetlbPoolPath(int node, std::string_view file) {
-  return "/sys/devices/system/node/node" + std::to_string(node) +
-         "/hugepages/hugepages-2048kB/" + std::string(file);
+  return "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages/hugepages-2048kB/" + std::string(file);
 }
 
 // Free 2 MiB hugetlb pages on `node`; 0 when the pool does not exist.
@@ -75,11 +72,10 @@ Expected<Mapping> MapHugetlb(std::size_t bytes, int node) {
   const std::size_t free_pages = FreeHugetlbPages(node);
   if (free_pages < need) {
     return NodeFailure(Outcome::kAllocFailed, node,
-                       "hugetlb: " + std::to_string(free_pages) + " free 2 MiB pages, need " +
-                           std::to_string(need) + pool);
+                       "hugetlb: " + std::to_string(free_pages) + " free 2 MiB pages, need " + std::to_string(need) +
+                           pool);
   }
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
   if (p == MAP_FAILED) {
     return NodeFailure(Outcome::kAllocFailed, node, SyscallError("hugetlb mmap", errno) + pool);
   }
@@ -113,8 +109,8 @@ std::string Bind(const Mapping& m, int node) {
   mask[static_cast<std::size_t>(node) / kBitsPerWord] = 1UL << (node % kBitsPerWord);
   // The kernel reads maxnode - 1 bits (a historical off-by-one libnuma also pays).
   const unsigned long maxnode = mask.size() * kBitsPerWord + 1;
-  if (syscall(SYS_mbind, m.data, m.bytes, static_cast<unsigned long>(MPOL_BIND), mask.data(),
-              maxnode, static_cast<unsigned long>(MPOL_MF_STRICT)) != 0) {
+  if (syscall(SYS_mbind, m.data, m.bytes, static_cast<unsigned long>(MPOL_BIND), mask.data(), maxnode,
+              static_cast<unsigned long>(MPOL_MF_STRICT)) != 0) {
     return SyscallError("mbind", errno);
   }
   return "";
@@ -149,8 +145,7 @@ double ThpHugeFraction(const std::byte* data, std::size_t bytes) {
         std::from_chars(r.ptr + 1, last, hi, 16).ec == std::errc() && hi > lo) {
       const std::uintptr_t ov_lo = std::max(lo, begin);
       const std::uintptr_t ov_hi = std::min(hi, end);
-      overlap_share =
-          ov_hi > ov_lo ? static_cast<double>(ov_hi - ov_lo) / static_cast<double>(hi - lo) : 0;
+      overlap_share = ov_hi > ov_lo ? static_cast<double>(ov_hi - ov_lo) / static_cast<double>(hi - lo) : 0;
       continue;
     }
     constexpr std::string_view kKey = "AnonHugePages:";
@@ -243,9 +238,7 @@ void Arena::Release() {
   mapped_bytes_ = 0;
 }
 
-std::size_t Arena::page_bytes() const {
-  return info_.page_kind == PageKind::kSmall4K ? kSmallPage : kHugePage;
-}
+std::size_t Arena::page_bytes() const { return info_.page_kind == PageKind::kSmall4K ? kSmallPage : kHugePage; }
 
 const PlacementReport& Arena::Reverify(std::size_t pages, std::uint64_t seed) {
   info_.placement = VerifyPlacement(data_, info_.bytes, page_bytes(), info_.node, pages, seed);

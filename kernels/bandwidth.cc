@@ -43,8 +43,8 @@ std::string Validate(const BandwidthBuffer& buffer, const BandwidthRunSpec& spec
   if (buffer.info().bytes < MinBandwidthBufferBytes(spec.burst_bytes, spec.cpus.size(), copy)) {
     return "buffer of " + Bytes(buffer.info().bytes) + " is smaller than 4 x the burst footprint of " +
            Bytes(footprint) + " (" + std::to_string(spec.cpus.size()) +
-           (spec.cpus.size() == 1 ? " thread x " : " threads x ") +
-           Bytes(spec.burst_bytes) + (sides == 2 ? " x 2 for copy" : "") + "), so bursts could not rotate";
+           (spec.cpus.size() == 1 ? " thread x " : " threads x ") + Bytes(spec.burst_bytes) +
+           (sides == 2 ? " x 2 for copy" : "") + "), so bursts could not rotate";
   }
   return {};
 }
@@ -113,14 +113,13 @@ BandwidthResult MeasureBandwidth(BandwidthBuffer& buffer, const BandwidthRunSpec
     const int node = buffer.info().node;
     if (placement.pages_misplaced > 0) {
       result.outcome = Outcome::kPlacementMismatch;
-      result.reason = "node " + std::to_string(node) + ": " + std::to_string(placement.pages_misplaced) +
-                      " of " + std::to_string(placement.pages_checked) + " pages found on node " +
+      result.reason = "node " + std::to_string(node) + ": " + std::to_string(placement.pages_misplaced) + " of " +
+                      std::to_string(placement.pages_checked) + " pages found on node " +
                       std::to_string(placement.observed_node);
     } else {
       result.outcome = Outcome::kPlacementUnverified;
-      result.reason = "node " + std::to_string(node) + ": placement of " +
-                      std::to_string(placement.pages_unknown) + " of " +
-                      std::to_string(placement.pages_checked) + " pages unknown";
+      result.reason = "node " + std::to_string(node) + ": placement of " + std::to_string(placement.pages_unknown) +
+                      " of " + std::to_string(placement.pages_checked) + " pages unknown";
     }
     return result;
   }

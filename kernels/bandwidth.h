@@ -61,14 +61,14 @@ class BandwidthBuffer {
 };
 
 struct BandwidthRunSpec {
-  std::vector<int> cpus;        // one pinned thread per CPU; one CPU by default
+  std::vector<int> cpus;  // one pinned thread per CPU; one CPU by default
   BandwidthOp op = BandwidthOp::kRead;
   // Bytes each thread moves per burst (copy: per side). 32 MiB is ~1 ms of
   // reads at 35 GB/s: with rotation it agrees with 64 MiB bursts within noise
   // (docs/performance.md), and keeps a copy estimate well under 50 ms of CPU.
   std::size_t burst_bytes = 32u << 20;
-  int bursts = 5;                       // accepted bursts wanted
-  int max_attempts = 0;                 // 0: 3 * bursts
+  int bursts = 5;        // accepted bursts wanted
+  int max_attempts = 0;  // 0: 3 * bursts
   std::size_t warmup_bytes = 32u << 20;
   Isa isa = Isa::kAuto;
   std::size_t reverify_pages = 64;

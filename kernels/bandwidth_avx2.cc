@@ -45,8 +45,7 @@ std::uint64_t ReadAvx2(const std::byte* src, std::size_t bytes) {
   }
   const __m256i sum = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
   const __m128i half = _mm_add_epi64(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-  return static_cast<std::uint64_t>(_mm_cvtsi128_si64(half)) +
-         static_cast<std::uint64_t>(_mm_extract_epi64(half, 1));
+  return static_cast<std::uint64_t>(_mm_cvtsi128_si64(half)) + static_cast<std::uint64_t>(_mm_extract_epi64(half, 1));
 }
 
 void WriteAvx2(std::byte* dst, std::size_t bytes, std::uint64_t pattern) {

@@ -47,8 +47,7 @@ double CalibrateSpinsPerNs() {
   return static_cast<double>(kCalibrationSpins) / static_cast<double>(std::max<std::int64_t>(best, 1));
 }
 
-std::uint64_t RunPacedUnit(const BandwidthLoops& loops, const PacedUnit& unit, std::byte* at,
-                           std::uint64_t spins) {
+std::uint64_t RunPacedUnit(const BandwidthLoops& loops, const PacedUnit& unit, std::byte* at, std::uint64_t spins) {
   const std::uint64_t sum = loops.read(at, unit.read_bytes);
   if (unit.write_bytes > 0) loops.write(at + unit.read_bytes, unit.write_bytes, kWritePattern);
   if (spins > 0) Spin(spins);

@@ -46,7 +46,6 @@ struct PacedUnit {
 
 // Runs one unit with `loops`, then Spin(spins). Returns the read loop's sum,
 // which the caller must consume so the loads stay observable.
-std::uint64_t RunPacedUnit(const BandwidthLoops& loops, const PacedUnit& unit, std::byte* at,
-                           std::uint64_t spins);
+std::uint64_t RunPacedUnit(const BandwidthLoops& loops, const PacedUnit& unit, std::byte* at, std::uint64_t spins);
 
 }  // namespace numaprobe::kernels

@@ -50,8 +50,7 @@ struct alignas(64) Slot {
 class BurstRun {
  public:
   BurstRun(BandwidthBuffer& buffer, const BandwidthRunSpec& spec, BandwidthResult& result)
-      : buffer_(buffer), spec_(spec), result_(result), loops_(LoopsFor(result.isa)),
-        slots_(spec.cpus.size()) {}
+      : buffer_(buffer), spec_(spec), result_(result), loops_(LoopsFor(result.isa)), slots_(spec.cpus.size()) {}
 
   void Run() {
     std::vector<std::thread> threads;
@@ -175,16 +174,16 @@ class BurstRun {
   // After the barrier: stop, or plan the next burst (warm-up first).
   void Decide() {
     if (Stopped()) {
-      Quit(Outcome::kCancelled, "stop requested after " + std::to_string(rates_.size()) + " of " +
-                                    std::to_string(spec_.bursts) + " bursts");
+      Quit(Outcome::kCancelled,
+           "stop requested after " + std::to_string(rates_.size()) + " of " + std::to_string(spec_.bursts) + " bursts");
     } else if (rates_.size() == static_cast<std::size_t>(spec_.bursts)) {
       quit_.store(true, std::memory_order_relaxed);
     } else if (attempts_ >= MaxAttempts()) {
       const Discards& d = result_.discards;
-      Quit(Outcome::kDisturbed,
-           std::to_string(rates_.size()) + " of " + std::to_string(spec_.bursts) + " bursts clean after " +
-               std::to_string(attempts_) + " attempts (context switch " + std::to_string(d.context_switch) +
-               ", migration " + std::to_string(d.migration) + ", timeout " + std::to_string(d.timeout) + ")");
+      Quit(Outcome::kDisturbed, std::to_string(rates_.size()) + " of " + std::to_string(spec_.bursts) +
+                                    " bursts clean after " + std::to_string(attempts_) + " attempts (context switch " +
+                                    std::to_string(d.context_switch) + ", migration " + std::to_string(d.migration) +
+                                    ", timeout " + std::to_string(d.timeout) + ")");
     } else {
       const std::size_t warmup = std::min(spec_.warmup_bytes, spec_.burst_bytes) / kLine * kLine;
       last_ = (last_ == Burst::kNone && warmup > 0) ? Burst::kWarmup : Burst::kTimed;
@@ -203,8 +202,7 @@ class BurstRun {
     } else if (!on_time || end <= start_ns_) {
       ++result_.discards.timeout;
     } else {
-      rates_.push_back(static_cast<double>(result_.bytes_per_burst) * 1e9 /
-                       static_cast<double>(end - start_ns_));
+      rates_.push_back(static_cast<double>(result_.bytes_per_burst) * 1e9 / static_cast<double>(end - start_ns_));
     }
   }
 

@@ -156,14 +156,12 @@ class PingPong {
       if (Stopped()) {
         Fail(Outcome::kCancelled, "stop requested after " + done);
       } else if (MonotonicNs() > total_deadline_) {
-        Fail(Outcome::kTimeout,
-             "run exceeded " + std::to_string(spec_.total_timeout.count()) + " ms with " + done);
+        Fail(Outcome::kTimeout, "run exceeded " + std::to_string(spec_.total_timeout.count()) + " ms with " + done);
       } else if (attempts >= max_attempts) {
         const Discards& d = result_.discards;
-        Fail(Outcome::kDisturbed, done + " clean after " + std::to_string(attempts) +
-                                      " attempts (context switch " + std::to_string(d.context_switch) +
-                                      ", migration " + std::to_string(d.migration) + ", timeout " +
-                                      std::to_string(d.timeout) + ")");
+        Fail(Outcome::kDisturbed, done + " clean after " + std::to_string(attempts) + " attempts (context switch " +
+                                      std::to_string(d.context_switch) + ", migration " + std::to_string(d.migration) +
+                                      ", timeout " + std::to_string(d.timeout) + ")");
       } else if (SampleA(s, s == 1)) {
         if (s > 1) ++attempts;
         continue;
@@ -245,10 +243,10 @@ class PingPong {
   std::atomic<Gate> gate_{Gate::kClosed};
   // Control words, each on its own pair of lines (the adjacent-line prefetcher
   // works on 128-byte pairs) so that they never share the measured line.
-  alignas(128) std::atomic<std::uint64_t> a_word_{0};   // written by A
-  alignas(128) std::atomic<std::uint64_t> b_word_{0};   // written by B
-  alignas(128) std::atomic<int> b_started_{0};          // B: 1 pinned, 2 pin failed
-  std::atomic<bool> quit_{false};                        // A -> B: leave now
+  alignas(128) std::atomic<std::uint64_t> a_word_{0};  // written by A
+  alignas(128) std::atomic<std::uint64_t> b_word_{0};  // written by B
+  alignas(128) std::atomic<int> b_started_{0};         // B: 1 pinned, 2 pin failed
+  std::atomic<bool> quit_{false};                      // A -> B: leave now
   // B's per-sample verdict, published by b_word_ (release) / b_started_.
   std::string b_pin_error_;
   bool b_clean_ = true;

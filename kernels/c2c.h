@@ -19,8 +19,8 @@ struct C2cSpec {
   int cpu_b = -1;
   int line_node = -1;
   int samples = 7;
-  int round_trips = 2000;  // per sample (~0.1-1 ms)
-  int max_attempts = 0;    // 0: 3 * samples
+  int round_trips = 2000;                         // per sample (~0.1-1 ms)
+  int max_attempts = 0;                           // 0: 3 * samples
   std::chrono::milliseconds sample_timeout{50};   // a sample is discarded past this
   std::chrono::milliseconds total_timeout{1000};  // the whole run fails with kTimeout past this
   const std::atomic<bool>* stop = nullptr;

@@ -33,11 +33,10 @@ std::vector<std::uint32_t> ChaseOrder(const ChaseLayout& layout, std::uint64_t s
   const std::size_t elements = layout.elements();
   // A window of 0 (or larger than the buffer) means one window: fully random.
   const std::size_t window_elements =
-      layout.window_bytes == 0 ? elements
-                               : std::clamp<std::size_t>(layout.window_bytes / layout.stride, 1,
-                                                         std::max<std::size_t>(elements, 1));
-  const std::size_t windows =
-      elements == 0 ? 0 : (elements + window_elements - 1) / window_elements;
+      layout.window_bytes == 0
+          ? elements
+          : std::clamp<std::size_t>(layout.window_bytes / layout.stride, 1, std::max<std::size_t>(elements, 1));
+  const std::size_t windows = elements == 0 ? 0 : (elements + window_elements - 1) / window_elements;
 
   SplitMix64 rng(seed);
   std::vector<std::uint32_t> window_order(windows);
@@ -56,8 +55,7 @@ std::vector<std::uint32_t> ChaseOrder(const ChaseLayout& layout, std::uint64_t s
   return order;
 }
 
-void LinkChase(std::byte* base, const ChaseLayout& layout,
-               const std::vector<std::uint32_t>& order) {
+void LinkChase(std::byte* base, const ChaseLayout& layout, const std::vector<std::uint32_t>& order) {
   for (std::size_t i = 0; i < order.size(); ++i) {
     const std::size_t next = order[(i + 1) % order.size()];
     void* target = base + next * layout.stride;

@@ -36,8 +36,8 @@ std::map<int, double> BusyFractions(const CpuTimes& before, const CpuTimes& afte
   for (const auto& [cpu, end] : after) {
     const auto start = before.find(cpu);
     if (start == before.end() || end.total <= start->second.total || end.busy < start->second.busy) continue;
-    const double share = static_cast<double>(end.busy - start->second.busy) /
-                         static_cast<double>(end.total - start->second.total);
+    const double share =
+        static_cast<double>(end.busy - start->second.busy) / static_cast<double>(end.total - start->second.total);
     busy[cpu] = share > 1.0 ? 1.0 : share;
   }
   return busy;

@@ -38,8 +38,7 @@ Expected<std::vector<int>> ParseCpuList(std::string_view text) {
                         ? ParseId(token, lo) && ParseId(token, hi)
                         : ParseId(token.substr(0, dash), lo) && ParseId(token.substr(dash + 1), hi);
     if (!ok || lo > hi) {
-      return Failure{Outcome::kInvalidSpec,
-                     "invalid list element '" + std::string(token) + "' (expected e.g. 0-3,8)"};
+      return Failure{Outcome::kInvalidSpec, "invalid list element '" + std::string(token) + "' (expected e.g. 0-3,8)"};
     }
     for (int id = lo; id <= hi; ++id) ids.push_back(id);
     if (comma == std::string_view::npos) break;

@@ -75,12 +75,11 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
     return finish(Outcome::kCancelled, "stop requested after " + std::to_string(samples.size()) + " samples");
   }
   if (std::ssize(samples) < spec.samples) {
-    return finish(Outcome::kDisturbed,
-                  "cpu " + std::to_string(spec.cpu) + ": only " + std::to_string(samples.size()) +
-                      " of " + std::to_string(spec.samples) + " samples undisturbed in " +
-                      std::to_string(result.attempts) + " attempts (" +
-                      std::to_string(result.discards.context_switch) + " context switches, " +
-                      std::to_string(result.discards.migration) + " migrations)");
+    return finish(Outcome::kDisturbed, "cpu " + std::to_string(spec.cpu) + ": only " + std::to_string(samples.size()) +
+                                           " of " + std::to_string(spec.samples) + " samples undisturbed in " +
+                                           std::to_string(result.attempts) + " attempts (" +
+                                           std::to_string(result.discards.context_switch) + " context switches, " +
+                                           std::to_string(result.discards.migration) + " migrations)");
   }
   result.seconds_per_load = Summarize(samples);
   finish(Outcome::kOk, "");
@@ -105,8 +104,8 @@ void LatencyBuffer::Flush() const { FlushLines(arena_.data(), layout_.elements()
 
 Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
   if (!std::has_single_bit(spec.stride) || spec.stride < kMinStride || spec.stride > kMaxStride) {
-    return Failure{Outcome::kInvalidSpec, "stride " + std::to_string(spec.stride) +
-                                              ": must be a power of two in [64, 4096]"};
+    return Failure{Outcome::kInvalidSpec,
+                   "stride " + std::to_string(spec.stride) + ": must be a power of two in [64, 4096]"};
   }
   ChaseLayout layout;
   layout.stride = spec.stride;
@@ -114,17 +113,15 @@ Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
       spec.bytes != 0 ? spec.bytes : DefaultLatencyBufferBytes(spec.loads_per_sample, spec.stride);
   layout.bytes = requested / spec.stride * spec.stride;
   if (layout.elements() < 2 || layout.elements() > std::numeric_limits<std::uint32_t>::max()) {
-    return Failure{Outcome::kInvalidSpec,
-                   "buffer of " + std::to_string(requested) +
-                       " bytes: need 2 to 2^32 elements of " + std::to_string(spec.stride) +
-                       " bytes"};
+    return Failure{Outcome::kInvalidSpec, "buffer of " + std::to_string(requested) +
+                                              " bytes: need 2 to 2^32 elements of " + std::to_string(spec.stride) +
+                                              " bytes"};
   }
 
   auto arena = Arena::Create({.bytes = layout.bytes, .node = spec.mem_node, .pages = spec.pages});
   if (!arena) return arena.failure();
   // One window per TLB reach: a 2 MiB page, or 64 small pages.
-  const std::size_t window =
-      arena->info().page_kind == PageKind::kSmall4K ? kSmallPageWindow : kHugePage;
+  const std::size_t window = arena->info().page_kind == PageKind::kSmall4K ? kSmallPageWindow : kHugePage;
   layout.window_bytes = std::min(window, layout.bytes);
 
   LinkChase(arena->data(), layout, ChaseOrder(layout, spec.seed));
@@ -133,11 +130,11 @@ Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
   // measured from the cache: refuse it rather than publish cache latency.
   const bool flushed = !spec.allow_cache_hits && layout.elements() * 64 < 4 * spec.llc_bytes;
   if (flushed && !CanFlush()) {
-    return Failure{Outcome::kInvalidSpec, "a " + std::to_string(layout.bytes >> 20) +
-                                              " MiB latency buffer fits the LLC and this CPU cannot flush lines: use "
-                                              "a buffer of at least " +
-                                              std::to_string(LlcDefeatingBufferBytes(spec.llc_bytes, spec.stride) >> 20) +
-                                              " MiB"};
+    return Failure{Outcome::kInvalidSpec,
+                   "a " + std::to_string(layout.bytes >> 20) +
+                       " MiB latency buffer fits the LLC and this CPU cannot flush lines: use "
+                       "a buffer of at least " +
+                       std::to_string(LlcDefeatingBufferBytes(spec.llc_bytes, spec.stride) >> 20) + " MiB"};
   }
   return LatencyBuffer(std::move(arena).value(), layout, start, flushed);
 }

@@ -35,8 +35,8 @@ std::string ValidateCpus(const LoadedLatencySpec& spec) {
     }
   }
   if (std::find(spec.load_cpus.begin(), spec.load_cpus.end(), spec.chase_cpu) != spec.load_cpus.end()) {
-    return "chase cpu " + std::to_string(spec.chase_cpu) + " is also a load cpu (" +
-           CpuList(spec.load_cpus) + "): the chase needs a CPU of its own";
+    return "chase cpu " + std::to_string(spec.chase_cpu) + " is also a load cpu (" + CpuList(spec.load_cpus) +
+           "): the chase needs a CPU of its own";
   }
   return {};
 }
@@ -45,8 +45,7 @@ std::string ValidateSweep(const LoadedLatencySpec& spec) {
   if (spec.delays_ns.empty()) return "no injection delay given: the sweep needs at least one point";
   for (const std::uint32_t d : spec.delays_ns) {
     if (d > kMaxDelayNs) {
-      return "injection delay " + std::to_string(d) + " ns exceeds " + std::to_string(kMaxDelayNs) +
-             " ns per KiB";
+      return "injection delay " + std::to_string(d) + " ns exceeds " + std::to_string(kMaxDelayNs) + " ns per KiB";
     }
   }
   if (spec.samples < 1) return "samples must be >= 1";
@@ -58,13 +57,12 @@ std::string ValidateSweep(const LoadedLatencySpec& spec) {
   return {};
 }
 
-std::string ValidateBuffers(const LatencyBuffer& chase, const BandwidthBuffer& load,
-                            const LoadedLatencySpec& spec) {
+std::string ValidateBuffers(const LatencyBuffer& chase, const BandwidthBuffer& load, const LoadedLatencySpec& spec) {
   if (spec.mem_node < 0) return "memory node " + std::to_string(spec.mem_node) + " is not a node id";
   if (chase.info().node != spec.mem_node || load.info().node != spec.mem_node) {
     return "memory node " + std::to_string(spec.mem_node) + " requested, but the chase buffer is on node " +
-           std::to_string(chase.info().node) + " and the load buffer on node " +
-           std::to_string(load.info().node) + ": both must be on the measured node";
+           std::to_string(chase.info().node) + " and the load buffer on node " + std::to_string(load.info().node) +
+           ": both must be on the measured node";
   }
   const std::size_t slice = load.info().bytes / spec.load_cpus.size();
   if (slice < kMinSliceBytes) {
@@ -96,12 +94,9 @@ std::string_view LoadTrafficName(LoadTraffic traffic) {
   return "unknown";
 }
 
-std::vector<std::uint32_t> DefaultInjectionDelaysNs() {
-  return {0, 50, 100, 200, 400, 800, 1600, 3200, 6400};
-}
+std::vector<std::uint32_t> DefaultInjectionDelaysNs() { return {0, 50, 100, 200, 400, 800, 1600, 3200, 6400}; }
 
-LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& load,
-                                         const LoadedLatencySpec& spec) {
+LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& load, const LoadedLatencySpec& spec) {
   LoadedLatencyResult result;
   result.chase_cpu = spec.chase_cpu;
   result.load_cpus = spec.load_cpus;

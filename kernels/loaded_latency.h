@@ -110,7 +110,7 @@ struct LoadedLatencyResult {
   std::size_t window_bytes = 0;
   BufferInfo chase_buffer;
   BufferInfo load_buffer;
-  std::vector<double> spins_per_ns;  // per load thread (see CalibrateSpinsPerNs)
+  std::vector<double> spins_per_ns;        // per load thread (see CalibrateSpinsPerNs)
   LoadedLatencyPoint reference;            // delay_ns == kNoTrafficDelay; n == 0 if not measured
   std::vector<LoadedLatencyPoint> points;  // one per delay attempted, in spec order
   Discards discards;                       // every point's, chase and load side together
@@ -120,7 +120,6 @@ struct LoadedLatencyResult {
 // Runs the sweep. `chase` and `load` must be distinct buffers on spec.mem_node;
 // the load buffer is split evenly between the load threads (>= 1 MiB each;
 // size it >= 4x the LLC in total so the traffic reaches memory).
-LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& load,
-                                         const LoadedLatencySpec& spec);
+LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& load, const LoadedLatencySpec& spec);
 
 }  // namespace numaprobe::kernels

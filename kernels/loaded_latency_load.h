@@ -54,7 +54,7 @@ struct LoadJob {
   int cpu = -1;
   const BandwidthLoops* loops = nullptr;
   PacedUnit unit;
-  std::byte* region = nullptr;  // this thread's slice of the load buffer
+  std::byte* region = nullptr;   // this thread's slice of the load buffer
   std::size_t region_bytes = 0;  // a multiple of unit.bytes()
 };
 

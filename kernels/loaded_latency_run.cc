@@ -38,15 +38,14 @@ enum class Wait { kDone, kLate, kStopped };
 
 class LoadedRun {
  public:
-  LoadedRun(LatencyBuffer& chase, BandwidthBuffer& load, const LoadedLatencySpec& spec,
-            LoadedLatencyResult& result)
+  LoadedRun(LatencyBuffer& chase, BandwidthBuffer& load, const LoadedLatencySpec& spec, LoadedLatencyResult& result)
       : chase_(chase), load_(load), spec_(spec), result_(result), slots_(spec.load_cpus.size()) {}
 
   void Run() {
     // Backstop for the load threads should the chase thread never stop them:
     // twice the chase thread's own budget (start, reference, one per delay).
-    control_.deadline_ns = MonotonicNs() + 2 * static_cast<std::int64_t>(spec_.delays_ns.size() + 2) *
-                                               Ns(spec_.point_timeout);
+    control_.deadline_ns =
+        MonotonicNs() + 2 * static_cast<std::int64_t>(spec_.delays_ns.size() + 2) * Ns(spec_.point_timeout);
     // Load threads start at the first point's intensity: no burst of
     // unwanted traffic before a reference point.
     control_.delay_ns.store(spec_.reference_point ? kNoTrafficDelay : spec_.delays_ns.front());
@@ -110,8 +109,8 @@ class LoadedRun {
       case Wait::kStopped:
         return Fail(Outcome::kCancelled, "stop requested while the load threads started");
       case Wait::kLate:
-        return Fail(Outcome::kTimeout, Cpu(late_) + " did not start within " +
-                                           std::to_string(spec_.point_timeout.count()) + " ms");
+        return Fail(Outcome::kTimeout,
+                    Cpu(late_) + " did not start within " + std::to_string(spec_.point_timeout.count()) + " ms");
       case Wait::kDone:
         break;
     }
@@ -205,8 +204,8 @@ class LoadedRun {
       const LoadMark& a = opened_[t];
       const LoadMark& b = slots_[t].mark;
       sample.bytes += b.bytes - a.bytes;
-      sample.bytes_per_second += static_cast<double>(b.bytes - a.bytes) * 1e9 /
-                                 static_cast<double>(std::max<std::int64_t>(b.ns - a.ns, 1));
+      sample.bytes_per_second +=
+          static_cast<double>(b.bytes - a.bytes) * 1e9 / static_cast<double>(std::max<std::int64_t>(b.ns - a.ns, 1));
     }
     clean = true;
     return Wait::kDone;
@@ -232,8 +231,7 @@ class LoadedRun {
         return Ended(point, Outcome::kDisturbed,
                      where + std::to_string(latency.size()) + " of " + std::to_string(spec_.samples) +
                          " samples clean after " + std::to_string(attempts) + " attempts" +
-                         (expired ? " (point deadline " + std::to_string(spec_.point_timeout.count()) + " ms)"
-                                  : "") +
+                         (expired ? " (point deadline " + std::to_string(spec_.point_timeout.count()) + " ms)" : "") +
                          "; discarded for the chase thread: " + Describe(point.discards) +
                          "; for the load threads: " + Describe(point.load_discards));
       }

@@ -13,9 +13,7 @@ namespace {
 // Far above any real CPU id, but bounds the mask we allocate for a bogus one.
 constexpr int kMaxCpuId = 1 << 16;
 
-std::string CpuReason(int cpu, const std::string& what) {
-  return "cpu " + std::to_string(cpu) + ": " + what;
-}
+std::string CpuReason(int cpu, const std::string& what) { return "cpu " + std::to_string(cpu) + ": " + what; }
 
 }  // namespace
 
@@ -24,9 +22,7 @@ std::string PinCurrentThread(int cpu) {
   // A dynamically sized set, so ids beyond CPU_SETSIZE (1024) reach the kernel
   // and are judged by it rather than silently dropped by CPU_SET.
   const std::size_t set_bytes = CPU_ALLOC_SIZE(cpu + 1);
-  std::unique_ptr<cpu_set_t, void (*)(cpu_set_t*)> set(CPU_ALLOC(cpu + 1), [](cpu_set_t* s) {
-    CPU_FREE(s);
-  });
+  std::unique_ptr<cpu_set_t, void (*)(cpu_set_t*)> set(CPU_ALLOC(cpu + 1), [](cpu_set_t* s) { CPU_FREE(s); });
   if (set == nullptr) return CpuReason(cpu, "CPU_ALLOC failed");
   CPU_ZERO_S(set_bytes, set.get());
   CPU_SET_S(static_cast<std::size_t>(cpu), set_bytes, set.get());
@@ -56,8 +52,7 @@ ThreadSchedState ReadThreadSchedState() {
 
 bool SampleGuard::Clean(Discards& discards) const {
   const ThreadSchedState now = ReadThreadSchedState();
-  if (now.voluntary_switches != start_.voluntary_switches ||
-      now.involuntary_switches != start_.involuntary_switches) {
+  if (now.voluntary_switches != start_.voluntary_switches || now.involuntary_switches != start_.involuntary_switches) {
     ++discards.context_switch;
     return false;
   }

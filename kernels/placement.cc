@@ -22,15 +22,14 @@ constexpr std::size_t kBatchPages = 4096;
 // Raw syscalls, not libnuma's wrappers: numaif.h supplies only the constants,
 // and a refusal comes back as an errno we act on rather than a printed message.
 long MovePagesQuery(std::size_t count, const void** pages, int* status) {
-  return syscall(SYS_move_pages, 0L, static_cast<unsigned long>(count), pages, nullptr,
-                 status, 0L);
+  return syscall(SYS_move_pages, 0L, static_cast<unsigned long>(count), pages, nullptr, status, 0L);
 }
 
 // Node of the page containing `addr`, or -errno.
 int GetMempolicyNode(const void* addr) {
   int node = -1;
-  const long rc = syscall(SYS_get_mempolicy, &node, nullptr, 0UL, addr,
-                          static_cast<unsigned long>(MPOL_F_NODE | MPOL_F_ADDR));
+  const long rc =
+      syscall(SYS_get_mempolicy, &node, nullptr, 0UL, addr, static_cast<unsigned long>(MPOL_F_NODE | MPOL_F_ADDR));
   return rc == 0 ? node : -errno;
 }
 
@@ -51,8 +50,7 @@ void Record(PlacementReport& report, std::size_t offset, int status) {
 
 // Checks one batch of page offsets, switching `report.method` to the next
 // mechanism when the current one is refused outright (seccomp).
-void CheckBatch(const std::byte* base, const std::vector<std::size_t>& offsets,
-                PlacementReport& report) {
+void CheckBatch(const std::byte* base, const std::vector<std::size_t>& offsets, PlacementReport& report) {
   std::vector<const void*> pages(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) pages[i] = base + offsets[i];
   std::vector<int> status(offsets.size(), -ENOENT);
@@ -81,8 +79,8 @@ void CheckBatch(const std::byte* base, const std::vector<std::size_t>& offsets,
 
 }  // namespace
 
-PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t page_bytes,
-                                int expected_node, std::size_t max_pages, std::uint64_t seed) {
+PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t page_bytes, int expected_node,
+                                std::size_t max_pages, std::uint64_t seed) {
   PlacementReport report;
   report.expected_node = expected_node;
   report.method = "move_pages";
@@ -111,19 +109,17 @@ Failure PlacementFailure(const PlacementReport& report) {
   const std::string node = std::to_string(report.expected_node);
   const std::string of_pages = " of " + std::to_string(report.pages_checked) + " pages";
   if (report.pages_misplaced > 0) {
-    return {Outcome::kPlacementMismatch,
-            "node " + node + " requested, page at offset " +
-                std::to_string(report.misplaced_offset) + " is on node " +
-                std::to_string(report.observed_node) + " (" +
-                std::to_string(report.pages_misplaced) + of_pages + " misplaced)"};
+    return {Outcome::kPlacementMismatch, "node " + node + " requested, page at offset " +
+                                             std::to_string(report.misplaced_offset) + " is on node " +
+                                             std::to_string(report.observed_node) + " (" +
+                                             std::to_string(report.pages_misplaced) + of_pages + " misplaced)"};
   }
   if (report.pages_checked == 0) {
-    return {Outcome::kPlacementUnverified,
-            "node " + node + ": placement unverified: no pages checked"};
+    return {Outcome::kPlacementUnverified, "node " + node + ": placement unverified: no pages checked"};
   }
-  return {Outcome::kPlacementUnverified,
-          "node " + node + ": placement unverified: " + std::to_string(report.pages_unknown) +
-              of_pages + " not present or not reported (" + report.method + ")"};
+  return {Outcome::kPlacementUnverified, "node " + node +
+                                             ": placement unverified: " + std::to_string(report.pages_unknown) +
+                                             of_pages + " not present or not reported (" + report.method + ")"};
 }
 
 }  // namespace numaprobe::kernels

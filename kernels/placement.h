@@ -14,9 +14,8 @@ namespace numaprobe::kernels {
 
 // Checks every page of [addr, addr+bytes) (or `max_pages` of them spread at
 // random when max_pages != 0) against `expected_node`.
-PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t page_bytes,
-                                int expected_node, std::size_t max_pages = 0,
-                                std::uint64_t seed = 0);
+PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t page_bytes, int expected_node,
+                                std::size_t max_pages = 0, std::uint64_t seed = 0);
 
 // The Failure to report for a report that is not verified(): kPlacementMismatch
 // naming the first misplaced page, else kPlacementUnverified.

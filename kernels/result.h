@@ -18,16 +18,16 @@ namespace numaprobe::kernels {
 // numaprobe_probe_runs_total and the "outcome" field of the JSON output.
 enum class Outcome {
   kOk,
-  kInvalidSpec,         // the caller asked for something impossible (size 0, bad CPU id ...)
-  kNotAllowed,          // CPU or node outside this process's affinity / cpuset.mems
-  kAllocFailed,         // mmap / hugetlb / memory budget
-  kBindFailed,          // mbind refused (EPERM under seccomp, EINVAL outside cpuset.mems ...)
-  kPlacementMismatch,   // memory was verified to live on another node than requested
-  kPlacementUnverified, // the kernel would not tell us where the memory lives
-  kPinFailed,           // sched_setaffinity to the requested CPU failed
-  kDisturbed,           // too many samples discarded (context switch, migration)
-  kTimeout,             // a partner thread did not answer in time (c2c)
-  kCancelled,           // the caller's stop flag was raised
+  kInvalidSpec,          // the caller asked for something impossible (size 0, bad CPU id ...)
+  kNotAllowed,           // CPU or node outside this process's affinity / cpuset.mems
+  kAllocFailed,          // mmap / hugetlb / memory budget
+  kBindFailed,           // mbind refused (EPERM under seccomp, EINVAL outside cpuset.mems ...)
+  kPlacementMismatch,    // memory was verified to live on another node than requested
+  kPlacementUnverified,  // the kernel would not tell us where the memory lives
+  kPinFailed,            // sched_setaffinity to the requested CPU failed
+  kDisturbed,            // too many samples discarded (context switch, migration)
+  kTimeout,              // a partner thread did not answer in time (c2c)
+  kCancelled,            // the caller's stop flag was raised
 };
 
 std::string_view OutcomeName(Outcome outcome);
@@ -41,7 +41,7 @@ struct Failure {
 template <class T>
 class Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
+  Expected(T value) : v_(std::move(value)) {}            // NOLINT: implicit by design
   Expected(Failure failure) : v_(std::move(failure)) {}  // NOLINT
   bool ok() const { return std::holds_alternative<T>(v_); }
   explicit operator bool() const { return ok(); }
@@ -67,18 +67,18 @@ enum class PagePolicy {
 inline constexpr PagePolicy kAllPagePolicies[] = {PagePolicy::kAuto, PagePolicy::kHugetlb, PagePolicy::kThp,
                                                   PagePolicy::kSmall};
 enum class PageKind { kSmall4K, kThp2M, kHugetlb2M };
-std::string_view PageKindName(PageKind kind);     // "4KiB", "2MiB-thp", "2MiB-hugetlb"
+std::string_view PageKindName(PageKind kind);        // "4KiB", "2MiB-thp", "2MiB-hugetlb"
 std::string_view PagePolicyName(PagePolicy policy);  // "auto", "hugetlb", "thp", "4k": what config and flags accept
 
 // Result of checking, page by page, on which NUMA node a buffer lives.
 struct PlacementReport {
   int expected_node = -1;
   std::size_t pages_checked = 0;
-  std::size_t pages_misplaced = 0;  // on another node
-  std::size_t pages_unknown = 0;    // not present / kernel returned an error for the page
-  int observed_node = -1;           // node of the first misplaced page, -1 if none
-  std::size_t misplaced_offset = 0; // byte offset of the first misplaced page
-  std::string method;               // "move_pages" | "get_mempolicy" | "none" (both refused)
+  std::size_t pages_misplaced = 0;   // on another node
+  std::size_t pages_unknown = 0;     // not present / kernel returned an error for the page
+  int observed_node = -1;            // node of the first misplaced page, -1 if none
+  std::size_t misplaced_offset = 0;  // byte offset of the first misplaced page
+  std::string method;                // "move_pages" | "get_mempolicy" | "none" (both refused)
   bool verified() const { return pages_checked > 0 && pages_misplaced == 0 && pages_unknown == 0; }
 };
 

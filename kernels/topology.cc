@@ -135,8 +135,8 @@ std::string_view CpuRelationName(CpuRelation relation) {
 }
 
 const CpuInfo* Topology::FindCpu(int id) const {
-  const auto it = std::lower_bound(cpus_.begin(), cpus_.end(), id,
-                                   [](const CpuInfo& cpu, int value) { return cpu.id < value; });
+  const auto it =
+      std::lower_bound(cpus_.begin(), cpus_.end(), id, [](const CpuInfo& cpu, int value) { return cpu.id < value; });
   return it != cpus_.end() && it->id == id ? &*it : nullptr;
 }
 

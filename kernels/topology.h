@@ -35,10 +35,10 @@ struct LlcInfo {
 };
 
 struct NodeInfo {
-  int id = -1;               // OS index
+  int id = -1;  // OS index
   std::uint64_t memory_bytes = 0;
-  std::vector<int> cpus;     // allowed, online CPUs local to this node (empty: CPU-less)
-  std::string subtype;       // hwloc subtype when known ("DRAM", "HBM", "CXL-DRAM" ...)
+  std::vector<int> cpus;  // allowed, online CPUs local to this node (empty: CPU-less)
+  std::string subtype;    // hwloc subtype when known ("DRAM", "HBM", "CXL-DRAM" ...)
   bool has_memory() const { return memory_bytes > 0; }
 };
 

@@ -36,8 +36,7 @@ class ScopedDistances {
  public:
   ScopedDistances(hwloc_topology_t topology, unsigned long kind) : topology_(topology) {
     unsigned count = 1;
-    if (hwloc_distances_get_by_type(topology_, HWLOC_OBJ_NUMANODE, &count, &distances_, kind, 0) != 0 ||
-        count == 0) {
+    if (hwloc_distances_get_by_type(topology_, HWLOC_OBJ_NUMANODE, &count, &distances_, kind, 0) != 0 || count == 0) {
       distances_ = nullptr;
     }
   }
@@ -155,8 +154,7 @@ class TopologyBuilder {
     std::vector<std::pair<CpuInfo, hwloc_obj_t>> found;  // with its LLC object
     for (hwloc_obj_t pu = nullptr; (pu = hwloc_get_next_obj_by_type(hw_, HWLOC_OBJ_PU, pu)) != nullptr;) {
       const int id = OsIndex(pu);
-      if (!Contains(online, id) || !Contains(allowed, id) ||
-          (restriction_.cpus && !restriction_.cpus->contains(id))) {
+      if (!Contains(online, id) || !Contains(allowed, id) || (restriction_.cpus && !restriction_.cpus->contains(id))) {
         continue;
       }
       CpuInfo cpu;

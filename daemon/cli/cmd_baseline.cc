@@ -63,9 +63,10 @@ struct BaselineResetCommand {
       return kExitFailure;
     }
     if (accept) {
-      fmt::print("numaprobe: the current level will become the baseline (state in {}); reload (SIGHUP) or restart "
-                 "numaprobe to record it\n",
-                 dir);
+      fmt::print(
+          "numaprobe: the current level will become the baseline (state in {}); reload (SIGHUP) or restart "
+          "numaprobe to record it\n",
+          dir);
     } else {
       fmt::print("numaprobe: baseline reset in {}; reload (SIGHUP) or restart numaprobe to record a new one\n", dir);
     }
@@ -84,8 +85,7 @@ void AddBaselineCommand(CLI::App& app, CommandAction& run) {
     CLI::App* sub = baseline->add_subcommand(name, description);
     sub->add_option("--config.file", command->config_file,
                     fmt::format("Configuration file naming the state directory (default {})", kDefaultConfigFile));
-    sub->add_option("--state.directory", command->state_directory,
-                    "State directory; overrides the configuration file");
+    sub->add_option("--state.directory", command->state_directory, "State directory; overrides the configuration file");
     sub->callback([&run, command] { run = [command] { return command->Run(); }; });
   };
   add("reset", "Forget the stored baseline; the daemon records a new one");

@@ -13,20 +13,20 @@
 #include <optional>
 #include <utility>
 
-#include "daemon/probing/buffer_pool.h"
+#include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/commands.h"
+#include "daemon/cli/plan_flags.h"
+#include "daemon/cli/progress.h"
 #include "daemon/config/config.h"
 #include "daemon/config/config_values.h"
 #include "daemon/output/json_report.h"
 #include "daemon/output/svg_plot.h"
-#include "daemon/cli/plan_flags.h"
+#include "daemon/output/table_report.h"
+#include "daemon/probing/buffer_pool.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/probe_settings.h"
 #include "daemon/probing/probe_table.h"
-#include "daemon/cli/cli_flag_registry.h"
-#include "daemon/cli/progress.h"
-#include "daemon/output/table_report.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
@@ -91,7 +91,9 @@ struct ProbeCommand {
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
     sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
         ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
-    sub.add_option("--latency-buffer", buffers.latency_bytes, "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)")
+    sub.add_option(
+           "--latency-buffer", buffers.latency_bytes,
+           "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)")
         ->transform(SizeFlag());
     sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
         ->check(CLI::Range(1, 1000));
@@ -138,9 +140,7 @@ struct ProbeCommand {
     return true;
   }
 
-  bool Wants(const std::string& test) const {
-    return std::find(tests.begin(), tests.end(), test) != tests.end();
-  }
+  bool Wants(const std::string& test) const { return std::find(tests.begin(), tests.end(), test) != tests.end(); }
 
   // Flags that set one value for several consumers: --samples counts
   // core-to-core samples too, --loads sizes the buffers' flushes, and --ops
@@ -164,8 +164,7 @@ struct ProbeCommand {
       return ProbeLock{};
     }
     if (!lock.ok()) {
-      fmt::print(stderr, "numaprobe: {} (--lock-file \"\" runs without host-wide exclusion)\n",
-                 lock.failure().reason);
+      fmt::print(stderr, "numaprobe: {} (--lock-file \"\" runs without host-wide exclusion)\n", lock.failure().reason);
       return std::nullopt;
     }
     return std::move(lock).value();
@@ -224,7 +223,8 @@ struct ProbeCommand {
 
 void AddProbeCommand(CLI::App& app, CommandAction& run) {
   auto command = std::make_shared<ProbeCommand>();
-  CLI::App* sub = app.add_subcommand("probe", "Measure the latency, bandwidth and core-to-core matrices once and print them");
+  CLI::App* sub =
+      app.add_subcommand("probe", "Measure the latency, bandwidth and core-to-core matrices once and print them");
   command->Register(*sub);
   sub->callback([&run, command] { run = [command] { return command->Run(); }; });
 }

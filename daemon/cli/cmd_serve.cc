@@ -10,18 +10,18 @@
 #include <memory>
 
 #include "daemon/cli/commands.h"
-#include "daemon/config/config.h"
-#include "daemon/config/web_config.h"
-#include "daemon/web/http.h"
-#include "daemon/web/request_route.h"
-#include "daemon/web/tls_options.h"
 #include "daemon/common/log.h"
 #include "daemon/common/test_hooks.h"
+#include "daemon/common/version.h"
+#include "daemon/common/wall_clock.h"
+#include "daemon/config/config.h"
+#include "daemon/config/web_config.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
-#include "daemon/common/version.h"
-#include "daemon/common/wall_clock.h"
+#include "daemon/web/http.h"
+#include "daemon/web/request_route.h"
+#include "daemon/web/tls_options.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -99,7 +99,8 @@ struct ServeCommand {
   std::string log_format = "logfmt";
 
   void Register(CLI::App& sub) {
-    sub.add_option("--config.file", config_file, "YAML configuration file (default: built-in defaults, see config/numaprobe.yaml)");
+    sub.add_option("--config.file", config_file,
+                   "YAML configuration file (default: built-in defaults, see config/numaprobe.yaml)");
     sub.add_option("--web.listen-address", http.listen_addresses, "Address to listen on, repeatable (default :10062)")
         ->take_all();
     sub.add_option("--web.config.file", web_config_file,
@@ -160,9 +161,10 @@ struct ServeCommand {
       spdlog::error("TEST MODE: host fact {} overridden to \"{}\" (NUMAPROBE_TEST_HOST_OVERRIDES)", field, value);
     }
     if (hooks.fault_injection_active()) {
-      spdlog::error("TEST FAULT INJECTION ACTIVE: latency figures x{}, bandwidth figures x{}; these figures are fake "
-                    "(numaprobe_test_fault_injection_active 1)",
-                    hooks.latency_scale, hooks.bandwidth_scale);
+      spdlog::error(
+          "TEST FAULT INJECTION ACTIVE: latency figures x{}, bandwidth figures x{}; these figures are fake "
+          "(numaprobe_test_fault_injection_active 1)",
+          hooks.latency_scale, hooks.bandwidth_scale);
     }
     return true;
   }

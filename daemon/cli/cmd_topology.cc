@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "daemon/cli/commands.h"
-#include "daemon/output/json_report.h"
 #include "daemon/cli/plan_flags.h"
+#include "daemon/output/json_report.h"
 #include "daemon/output/table_report.h"
 #include "kernels/topology.h"
 

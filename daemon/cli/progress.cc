@@ -11,8 +11,7 @@ namespace {
 constexpr std::int64_t kQuietNs = 1'000'000'000;
 }
 
-Progress::Progress(int total)
-    : total_(total), start_ns_(kernels::MonotonicNs()), tty_(isatty(STDERR_FILENO) == 1) {}
+Progress::Progress(int total) : total_(total), start_ns_(kernels::MonotonicNs()), tty_(isatty(STDERR_FILENO) == 1) {}
 
 Progress::~Progress() {
   if (printed_ && tty_) fmt::print(stderr, "\n");

@@ -23,8 +23,7 @@ std::string BracketedChoice(const std::string& line) {
 
 }  // namespace
 
-HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root,
-                      const std::string& sys_root) {
+HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root, const std::string& sys_root) {
   HostInfo info;
   info.cpu_model = cpu_model;
   std::ifstream cpuinfo(proc_root + "/cpuinfo");

@@ -35,9 +35,10 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
   if (overrides == nullptr && scale_latency == nullptr && scale_bandwidth == nullptr) return "";
   const char* mode = getenv(kMode);
   if (mode == nullptr || std::string(mode) != "1") {
-    return fmt::format("test-only hooks ({}, {}, {}) are set but {}=1 is not: refusing to run with faked host facts "
-                       "or figures outside tests",
-                       kOverrides, kScaleLatency, kScaleBandwidth, kMode);
+    return fmt::format(
+        "test-only hooks ({}, {}, {}) are set but {}=1 is not: refusing to run with faked host facts "
+        "or figures outside tests",
+        kOverrides, kScaleLatency, kScaleBandwidth, kMode);
   }
   if (scale_latency != nullptr) {
     if (auto error = ParseScale(kScaleLatency, scale_latency, hooks.latency_scale); !error.empty()) return error;
@@ -53,9 +54,10 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
       const auto eq = item.find('=');
       const std::string field = item.substr(0, eq);
       if (eq == std::string::npos || kFields.count(field) == 0 || eq + 1 == item.size()) {
-        return fmt::format("{}: \"{}\": expected field=value with field one of kernel, microcode, firmware, cpu_model, "
-                           "numaprobe_version",
-                           kOverrides, item);
+        return fmt::format(
+            "{}: \"{}\": expected field=value with field one of kernel, microcode, firmware, cpu_model, "
+            "numaprobe_version",
+            kOverrides, item);
       }
       hooks.host_overrides[field] = item.substr(eq + 1);
     }

@@ -48,8 +48,8 @@ const std::vector<std::string_view> kPageNames = NamesOf(k::kAllPagePolicies, k:
 const auto& kPages = k::kAllPagePolicies;
 
 void ReadLatency(ConfigSection& probes, Config::Latency& latency) {
-  ConfigSection s = probes.Section(
-      "latency", {"enabled", "stride_bytes", "buffer_size", "samples", "loads_per_sample"});
+  ConfigSection s =
+      probes.Section("latency", {"enabled", "stride_bytes", "buffer_size", "samples", "loads_per_sample"});
   s.Bool("enabled", latency.enabled);
   // Below 64 two elements share a cache line; above 4096 every load is also a
   // TLB miss and the figure stops being the memory's latency.
@@ -74,8 +74,7 @@ void ReadLatency(ConfigSection& probes, Config::Latency& latency) {
 }
 
 void ReadBandwidth(ConfigSection& probes, ConfigErrors& errors, Config::Bandwidth& bandwidth) {
-  ConfigSection s =
-      probes.Section("bandwidth", {"enabled", "ops", "threads", "buffer_size", "burst_size", "bursts"});
+  ConfigSection s = probes.Section("bandwidth", {"enabled", "ops", "threads", "buffer_size", "burst_size", "bursts"});
   s.Bool("enabled", bandwidth.enabled);
   if (auto ops = s.ChoiceList("ops", kOpNames)) {
     bandwidth.ops.clear();
@@ -100,8 +99,7 @@ void ReadBandwidth(ConfigSection& probes, ConfigErrors& errors, Config::Bandwidt
   for (const char* key : {"ops", "threads", "buffer_size", "burst_size"}) {
     if (errors.Has(path + key)) return;
   }
-  const bool copy = std::find(bandwidth.ops.begin(), bandwidth.ops.end(), k::BandwidthOp::kCopy) !=
-                    bandwidth.ops.end();
+  const bool copy = std::find(bandwidth.ops.begin(), bandwidth.ops.end(), k::BandwidthOp::kCopy) != bandwidth.ops.end();
   const std::uint64_t minimum =
       k::MinBandwidthBufferBytes(bandwidth.burst_bytes, static_cast<std::size_t>(bandwidth.threads), copy);
   if (bandwidth.buffer_bytes < minimum) {
@@ -182,8 +180,8 @@ void CheckWhole(const Config& config, ConfigErrors& errors) {
     if (buffer.bytes <= config.memory.budget_bytes || errors.Has(buffer.key) || errors.Has("memory.budget")) continue;
     const int line = errors.LineOf(buffer.key) != 0 ? errors.LineOf(buffer.key) : errors.LineOf("memory.budget");
     errors.Add(buffer.key, line,
-               FormatSize(buffer.bytes) + " is larger than memory.budget (" +
-                   FormatSize(config.memory.budget_bytes) + ")");
+               FormatSize(buffer.bytes) + " is larger than memory.budget (" + FormatSize(config.memory.budget_bytes) +
+                   ")");
   }
 }
 

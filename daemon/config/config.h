@@ -54,16 +54,16 @@ struct Config {
   struct LoadedLatency {
     bool enabled = false;
     std::vector<std::string> traffic{"read", "read2-ntwrite1"};  // kernels::LoadTrafficName
-    int load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
+    int load_threads = 0;                                        // 0: every other allowed CPU of the chase CPU's node
     int samples = 5;
     std::uint64_t loads_per_sample = 10'000;
     bool operator==(const LoadedLatency&) const = default;
   } loaded_latency;
   PlanOptions targets;  // cpus, mem_nodes, per_cpu, c2c_cpus
   struct Schedule {
-    double duty_cycle = 0.002;                     // share of one CPU spent in probes
-    std::chrono::milliseconds interval{300'000};   // target time between round starts
-    double jitter = 0.2;                           // interval * U(1 - jitter, 1 + jitter)
+    double duty_cycle = 0.002;                    // share of one CPU spent in probes
+    std::chrono::milliseconds interval{300'000};  // target time between round starts
+    double jitter = 0.2;                          // interval * U(1 - jitter, 1 + jitter)
     ProbePriority priority = ProbePriority::kIdle;
     bool operator==(const Schedule&) const = default;
   } schedule;

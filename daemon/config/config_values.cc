@@ -17,17 +17,16 @@ struct Unit {
 constexpr std::uint64_t kKi = 1024;
 constexpr std::uint64_t kK = 1000;
 constexpr Unit kSizeUnits[] = {
-    {"B", 1},           {"KiB", kKi},          {"MiB", kKi * kKi}, {"GiB", kKi * kKi * kKi},
-    {"TiB", kKi * kKi * kKi * kKi}, {"KB", kK}, {"MB", kK * kK},    {"GB", kK * kK * kK},
-    {"TB", kK * kK * kK * kK},
+    {"B", 1},   {"KiB", kKi},   {"MiB", kKi* kKi},  {"GiB", kKi* kKi* kKi}, {"TiB", kKi* kKi* kKi* kKi},
+    {"KB", kK}, {"MB", kK* kK}, {"GB", kK* kK* kK}, {"TB", kK* kK* kK* kK},
 };
 
 // In the order terms must be written: decreasing.
 constexpr std::uint64_t kMsPerSecond = 1000;
 constexpr std::uint64_t kMsPerDay = 24 * 3600 * kMsPerSecond;
 constexpr Unit kDurationUnits[] = {
-    {"y", 365 * kMsPerDay},  {"w", 7 * kMsPerDay},    {"d", kMsPerDay}, {"h", 3600 * kMsPerSecond},
-    {"m", 60 * kMsPerSecond}, {"s", kMsPerSecond}, {"ms", 1},
+    {"y", 365 * kMsPerDay},   {"w", 7 * kMsPerDay}, {"d", kMsPerDay}, {"h", 3600 * kMsPerSecond},
+    {"m", 60 * kMsPerSecond}, {"s", kMsPerSecond},  {"ms", 1},
 };
 
 std::string Quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
@@ -180,8 +179,8 @@ std::optional<std::string> ClosestName(std::string_view unknown, const std::vect
     const std::size_t distance = EditDistance(wrong, right);
     const std::size_t shorter = std::min(wrong.size(), right.size());
     const std::size_t prefix = CommonPrefix(wrong, right);
-    const bool close = distance <= std::max<std::size_t>(2, wrong.size() / 3) ||
-                       (shorter >= 3 && prefix == shorter) || (prefix >= 4 && 2 * prefix >= shorter);
+    const bool close = distance <= std::max<std::size_t>(2, wrong.size() / 3) || (shorter >= 3 && prefix == shorter) ||
+                       (prefix >= 4 && 2 * prefix >= shorter);
     if (close && distance < best_distance) {
       best_distance = distance;
       best = std::string(candidate);

@@ -17,14 +17,17 @@ int LineOf(const YAML::Node& node) { return node.Mark().is_null() ? 0 : node.Mar
 // Keys of the exporter-toolkit format that numaprobe's TLS layer (civetweb +
 // OpenSSL) does not implement: refused by name rather than ignored, so an
 // operator never believes a restriction is in force when it is not.
-constexpr std::array<std::string_view, 7> kUnsupportedTls = {
-    "cert", "key", "client_ca", "client_allowed_sans", "cipher_suites", "prefer_server_cipher_suites",
-    "curve_preferences"};
+constexpr std::array<std::string_view, 7> kUnsupportedTls = {"cert",
+                                                             "key",
+                                                             "client_ca",
+                                                             "client_allowed_sans",
+                                                             "cipher_suites",
+                                                             "prefer_server_cipher_suites",
+                                                             "curve_preferences"};
 
 // The headers the exporter-toolkit accepts in http_server_config.headers.
 constexpr std::array<std::string_view, 5> kHeaders = {"Strict-Transport-Security", "X-Content-Type-Options",
-                                                      "X-Frame-Options", "X-XSS-Protection",
-                                                      "Content-Security-Policy"};
+                                                      "X-Frame-Options", "X-XSS-Protection", "Content-Security-Policy"};
 
 bool IsBcrypt(const std::string& hash) {
   // $2a$ / $2b$ / $2y$, two-digit cost, 53 characters of salt and hash.
@@ -35,9 +38,8 @@ bool IsBcrypt(const std::string& hash) {
   }
   const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
   if (cost < 4 || cost > 31) return false;
-  return std::all_of(hash.begin() + 7, hash.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '/';
-  });
+  return std::all_of(hash.begin() + 7, hash.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '/'; });
 }
 
 bool SafeHeaderValue(const std::string& value) {
@@ -78,8 +80,9 @@ void ReadTls(ConfigSection& top, const YAML::Node& root, ConfigErrors& errors, W
     section.Error("client_auth_type", "verifying client certificates needs client_ca_file");
   }
   if (!out.client_ca_file.empty() && !verifies && !errors.Has("tls_server_config.client_auth_type")) {
-    section.Error("client_ca_file", "client_ca_file given but client_auth_type does not verify certificates "
-                                    "(use RequireAndVerifyClientCert or VerifyClientCertIfGiven)");
+    section.Error("client_ca_file",
+                  "client_ca_file given but client_auth_type does not verify certificates "
+                  "(use RequireAndVerifyClientCert or VerifyClientCertIfGiven)");
   }
   // TLS 1.0 and 1.1 are deprecated (RFC 8996): refused rather than offered.
   const std::vector<std::string_view> versions = {"TLS12", "TLS13"};
@@ -131,8 +134,8 @@ WebConfigResult ParseWebConfig(std::string_view yaml_text) {
     const std::optional<YAML::Node> document = LoadOneDocument(yaml_text, errors);
     if (!document) return std::move(errors).Take();
     const YAML::Node root = *document;
-    ConfigSection top(errors, root, "", 0, {"tls_server_config", "http_server_config", "basic_auth_users",
-                                            "rate_limit"});
+    ConfigSection top(errors, root, "", 0,
+                      {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"});
     if (root.IsMap()) {
       ReadTls(top, root, errors, config);
       if (top.Has("rate_limit")) top.Error("rate_limit", "not supported by numaprobe; remove it");
@@ -150,15 +153,15 @@ WebConfigResult ParseWebConfig(std::string_view yaml_text) {
           const std::string& value = header.second;
           const std::string key = "http_server_config.headers." + name;
           const auto* known = std::find_if(kHeaders.begin(), kHeaders.end(), [&](std::string_view h) {
-            return h.size() == name.size() &&
-                   std::equal(h.begin(), h.end(), name.begin(), [](char a, char b) {
+            return h.size() == name.size() && std::equal(h.begin(), h.end(), name.begin(), [](char a, char b) {
                      return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
                    });
           });
           if (known == kHeaders.end()) {
-            errors.Add(key, errors.LineOf(key), "header not allowed (allowed: Strict-Transport-Security, "
-                                                "X-Content-Type-Options, X-Frame-Options, X-XSS-Protection, "
-                                                "Content-Security-Policy)");
+            errors.Add(key, errors.LineOf(key),
+                       "header not allowed (allowed: Strict-Transport-Security, "
+                       "X-Content-Type-Options, X-Frame-Options, X-XSS-Protection, "
+                       "Content-Security-Policy)");
           } else if (!SafeHeaderValue(value)) {
             errors.Add(key, 0, "the value holds control characters");
           } else {

@@ -61,15 +61,15 @@ json TopologyToJson(const k::Topology& topology, const Plan& plan) {
 json ReportToJson(const ProbeReport& report, const k::Topology& topology, const Plan& plan) {
   const HostInfo& h = report.host;
   json j = {{"version", kVersion},
-          {"host",
-           {{"cpu_model", h.cpu_model},
-            {"microcode", h.microcode},
-            {"kernel", h.kernel},
-            {"thp", h.thp},
-            {"clocksource", h.clocksource},
-            {"virtualized", h.virtualized}}},
-          {"topology", TopologyToJson(topology, plan)},
-          {"ok", report.all_ok()}};
+            {"host",
+             {{"cpu_model", h.cpu_model},
+              {"microcode", h.microcode},
+              {"kernel", h.kernel},
+              {"thp", h.thp},
+              {"clocksource", h.clocksource},
+              {"virtualized", h.virtualized}}},
+            {"topology", TopologyToJson(topology, plan)},
+            {"ok", report.all_ok()}};
   // One array per kind, under its name, empty if it did not run.
   for (const ProbeKind* kind : ProbeTable()) {
     json records = json::array();

@@ -13,7 +13,6 @@
 namespace numaprobe::daemon {
 
 nlohmann::json TopologyToJson(const kernels::Topology& topology, const Plan& plan);
-nlohmann::json ReportToJson(const ProbeReport& report, const kernels::Topology& topology,
-                            const Plan& plan);
+nlohmann::json ReportToJson(const ProbeReport& report, const kernels::Topology& topology, const Plan& plan);
 
 }  // namespace numaprobe::daemon

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <system_error>
 #include <string_view>
+#include <system_error>
 
 namespace numaprobe::daemon {
 namespace {
@@ -43,8 +43,8 @@ std::size_t XmlCharLength(std::string_view s, std::size_t i) {
     cp = cp << 6 | (byte(i + k) & 0x3F);
   }
   const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-  const bool valid = cp >= min_cp[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) &&
-                     cp != 0xFFFE && cp != 0xFFFF;
+  const bool valid =
+      cp >= min_cp[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF;
   return valid ? n : 0;
 }
 
@@ -63,12 +63,23 @@ std::string Escape(std::string_view s, std::size_t max_chars = std::numeric_limi
       continue;
     }
     switch (s[i]) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out.append(s.substr(i, n));
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out.append(s.substr(i, n));
     }
     i += n;
   }
@@ -104,8 +115,13 @@ bool Finite(const PlotPoint& p) { return std::isfinite(p.x) && std::isfinite(p.y
 class Canvas {
  public:
   Canvas(const PlotOptions& options, Axis x, Axis y)
-      : width_(std::clamp(options.width, 480, 4000)), height_(std::clamp(options.height, 240, 4000)),
-        x_(x), y_(y), left_(kMarginLeft), right_(width_ - kLegendWidth), top_(kMarginTop),
+      : width_(std::clamp(options.width, 480, 4000)),
+        height_(std::clamp(options.height, 240, 4000)),
+        x_(x),
+        y_(y),
+        left_(kMarginLeft),
+        right_(width_ - kLegendWidth),
+        top_(kMarginTop),
         bottom_(height_ - kMarginBottom) {}
 
   std::string X(double v) const { return Fixed(left_ + (v - x_.lo) / (x_.hi - x_.lo) * (right_ - left_), 1); }
@@ -115,8 +131,8 @@ class Canvas {
     const std::string w = std::to_string(width_);
     const std::string h = std::to_string(height_);
     out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " +
-           w + " " + h + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+    out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
+           " " + h + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     out += "<title>" + Escape(options.title) + "</title>\n";
     out += "<rect width=\"" + w + "\" height=\"" + h + "\" fill=\"white\"/>\n";
     out += "<text class=\"title\" x=\"" + std::to_string((left_ + right_) / 2) +
@@ -144,8 +160,8 @@ class Canvas {
     out += "<text class=\"x-label\" x=\"" + Num((left_ + right_) / 2) + "\" y=\"" + Num(height_ - 14) +
            "\" text-anchor=\"middle\">" + Escape(options.x_label) + "</text>\n";
     const std::string cy = Num((top_ + bottom_) / 2);
-    out += "<text class=\"y-label\" x=\"18\" y=\"" + cy + "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " +
-           cy + ")\">" + Escape(options.y_label) + "</text>\n";
+    out += "<text class=\"y-label\" x=\"18\" y=\"" + cy + "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " + cy +
+           ")\">" + Escape(options.y_label) + "</text>\n";
   }
 
   void Series(std::string& out, const PlotSeries& s, const char* color) const {

@@ -19,7 +19,7 @@ struct PlotOptions {
   std::string title = "Loaded latency";
   std::string x_label = "Load bandwidth (GB/s)";
   std::string y_label = "Latency (ns)";
-  int width = 840;  // pixels, clamped to [480, 4000]
+  int width = 840;   // pixels, clamped to [480, 4000]
   int height = 460;  // clamped to [240, 4000]
 };
 

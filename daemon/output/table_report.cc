@@ -105,8 +105,7 @@ std::string FormatTopology(const k::Topology& topology, const Plan& plan) {
   for (const auto& p : plan.memory_pairs) out += fmt::format(" {}->{}", p.cpu, p.mem_node);
   out += "\n  core-to-core pairs:";
   for (const auto& p : plan.c2c_pairs) {
-    out += fmt::format(" {}<->{} ({}, line on node {})", p.cpu_a, p.cpu_b, k::CpuRelationName(p.relation),
-                       p.line_node);
+    out += fmt::format(" {}<->{} ({}, line on node {})", p.cpu_a, p.cpu_b, k::CpuRelationName(p.relation), p.line_node);
   }
   out += '\n';
   for (const auto& n : plan.notes) out += "  note: " + n + '\n';

@@ -29,10 +29,9 @@ std::size_t BufferPool::bytes_in_use() const {
 std::optional<Failure> BufferPool::MakeRoom(std::size_t bytes, int node) {
   if (settings_.budget_bytes == 0) return std::nullopt;
   if (bytes > settings_.budget_bytes) {
-    return Failure{Outcome::kAllocFailed,
-                   "node " + std::to_string(node) + ": a " + std::to_string(bytes >> 20) +
-                       " MiB probe buffer exceeds the memory budget of " +
-                       std::to_string(settings_.budget_bytes >> 20) + " MiB"};
+    return Failure{Outcome::kAllocFailed, "node " + std::to_string(node) + ": a " + std::to_string(bytes >> 20) +
+                                              " MiB probe buffer exceeds the memory budget of " +
+                                              std::to_string(settings_.budget_bytes >> 20) + " MiB"};
   }
   while (!entries_.empty() && bytes_in_use() + bytes > settings_.budget_bytes) entries_.pop_back();
   return std::nullopt;

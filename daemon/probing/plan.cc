@@ -37,8 +37,7 @@ std::optional<Failure> CheckCpu(int cpu, const k::Topology& topology) {
   std::vector<int> all = topology.disallowed_cpus();
   for (const k::CpuInfo& info : topology.cpus()) all.push_back(info.id);
   std::sort(all.begin(), all.end());
-  return Failure{Outcome::kInvalidSpec,
-                 name + " does not exist (this machine has CPUs " + k::FormatCpuList(all) + ")"};
+  return Failure{Outcome::kInvalidSpec, name + " does not exist (this machine has CPUs " + k::FormatCpuList(all) + ")"};
 }
 
 std::optional<Failure> CheckMemNode(int id, const k::Topology& topology) {
@@ -113,8 +112,7 @@ void AddMemoryPairs(const std::vector<int>& cpus, const std::vector<int>& mem_no
   });
 }
 
-void AddNotes(const PlanOptions& options, const std::vector<int>& mem_nodes, const k::Topology& topology,
-              Plan& plan) {
+void AddNotes(const PlanOptions& options, const std::vector<int>& mem_nodes, const k::Topology& topology, Plan& plan) {
   for (const k::NodeInfo& node : topology.nodes()) {
     const std::string name = "node " + std::to_string(node.id);
     if (node.cpus.empty() && Contains(mem_nodes, node.id)) {
@@ -172,8 +170,7 @@ void AddDefaultC2cPairs(const k::Topology& topology, Plan& plan) {
   std::vector<std::string> missing;
   for (const auto& [relation, groups] : classes) {
     if (const auto pair = PickPair(groups, relation, topology)) {
-      AddC2cPair(pair->first, pair->second, MemoryHome(topology.FindCpu(pair->first)->node, topology), relation,
-                 plan);
+      AddC2cPair(pair->first, pair->second, MemoryHome(topology.FindCpu(pair->first)->node, topology), relation, plan);
     } else {
       missing.emplace_back(k::CpuRelationName(relation));
     }

@@ -36,7 +36,7 @@ struct C2cPair {
 struct Plan {
   std::vector<MemoryPair> memory_pairs;  // sorted by (cpu_node, mem_node, cpu)
   std::vector<C2cPair> c2c_pairs;
-  std::vector<std::string> notes;        // what was left out and why ("node 3: no CPUs, memory only")
+  std::vector<std::string> notes;  // what was left out and why ("node 3: no CPUs, memory only")
 };
 
 // The representative CPU of a node: its highest-numbered allowed CPU (CPU 0 and

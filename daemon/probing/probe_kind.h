@@ -52,8 +52,8 @@ struct BaselineValue {
   int cpu = -1;       // -1 unless per-CPU mode
   int cpu_node = -1;
   int mem_node = -1;
-  std::string op;     // the target's variant
-  double value = 0;   // in the kind's base unit (seconds, bytes per second)
+  std::string op;    // the target's variant
+  double value = 0;  // in the kind's base unit (seconds, bytes per second)
 };
 
 // One run's outcome and figures. Every kernel result has the common fields
@@ -130,8 +130,8 @@ struct FigureContext {
 // the same sections. `notes` explain failures ("!1 ...").
 struct ReportSection {
   std::string title;
-  std::string corner;                           // the top-left header cell
-  std::vector<std::string> columns;             // column headers
+  std::string corner;                // the top-left header cell
+  std::vector<std::string> columns;  // column headers
   std::vector<std::string> row_labels;
   std::vector<std::vector<std::string>> cells;  // [row][column]; "-" where nothing was measured
   std::vector<std::string> notes;
@@ -158,7 +158,8 @@ class FlagRegistry {
   virtual void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) = 0;
   virtual void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
                         const std::string& help) = 0;
-  virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max, const std::string& help) = 0;
+  virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
+                          const std::string& help) = 0;
   virtual void AddChoices(const std::string& flag, std::vector<std::string>& value,
                           const std::vector<std::string>& choices, const std::string& help) = 0;
 };

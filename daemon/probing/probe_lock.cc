@@ -50,8 +50,7 @@ kernels::Expected<ProbeLock> ProbeLock::Open(const std::string& path) {
   if (path.empty()) return lock;
   lock.fd_ = OpenOrCreate(path);
   if (lock.fd_ < 0) {
-    return kernels::Failure{kernels::Outcome::kInvalidSpec,
-                            "probe lock file " + path + ": " + std::strerror(errno)};
+    return kernels::Failure{kernels::Outcome::kInvalidSpec, "probe lock file " + path + ": " + std::strerror(errno)};
   }
   struct stat st {};
   if (fstat(lock.fd_, &st) != 0 || !S_ISREG(st.st_mode)) {

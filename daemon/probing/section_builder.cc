@@ -31,8 +31,8 @@ ReportSection MatrixSection::Build(std::vector<std::string> notes) const {
 }
 
 std::string FailureNotes::Add(const std::string& what, const ProbeRecord& record) {
-  notes_.push_back(fmt::format("!{} {}: {}: {}", notes_.size() + 1, what, kernels::OutcomeName(record.outcome()),
-                               record.reason()));
+  notes_.push_back(
+      fmt::format("!{} {}: {}: {}", notes_.size() + 1, what, kernels::OutcomeName(record.outcome()), record.reason()));
   return fmt::format("!{}", notes_.size());
 }
 

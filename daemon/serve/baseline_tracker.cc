@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "daemon/serve/state.h"
 #include "daemon/common/wall_clock.h"
+#include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
 
@@ -25,7 +25,8 @@ std::string MeasurementSettings(const Config& config) {
 void BaselineTracker::Reconfigure(std::string state_directory, int rounds) {
   state_directory_ = std::move(state_directory);
   if (rounds != rounds_ && !recorder_.complete()) {
-    spdlog::info("baseline.rounds changed from {} to {}: the recording in progress uses the new count", rounds_, rounds);
+    spdlog::info("baseline.rounds changed from {} to {}: the recording in progress uses the new count", rounds_,
+                 rounds);
   }
   rounds_ = rounds;
   recorder_.set_rounds(rounds);
@@ -82,9 +83,10 @@ bool BaselineTracker::MineMatches(const Now& now) const {
 void BaselineTracker::ActOnMarker(const std::string& marker, const Now& now) {
   if (marker == "accept") {
     origin_ = "accepted";
-    spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept); {} host changes "
-                 "since the old one are cleared",
-                 recorder_.baseline().changes.size());
+    spdlog::warn(
+        "the current level is accepted as the new baseline (numaprobe baseline accept); {} host changes "
+        "since the old one are cleared",
+        recorder_.baseline().changes.size());
   } else {
     origin_ = "reset";
     spdlog::info("the baseline was reset (numaprobe baseline reset)");
@@ -117,8 +119,7 @@ void BaselineTracker::AdoptStored(Baseline stored, const Now& now) {
     return;
   }
   if (RecordHostChanges(stored, now)) save = true;
-  const bool same_as_mine =
-      recorder_.complete() && recorder_.baseline().created == stored.created && MineMatches(now);
+  const bool same_as_mine = recorder_.complete() && recorder_.baseline().created == stored.created && MineMatches(now);
   if (!same_as_mine) {
     origin_ = "restored";
     spdlog::info("restored the baseline recorded {} (host fingerprint then {}, now {})", stored.created,
@@ -132,15 +133,17 @@ std::string BaselineTracker::WhyNotComparable(const Baseline& stored, const Now&
   if (stored.topology.empty()) {
     // A fingerprint-only baseline (AdoptStored) of another fingerprint: it
     // cannot say what changed.
-    spdlog::warn("the stored baseline (host fingerprint {}) predates recorded topologies and the fingerprint is "
-                 "now {}: recording a new baseline",
-                 stored.fingerprint, now.fingerprint);
+    spdlog::warn(
+        "the stored baseline (host fingerprint {}) predates recorded topologies and the fingerprint is "
+        "now {}: recording a new baseline",
+        stored.fingerprint, now.fingerprint);
     return "topology_changed";
   }
   if (stored.topology != now.topology) {
-    spdlog::warn("NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old "
-                 "pairs are not comparable, recording a new baseline",
-                 stored.topology, now.topology);
+    spdlog::warn(
+        "NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old "
+        "pairs are not comparable, recording a new baseline",
+        stored.topology, now.topology);
     return "topology_changed";
   }
   if (stored.settings != now.settings) {
@@ -154,9 +157,10 @@ std::string BaselineTracker::WhyNotComparable(const Baseline& stored, const Now&
 bool BaselineTracker::RecordHostChanges(Baseline& stored, const Now& now) {
   bool changed = false;
   for (HostChange& change : Changes(stored.facts, now.facts, now.unix_now)) {
-    spdlog::warn("host {} changed: {} -> {}; the baseline recorded {} stays the reference (numaprobe baseline "
-                 "accept adopts the new level)",
-                 change.field, change.before, change.after, stored.created);
+    spdlog::warn(
+        "host {} changed: {} -> {}; the baseline recorded {} stays the reference (numaprobe baseline "
+        "accept adopts the new level)",
+        change.field, change.before, change.after, stored.created);
     stored.changes.push_back(std::move(change));
     changed = true;
   }

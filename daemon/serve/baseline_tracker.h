@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/serve/baseline.h"
 #include "daemon/config/config.h"
+#include "daemon/serve/baseline.h"
 #include "daemon/serve/snapshot.h"
 
 namespace numaprobe::daemon {

@@ -45,12 +45,12 @@ class ProbeWorker {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::function<void()> job_;  // guarded by mu_; empty when idle
-  bool busy_ = false;          // guarded by mu_
-  bool quit_ = false;          // guarded by mu_
-  ProbePriority priority_;     // guarded by mu_
-  bool priority_dirty_ = true; // guarded by mu_
-  bool abandoned_ = false;     // owner thread only
+  std::function<void()> job_;   // guarded by mu_; empty when idle
+  bool busy_ = false;           // guarded by mu_
+  bool quit_ = false;           // guarded by mu_
+  ProbePriority priority_;      // guarded by mu_
+  bool priority_dirty_ = true;  // guarded by mu_
+  bool abandoned_ = false;      // owner thread only
   std::thread thread_;
 };
 

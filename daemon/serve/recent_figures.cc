@@ -29,7 +29,8 @@ std::vector<BaselineValue> RecentFigures::Medians() const {
     medians.push_back(std::move(median));
   }
   std::sort(medians.begin(), medians.end(), [](const BaselineValue& a, const BaselineValue& b) {
-    return std::tie(a.probe, a.cpu_node, a.mem_node, a.cpu, a.op) < std::tie(b.probe, b.cpu_node, b.mem_node, b.cpu, b.op);
+    return std::tie(a.probe, a.cpu_node, a.mem_node, a.cpu, a.op) <
+           std::tie(b.probe, b.cpu_node, b.mem_node, b.cpu, b.op);
   });
   return medians;
 }

@@ -58,7 +58,8 @@ void TaskCostEstimate::Observe(const ProbeKind* kind, double cpu_seconds) {
   if (!first) it->second = 0.7 * it->second + 0.3 * cpu_seconds;
 }
 
-std::optional<double> TaskCostEstimate::Of(const std::vector<Task>& tasks, const std::vector<std::size_t>& which) const {
+std::optional<double> TaskCostEstimate::Of(const std::vector<Task>& tasks,
+                                           const std::vector<std::size_t>& which) const {
   double total = 0;
   for (std::size_t i : which) {
     const auto it = seconds_.find(tasks[i].kind);

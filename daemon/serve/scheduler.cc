@@ -7,23 +7,23 @@
 #include <cstring>
 #include <random>
 
-#include "daemon/serve/baseline_tracker.h"
+#include "daemon/common/host_info.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
-#include "daemon/serve/recent_figures.h"
-#include "daemon/serve/budget.h"
+#include "daemon/common/wall_clock.h"
 #include "daemon/probing/buffer_pool.h"
-#include "daemon/common/host_info.h"
-#include "daemon/serve/lock_wait_meter.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/probe_settings.h"
+#include "daemon/serve/baseline_tracker.h"
+#include "daemon/serve/budget.h"
+#include "daemon/serve/lock_wait_meter.h"
 #include "daemon/serve/probe_worker.h"
+#include "daemon/serve/recent_figures.h"
 #include "daemon/serve/rotation.h"
 #include "daemon/serve/sd_notify.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
-#include "daemon/common/wall_clock.h"
 #include "kernels/clock.h"
 
 namespace numaprobe::daemon {
@@ -153,9 +153,10 @@ class Scheduler::Loop {
   void AnnounceRotation(const Rotation& rotation, int rounds) {
     if (rounds == announced_rounds_) return;
     if (rounds > 1 || announced_rounds_ > 1) {
-      spdlog::info("schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation "
-                   "over {} rounds (a full round costs more CPU than duty_cycle x interval allows)",
-                   rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds);
+      spdlog::info(
+          "schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation "
+          "over {} rounds (a full round costs more CPU than duty_cycle x interval allows)",
+          rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds);
     }
     announced_rounds_ = rounds;
   }
@@ -395,9 +396,10 @@ class Scheduler::Loop {
     }
     if (!warned && waiting >= 60) {
       warned = true;
-      spdlog::warn("probes have waited {:.0f} s for another numaprobe process holding {}; nothing is measured "
-                   "until it lets go",
-                   waiting, lock_.path());
+      spdlog::warn(
+          "probes have waited {:.0f} s for another numaprobe process holding {}; nothing is measured "
+          "until it lets go",
+          waiting, lock_.path());
     }
   }
 
@@ -461,8 +463,9 @@ k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultS
   if (!plan.ok()) return plan.failure();
   auto lock = ProbeLock::Open(config.probe_lock_file);
   if (!lock.ok()) return lock.failure();
-  return std::unique_ptr<Scheduler>(new Scheduler(std::make_unique<Loop>(
-      std::move(config), store, std::move(topology), std::move(plan).value(), std::move(lock).value())));
+  return std::unique_ptr<Scheduler>(
+      new Scheduler(std::make_unique<Loop>(std::move(config), store, std::move(topology), std::move(plan).value(),
+                                           std::move(lock).value())));
 }
 
 Scheduler::Scheduler(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}

@@ -22,8 +22,8 @@
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
-#include "daemon/serve/round_tasks.h"
 #include "daemon/serve/result_store.h"
+#include "daemon/serve/round_tasks.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
 

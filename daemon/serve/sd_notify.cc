@@ -22,8 +22,8 @@ bool SdNotify(std::string_view message) {
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   const auto addr_len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
-  const ssize_t sent = sendto(fd, message.data(), message.size(), MSG_NOSIGNAL,
-                              reinterpret_cast<const sockaddr*>(&addr), addr_len);
+  const ssize_t sent =
+      sendto(fd, message.data(), message.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), addr_len);
   close(fd);
   return sent == static_cast<ssize_t>(message.size());
 }

@@ -12,11 +12,17 @@ namespace k = kernels;
 
 namespace {
 
-constexpr k::Outcome kAllOutcomes[] = {
-    k::Outcome::kOk,          k::Outcome::kInvalidSpec,        k::Outcome::kNotAllowed,
-    k::Outcome::kAllocFailed, k::Outcome::kBindFailed,         k::Outcome::kPlacementMismatch,
-    k::Outcome::kPlacementUnverified, k::Outcome::kPinFailed,  k::Outcome::kDisturbed,
-    k::Outcome::kTimeout,     k::Outcome::kCancelled};
+constexpr k::Outcome kAllOutcomes[] = {k::Outcome::kOk,
+                                       k::Outcome::kInvalidSpec,
+                                       k::Outcome::kNotAllowed,
+                                       k::Outcome::kAllocFailed,
+                                       k::Outcome::kBindFailed,
+                                       k::Outcome::kPlacementMismatch,
+                                       k::Outcome::kPlacementUnverified,
+                                       k::Outcome::kPinFailed,
+                                       k::Outcome::kDisturbed,
+                                       k::Outcome::kTimeout,
+                                       k::Outcome::kCancelled};
 constexpr k::Outcome kPlacementOutcomes[] = {k::Outcome::kBindFailed, k::Outcome::kPlacementMismatch,
                                              k::Outcome::kPlacementUnverified};
 constexpr const char* kDiscardReasons[] = {"context_switch", "migration", "timeout"};
@@ -101,7 +107,8 @@ void SetPlanFacts(Snapshot& s, const Config& config, const k::Topology& topology
   s.bandwidth_threads = config.bandwidth.threads;
   s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
   s.distances.clear();
-  for (const auto& p : plan.memory_pairs) s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
+  for (const auto& p : plan.memory_pairs)
+    s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
 }
 
 // What the daemon probes now, per kind: its targets, their (cpu_node,

@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <filesystem>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -146,8 +146,8 @@ std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topol
     }
   }
   const std::string canonical =
-      fmt::format("cpu_model={};microcode={};kernel={};nodes={};distances={};pages={}", host.cpu_model,
-                  host.microcode, host.kernel, ids.size(), distances, kernels::PagePolicyName(pages));
+      fmt::format("cpu_model={};microcode={};kernel={};nodes={};distances={};pages={}", host.cpu_model, host.microcode,
+                  host.kernel, ids.size(), distances, kernels::PagePolicyName(pages));
   return fmt::format("{:016x}", Fnv1a64(canonical));
 }
 

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "daemon/common/host_info.h"
 #include "daemon/serve/baseline.h"
 #include "daemon/serve/state_format.h"
-#include "daemon/common/host_info.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
 
@@ -18,8 +18,7 @@ namespace numaprobe::daemon {
 
 // Stable hash (hex) of what makes figures comparable across restarts: CPU
 // model, microcode, kernel, node count and distance matrix, page-size policy.
-std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topology,
-                            kernels::PagePolicy pages);
+std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topology, kernels::PagePolicy pages);
 
 // The host facts whose change keeps the baseline but is exported as a change
 // (numaprobe_host_change_timestamp_seconds): kernel, microcode, firmware,

@@ -155,8 +155,12 @@ std::optional<std::string> FormatState(const Baseline& baseline, std::string& er
       error = fmt::format("the {} value for nodes {}->{} is not finite", v.probe, v.cpu_node, v.mem_node);
       return std::nullopt;
     }
-    values.push_back({{"probe", v.probe}, {"cpu", v.cpu}, {"cpu_node", v.cpu_node},
-                      {"mem_node", v.mem_node}, {"op", v.op}, {"value", v.value}});
+    values.push_back({{"probe", v.probe},
+                      {"cpu", v.cpu},
+                      {"cpu_node", v.cpu_node},
+                      {"mem_node", v.mem_node},
+                      {"op", v.op},
+                      {"value", v.value}});
   }
   // spread is kept in the same order as values (BaselineRecorder sorts both).
   if (baseline.spread.size() == baseline.values.size()) {

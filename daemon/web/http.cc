@@ -11,8 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <iterator>
 #include <exception>
+#include <iterator>
 #include <sstream>
 #include <string_view>
 #include <thread>
@@ -29,14 +29,14 @@
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
+#include "daemon/common/wall_clock.h"
 #include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
 #include "daemon/web/listener_hardening.h"
 #include "daemon/web/metrics.h"
-#include "daemon/web/tls_options.h"
 #include "daemon/web/request_route.h"
+#include "daemon/web/tls_options.h"
 #include "daemon/web/web_security.h"
-#include "daemon/common/wall_clock.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -114,10 +114,10 @@ bool KeepsAlive(const mg_connection* conn, const mg_request_info* info) {
 // clients cost more than producing the metrics.
 void Send(mg_connection* conn, const mg_request_info* info, const Response& r, bool head,
           const std::vector<std::pair<std::string, std::string>>& headers) {
-  std::string out = fmt::format(
-      "HTTP/1.1 {} {}\r\nDate: {}\r\nConnection: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n", r.status,
-      mg_get_response_code_text(conn, r.status), HttpDate(), KeepsAlive(conn, info) ? "keep-alive" : "close",
-      r.content_type, r.body.size());
+  std::string out =
+      fmt::format("HTTP/1.1 {} {}\r\nDate: {}\r\nConnection: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
+                  r.status, mg_get_response_code_text(conn, r.status), HttpDate(),
+                  KeepsAlive(conn, info) ? "keep-alive" : "close", r.content_type, r.body.size());
   if (r.allow != nullptr) fmt::format_to(std::back_inserter(out), "Allow: {}\r\n", r.allow);
   if (r.challenge) out += "WWW-Authenticate: Basic realm=\"numaprobe\", charset=\"UTF-8\"\r\n";
   for (const auto& [name, value] : headers) fmt::format_to(std::back_inserter(out), "{}: {}\r\n", name, value);
@@ -259,14 +259,10 @@ Expected<CivetPorts> ToCivetPorts(const HttpOptions& options) {
 // or firewall the port.
 std::vector<std::string> CivetOptions(const std::string& listening_ports) {
   // Name, value pairs, as CivetServer takes them.
-  return {"listening_ports",       listening_ports,
-          "num_threads",           std::to_string(kWorkerThreads),
-          "request_timeout_ms",    "3000",
-          "enable_keep_alive",     "yes",
-          "keep_alive_timeout_ms", "2000",
-          "tcp_nodelay",           "1",
-          "max_request_size",      "16384",
-          "listen_backlog",        std::to_string(kListenBacklog)};
+  return {"listening_ports",       listening_ports, "num_threads",       std::to_string(kWorkerThreads),
+          "request_timeout_ms",    "3000",          "enable_keep_alive", "yes",
+          "keep_alive_timeout_ms", "2000",          "tcp_nodelay",       "1",
+          "max_request_size",      "16384",         "listen_backlog",    std::to_string(kListenBacklog)};
 }
 
 }  // namespace
@@ -370,8 +366,7 @@ HttpServer::~HttpServer() { StopPromptly(impl_->civet, impl_->listeners); }
 
 std::vector<int> HttpServer::ListeningPorts() const { return impl_->ports; }
 
-kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options,
-                                                                 const ResultStore& store) {
+kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options, const ResultStore& store) {
   if (std::string problem = OptionsProblem(options); !problem.empty()) {
     return Failure{Outcome::kInvalidSpec, std::move(problem)};
   }

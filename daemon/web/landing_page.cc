@@ -24,8 +24,8 @@ std::string Format(double value, int decimals) {
 // One kind's section as an HTML table; cells are the same strings the
 // terminal table prints.
 std::string RenderSection(const ReportSection& section) {
-  std::string html = "<h2>" + HtmlEscape(section.title) + "</h2>\n<table>\n<tr><th>" + HtmlEscape(section.corner) +
-                     "</th>";
+  std::string html =
+      "<h2>" + HtmlEscape(section.title) + "</h2>\n<table>\n<tr><th>" + HtmlEscape(section.corner) + "</th>";
   for (const auto& column : section.columns) html += "<th>" + HtmlEscape(column) + "</th>";
   html += "</tr>\n";
   for (std::size_t row = 0; row < section.row_labels.size(); ++row) {
@@ -79,12 +79,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -28,8 +28,7 @@ bool IsPort(const std::string& port) {
 // RFC 1123 host name characters; civetweb resolves the name itself.
 bool IsHostName(const std::string& host) {
   return !host.empty() && host.front() != '-' && host.front() != '.' &&
-         std::all_of(host.begin(), host.end(),
-                     [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '.'; });
+         std::all_of(host.begin(), host.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '.'; });
 }
 
 bool IsIpv4(const std::string& host) {

@@ -74,10 +74,10 @@ class MetricsText {
   const ResultStore& store_;
   const ProcessMetrics process_;
   mutable std::mutex mu_;
-  mutable std::shared_ptr<const Snapshot> rendered_for_;  // guarded by mu_
-  mutable std::shared_ptr<const std::string> text_;       // guarded by mu_
+  mutable std::shared_ptr<const Snapshot> rendered_for_;     // guarded by mu_
+  mutable std::shared_ptr<const std::string> text_;          // guarded by mu_
   mutable std::shared_ptr<const std::string> process_text_;  // guarded by mu_
-  mutable std::int64_t process_read_ns_ = INT64_MIN / 2;    // guarded by mu_; monotonic
+  mutable std::int64_t process_read_ns_ = INT64_MIN / 2;     // guarded by mu_; monotonic
 };
 
 }  // namespace numaprobe::daemon

@@ -35,8 +35,8 @@ Labels BandwidthLabels(const Snapshot& s, const BaselineValue& v) {
   for (const TimedRecord& t : s.FiguresOf(BandwidthProbe())) {
     const auto& r = ResultOf<k::BandwidthResult>(*t.record);
     const MemoryPair& p = t.record->target().pair;
-    if (p.cpu_node != v.cpu_node || p.mem_node != v.mem_node ||
-        k::BandwidthOpName(r.op) != v.op || (v.cpu >= 0 && p.cpu != v.cpu)) {
+    if (p.cpu_node != v.cpu_node || p.mem_node != v.mem_node || k::BandwidthOpName(r.op) != v.op ||
+        (v.cpu >= 0 && p.cpu != v.cpu)) {
       continue;
     }
     if (!r.cpus.empty()) threads = r.cpus.size();

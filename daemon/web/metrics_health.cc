@@ -6,9 +6,9 @@
 
 #include <prometheus/check_names.h>
 
+#include "daemon/common/version.h"
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
-#include "daemon/common/version.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -23,18 +23,20 @@ std::string Help(const std::string& what) { return what + kAsOf; }
 // What ran and when it last worked: the first thing to read when a figure is
 // missing (did the probe run at all, or did it fail, and since when?).
 void AppendRunOutcomes(const Snapshot& s, std::vector<MetricFamily>& out) {
-  FamilyBuilder runs("numaprobe_probe_runs_total",
-                     Help("Probe runs by probe (latency, bandwidth, core_to_core) and result (ok or the failure outcome)"),
-                     MetricType::Counter);
+  FamilyBuilder runs(
+      "numaprobe_probe_runs_total",
+      Help("Probe runs by probe (latency, bandwidth, core_to_core) and result (ok or the failure outcome)"),
+      MetricType::Counter);
   for (const auto& [key, count] : s.runs_total) {
     runs.Add({{"probe", key.first}, {"result", key.second}}, static_cast<double>(count));
   }
   out.push_back(runs.Build());
 
-  FamilyBuilder last("numaprobe_probe_last_success_timestamp_seconds",
-                     Help("Unix time of the last successful probe of a pair; for core_to_core, cpu_node is the node of cpu_a "
-                          "and mem_node the node the line lives on"),
-                     MetricType::Gauge);
+  FamilyBuilder last(
+      "numaprobe_probe_last_success_timestamp_seconds",
+      Help("Unix time of the last successful probe of a pair; for core_to_core, cpu_node is the node of cpu_a "
+           "and mem_node the node the line lives on"),
+      MetricType::Gauge);
   for (const auto& [key, seconds] : s.last_success) {
     const auto& [probe, cpu_node, mem_node] = key;
     last.Add({{"probe", probe}, {"cpu_node", Id(cpu_node)}, {"mem_node", Id(mem_node)}}, seconds);
@@ -89,7 +91,9 @@ void AppendRejectedWork(const Snapshot& s, std::vector<MetricFamily>& out) {
 // refresh interval that staleness alerts are judged against.
 void AppendScheduleProgress(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder rounds("numaprobe_rounds_completed_total",
-                       Help("Complete probe rounds since start (when pairs rotate, a round measures part of the plan: numaprobe_rotation_rounds)"), MetricType::Counter);
+                       Help("Complete probe rounds since start (when pairs rotate, a round measures part of the plan: "
+                            "numaprobe_rotation_rounds)"),
+                       MetricType::Counter);
   rounds.Add({}, static_cast<double>(s.rounds_completed));
   out.push_back(rounds.Build());
 
@@ -177,11 +181,12 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   out.push_back(state_failures.Build());
 
   const HostInfo& h = s.host;
-  FamilyBuilder host("numaprobe_host_info",
-                     "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "
-                     "(BIOS version), virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
-                     "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
-                     MetricType::Gauge);
+  FamilyBuilder host(
+      "numaprobe_host_info",
+      "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "
+      "(BIOS version), virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
+      "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
+      MetricType::Gauge);
   host.Add({{"cpu_model", h.cpu_model},
             {"kernel", h.kernel},
             {"fingerprint", s.fingerprint},

@@ -11,8 +11,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,7 +89,7 @@ std::optional<double> MaxFds() {
 }
 
 void AddSingle(const char* name, const char* help, std::optional<double> value, std::vector<MetricFamily>& out,
-              MetricType type = MetricType::Gauge) {
+               MetricType type = MetricType::Gauge) {
   if (!value) return;
   FamilyBuilder family(name, help, type);
   family.Add({}, *value);
@@ -114,20 +114,20 @@ std::vector<MetricFamily> ProcessMetrics::Families() const {
     return stat ? std::optional<double>(compute(*stat)) : std::nullopt;
   };
   AddSingle("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-           from_stat([&](const ProcStat& s) { return (s.utime_ticks + s.stime_ticks) / ticks; }), out,
-           MetricType::Counter);
+            from_stat([&](const ProcStat& s) { return (s.utime_ticks + s.stime_ticks) / ticks; }), out,
+            MetricType::Counter);
   AddSingle("process_open_fds", "Number of open file descriptors.", CountOpenFds(fd_dir_), out);
   AddSingle("process_max_fds", "Maximum number of open file descriptors.", MaxFds(), out);
   AddSingle("process_virtual_memory_bytes", "Virtual memory size in bytes.",
-           from_stat([](const ProcStat& s) { return s.vsize_bytes; }), out);
+            from_stat([](const ProcStat& s) { return s.vsize_bytes; }), out);
   AddSingle("process_resident_memory_bytes", "Resident memory size in bytes.",
-           from_stat([&](const ProcStat& s) { return s.rss_pages * page; }), out);
+            from_stat([&](const ProcStat& s) { return s.rss_pages * page; }), out);
   AddSingle("process_start_time_seconds", "Start time of the process since unix epoch in seconds.",
-           stat && boot_unix_seconds_ ? std::optional<double>(*boot_unix_seconds_ + stat->starttime_ticks / ticks)
-                                      : std::nullopt,
-           out);
+            stat && boot_unix_seconds_ ? std::optional<double>(*boot_unix_seconds_ + stat->starttime_ticks / ticks)
+                                       : std::nullopt,
+            out);
   AddSingle("process_threads", "Number of OS threads in the process.",
-           from_stat([](const ProcStat& s) { return s.num_threads; }), out);
+            from_stat([](const ProcStat& s) { return s.num_threads; }), out);
   return out;
 }
 

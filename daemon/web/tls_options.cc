@@ -6,8 +6,8 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <memory>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <system_error>

@@ -27,7 +27,7 @@ const std::string kSettings = "latency.stride=128";
 
 std::map<std::string, std::string> Facts(const std::string& kernel = "6.1.0-18-amd64",
                                          const std::string& microcode = "0xb4") {
-  return {{"kernel", kernel},          {"microcode", microcode},   {"firmware", "2.1.3"},
+  return {{"kernel", kernel},           {"microcode", microcode},  {"firmware", "2.1.3"},
           {"numaprobe_version", "1.0"}, {"cpu_model", "Test CPU"}, {"page_size", "auto"}};
 }
 
@@ -136,8 +136,8 @@ TEST_F(BaselineTrackerTest, ATopologyChangeStartsANewBaseline) {
   }
   BaselineTracker tracker(dir_, 1);
   // NPS2: four nodes.
-  tracker.Load("fp-nps2", kSettings, "nodes=0,1,2,3;distances=10,12,32,32,12,10,32,32,32,32,10,12,32,32,12,10",
-               Facts(), 2000);
+  tracker.Load("fp-nps2", kSettings, "nodes=0,1,2,3;distances=10,12,32,32,12,10,32,32,32,32,10,12,32,32,12,10", Facts(),
+               2000);
   Snapshot s = Published(tracker);
   EXPECT_EQ(s.baseline_origin, "topology_changed");
   EXPECT_FALSE(s.baseline_complete);

@@ -71,7 +71,7 @@ std::vector<ProbeRun> Simulate(double ratio, unsigned seed, int probes) {
   std::int64_t t = 1000 * kSec;
   for (int i = 0; i < probes; ++i) {
     const double cost = 0.001 * std::pow(2000.0, unit(rng));  // 1 ms .. 2 s, log-uniform
-    double delay = 0;  // seconds from next_allowed_ns() to the start
+    double delay = 0;                                         // seconds from next_allowed_ns() to the start
     const double d = unit(rng);
     if (d < 0.7) {
       delay = 0;
@@ -173,7 +173,7 @@ TEST(DutyBudget, ObservedRatioCountsAStraddlingProbeProRata) {
   budget.Charge(0, 10 * kSec, 1.0);
   EXPECT_NEAR(budget.ObservedRatio(105 * kSec), 0.5 / 100, 1e-12);  // [5, 105] holds half of [0, 10]
   EXPECT_NEAR(budget.ObservedRatio(109 * kSec), 0.1 / 100, 1e-12);
-  EXPECT_NEAR(budget.ObservedRatio(5 * kSec), 0.5 / 100, 1e-12);    // [-95, 5]
+  EXPECT_NEAR(budget.ObservedRatio(5 * kSec), 0.5 / 100, 1e-12);  // [-95, 5]
   EXPECT_EQ(budget.ObservedRatio(111 * kSec), 0);
   // A probe that took no measurable time counts in full while inside the window.
   budget.Charge(200 * kSec, 200 * kSec, 0.3);

@@ -69,16 +69,37 @@ auto Error(const std::string& key, int line, const std::string& text) {
 // Field by field: Config has no operator==, and a failure should name the field.
 void ExpectSame(const Config& a, const Config& b) {
 #define SAME(field) EXPECT_EQ(a.field, b.field) << #field
-  SAME(latency.enabled); SAME(latency.stride_bytes); SAME(latency.buffer_bytes); SAME(latency.samples);
+  SAME(latency.enabled);
+  SAME(latency.stride_bytes);
+  SAME(latency.buffer_bytes);
+  SAME(latency.samples);
   SAME(latency.loads_per_sample);
-  SAME(bandwidth.enabled); SAME(bandwidth.ops); SAME(bandwidth.threads); SAME(bandwidth.buffer_bytes);
-  SAME(bandwidth.burst_bytes); SAME(bandwidth.bursts);
-  SAME(core_to_core.enabled); SAME(core_to_core.samples); SAME(core_to_core.round_trips);
-  SAME(loaded_latency.enabled); SAME(loaded_latency.traffic); SAME(loaded_latency.load_threads);
-  SAME(loaded_latency.samples); SAME(loaded_latency.loads_per_sample);
-  SAME(targets.cpus); SAME(targets.mem_nodes); SAME(targets.per_cpu); SAME(targets.c2c_cpus);
-  SAME(schedule.duty_cycle); SAME(schedule.interval); SAME(schedule.jitter); SAME(schedule.priority);
-  SAME(memory.budget_bytes); SAME(memory.pages); SAME(baseline.rounds); SAME(state_directory);
+  SAME(bandwidth.enabled);
+  SAME(bandwidth.ops);
+  SAME(bandwidth.threads);
+  SAME(bandwidth.buffer_bytes);
+  SAME(bandwidth.burst_bytes);
+  SAME(bandwidth.bursts);
+  SAME(core_to_core.enabled);
+  SAME(core_to_core.samples);
+  SAME(core_to_core.round_trips);
+  SAME(loaded_latency.enabled);
+  SAME(loaded_latency.traffic);
+  SAME(loaded_latency.load_threads);
+  SAME(loaded_latency.samples);
+  SAME(loaded_latency.loads_per_sample);
+  SAME(targets.cpus);
+  SAME(targets.mem_nodes);
+  SAME(targets.per_cpu);
+  SAME(targets.c2c_cpus);
+  SAME(schedule.duty_cycle);
+  SAME(schedule.interval);
+  SAME(schedule.jitter);
+  SAME(schedule.priority);
+  SAME(memory.budget_bytes);
+  SAME(memory.pages);
+  SAME(baseline.rounds);
+  SAME(state_directory);
 #undef SAME
 }
 

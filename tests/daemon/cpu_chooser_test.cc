@@ -137,8 +137,8 @@ TEST(CpuIdleTest, BusyFractionsFromProcStatText) {
   EXPECT_EQ(before.at(0).busy, 10u);
   EXPECT_EQ(before.at(0).total, 60u);
   std::ofstream(path) << "cpu  0 0 0 0 0 0 0 0 0 0\n"
-                         "cpu0 15 0 5 50 0 0 0 0 0 0\n"   // +10 busy of +10
-                         "cpu1 5 0 5 60 0 0 0 0 0 0\n";   // +10 idle of +10
+                         "cpu0 15 0 5 50 0 0 0 0 0 0\n"  // +10 busy of +10
+                         "cpu1 5 0 5 60 0 0 0 0 0 0\n";  // +10 idle of +10
   const auto busy = kernels::BusyFractions(before, kernels::ReadCpuTimes(path.string()));
   EXPECT_DOUBLE_EQ(busy.at(0), 1.0);
   EXPECT_DOUBLE_EQ(busy.at(1), 0.0);

@@ -212,8 +212,8 @@ TEST(Http, KeepAliveFollowsTheRequestAndIsAnnounced) {
     // The connection is still in step: the next response is the next request's.
     EXPECT_EQ(conn.Exchange("GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n").second, "OK");
   }
-  for (const std::string request : {"GET /-/healthy HTTP/1.0\r\n\r\n",
-                                    "GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}) {
+  for (const std::string request :
+       {"GET /-/healthy HTTP/1.0\r\n\r\n", "GET /-/healthy HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}) {
     Connection conn(port);
     const auto [head, body] = conn.Exchange(request);
     EXPECT_THAT(head, HasSubstr("\r\nConnection: close\r\n")) << request;
@@ -271,9 +271,7 @@ TEST(Http, LandingPageShowsMatricesAndEscapes) {
   EXPECT_THAT(page.body, HasSubstr("last scheduled probe"));
 }
 
-TEST(Http, HtmlEscapeCoversAttributeQuotes) {
-  EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
-}
+TEST(Http, HtmlEscapeCoversAttributeQuotes) { EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;"); }
 
 TEST(Http, CustomTelemetryPathAndSeveralAddresses) {
   ResultStore store;
@@ -292,8 +290,8 @@ TEST(Http, CustomTelemetryPathAndSeveralAddresses) {
 
 TEST(Http, RejectsBadAddressesNamingThem) {
   ResultStore store;
-  for (const std::string address : {"10062", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http", ":-1", "",
-                                     "::1:10062", "[::1", "[::1]10062", "[not-v6]:80", "bad host!:80", "[::1]:99999"}) {
+  for (const std::string address : {"10062", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http", ":-1", "", "::1:10062",
+                                    "[::1", "[::1]10062", "[not-v6]:80", "bad host!:80", "[::1]:99999"}) {
     HttpOptions options;
     options.listen_addresses = {"127.0.0.1:0", address};
     auto server = HttpServer::Start(options, store);

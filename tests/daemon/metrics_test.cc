@@ -13,14 +13,14 @@
 #include "daemon/web/metrics.h"
 
 #include <gtest/gtest.h>
-#include <vector>
-#include <chrono>
-#include <thread>
-#include <sys/resource.h>
 #include <prometheus/text_serializer.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
+#include <thread>
+#include <vector>
 
 #include <cstdlib>
 #include <ctime>
@@ -57,9 +57,7 @@ std::string Normalized(std::string text) {
   return text;
 }
 
-std::filesystem::path GoldenPath() {
-  return std::filesystem::path(NUMAPROBE_FIXTURES) / "metrics.golden";
-}
+std::filesystem::path GoldenPath() { return std::filesystem::path(NUMAPROBE_FIXTURES) / "metrics.golden"; }
 
 std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -114,8 +112,8 @@ TEST(Metrics, PromtoolCheckMetricsReportsNothing) {
   // everything a scrape can contain.
   ResultStore store;
   store.Update([](Snapshot& s) { s = FixedSnapshot(); });
-  for (const std::string& text : {MetricsText(store).Render(),
-                                   Serialize(BuildFamilies(PerCpuSnapshot(2))), Serialize(BuildFamilies({}))}) {
+  for (const std::string& text :
+       {MetricsText(store).Render(), Serialize(BuildFamilies(PerCpuSnapshot(2))), Serialize(BuildFamilies({}))}) {
     const CommandResult result = RunCommand(std::string(kPromtool) + " check metrics", text);
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_EQ(result.output, "") << text;
@@ -145,8 +143,7 @@ TEST(Metrics, ProcessFamiliesAreReadAtMostOncePerReuseWindow) {
   // 64 MiB more resident memory: a fresh reading would differ.
   std::vector<char> ballast(64u << 20, 1);
   EXPECT_EQ(ProcessPart(metrics.Render()), first) << "scrapes within the window re-read /proc";
-  std::this_thread::sleep_for(std::chrono::nanoseconds(MetricsText::kProcessReuseNs) +
-                              std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(MetricsText::kProcessReuseNs) + std::chrono::milliseconds(50));
   EXPECT_NE(ProcessPart(metrics.Render()), first) << "the reading was not refreshed after the window";
   EXPECT_EQ(ballast[12345], 1);
 }
@@ -200,9 +197,9 @@ TEST(Metrics, ThreadsLabelOnlyWithMoreThanOneThread) {
     for (const auto& metric : family.metric) EXPECT_FALSE(LabelOf(metric, "threads")) << family.name;
   }
   const auto families = BuildFamilies(PerCpuSnapshot(2));
-  EXPECT_DOUBLE_EQ(
-      *Value(families, bandwidth, {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}),
-      9e9);
+  EXPECT_DOUBLE_EQ(*Value(families, bandwidth,
+                          {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}),
+                   9e9);
   EXPECT_TRUE(Value(families, "numaprobe_memory_bandwidth_baseline_bytes_per_second",
                     {{"cpu", "2"}, {"cpu_node", "0"}, {"mem_node", "1"}, {"op", "read"}, {"threads", "2"}}));
   EXPECT_TRUE(Value(families, "numaprobe_memory_bandwidth_baseline_spread_ratio",
@@ -229,7 +226,8 @@ TEST(Metrics, BaselineSpreadRecentMediansAndHostChanges) {
   EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_latency_recent_median_seconds",
                           {{"cpu_node", "0"}, {"mem_node", "0"}}),
                    0.9e-7);
-  EXPECT_FALSE(Value(families, "numaprobe_memory_latency_recent_median_seconds", {{"cpu_node", "0"}, {"mem_node", "1"}}))
+  EXPECT_FALSE(
+      Value(families, "numaprobe_memory_latency_recent_median_seconds", {{"cpu_node", "0"}, {"mem_node", "1"}}))
       << "a series with fewer than 3 figures has no smoothed figure";
   EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_host_change_timestamp_seconds",
                           {{"field", "kernel"}, {"before", "6.1.0-13-amd64"}, {"after", "6.6.13-amd64"}}),
@@ -276,7 +274,8 @@ TEST(Metrics, ProcessFamiliesFromThisProcess) {
 }
 
 TEST(Metrics, ProcessFamiliesFromAFixtureTree) {
-  const std::filesystem::path root = std::filesystem::temp_directory_path() / ("numaprobe_proc_" + std::to_string(getpid()));
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() / ("numaprobe_proc_" + std::to_string(getpid()));
   std::filesystem::create_directories(root / "self/fd");
   for (const char* fd : {"0", "1", "2", "7"}) std::ofstream(root / "self/fd" / fd) << "";
   // comm with spaces and parentheses; utime 250, stime 50, threads 6,

@@ -48,11 +48,16 @@ inline Snapshot FixedSnapshot() {
   s.fingerprint = "3f2a9c1d5e7b4a60";
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}, {{1, 0}, 21}, {{1, 1}, 10}, {{2, 0}, 17}, {{2, 1}, 28}};
   s.probes = {"latency", "bandwidth", "core_to_core"};
-  s.figures = {Latency(3, 0, 0, 0.9e-7), Latency(3, 0, 1, 1.35e-7), Latency(7, 1, 1, 0.95e-7),
+  s.figures = {Latency(3, 0, 0, 0.9e-7),
+               Latency(3, 0, 1, 1.35e-7),
+               Latency(7, 1, 1, 0.95e-7),
                Latency(11, 2, 0, 1.1e-7),
-               Bandwidth({3}, 0, 0, BandwidthOp::kRead, 2.0e10), Bandwidth({3}, 0, 0, BandwidthOp::kWrite, 1.2e10),
-               Bandwidth({3}, 0, 0, BandwidthOp::kCopy, 1.6e10), Bandwidth({3}, 0, 1, BandwidthOp::kRead, 1.1e10),
-               C2c(1, 3, 0, CpuRelation::kSameNode, 4.5e-8), C2c(3, 7, 0, CpuRelation::kCrossNode, 1.2e-7),
+               Bandwidth({3}, 0, 0, BandwidthOp::kRead, 2.0e10),
+               Bandwidth({3}, 0, 0, BandwidthOp::kWrite, 1.2e10),
+               Bandwidth({3}, 0, 0, BandwidthOp::kCopy, 1.6e10),
+               Bandwidth({3}, 0, 1, BandwidthOp::kRead, 1.1e10),
+               C2c(1, 3, 0, CpuRelation::kSameNode, 4.5e-8),
+               C2c(3, 7, 0, CpuRelation::kCrossNode, 1.2e-7),
                C2c(3, 7, 1, CpuRelation::kCrossNode, 1.3e-7)};
   s.baseline = {{"latency", -1, 0, 0, "", 0.89e-7},
                 {"latency", -1, 0, 1, "", 1.34e-7},
@@ -66,17 +71,24 @@ inline Snapshot FixedSnapshot() {
                     {"microcode", "0xa0011d0", "0xa0011d1", 1700000050}};
   s.recent_medians = {{"latency", -1, 0, 0, "", 0.9e-7}, {"bandwidth", -1, 0, 0, "read", 2.0e10}};
   s.refresh_interval_seconds = 300;
-  s.runs_total = {{{"latency", "ok"}, 12}, {{"latency", "placement_mismatch"}, 1}, {{"bandwidth", "ok"}, 16},
-                  {{"core_to_core", "ok"}, 9}, {{"core_to_core", "timeout"}, 0}};
+  s.runs_total = {{{"latency", "ok"}, 12},
+                  {{"latency", "placement_mismatch"}, 1},
+                  {{"bandwidth", "ok"}, 16},
+                  {{"core_to_core", "ok"}, 9},
+                  {{"core_to_core", "timeout"}, 0}};
   s.cpu_seconds_total = {{"latency", 1.25}, {"bandwidth", 3.5}, {"core_to_core", 0.375}};
-  s.discards_total = {{{"latency", "context_switch"}, 3}, {{"latency", "migration"}, 0}, {{"core_to_core", "timeout"}, 1}};
+  s.discards_total = {{{"latency", "context_switch"}, 3},
+                      {{"latency", "migration"}, 0},
+                      {{"core_to_core", "timeout"}, 1}};
   s.placement_failures_total = {{{0, "placement_unverified"}, 0}, {{0, "placement_mismatch"}, 1}};
-  s.last_success = {{{"latency", 0, 0}, 1700000100}, {{"latency", 0, 1}, 1700000100},
-                    {{"latency", 1, 1}, 1700000100}, {{"core_to_core", 0, 0}, 1700000300}};
+  s.last_success = {{{"latency", 0, 0}, 1700000100},
+                    {{"latency", 0, 1}, 1700000100},
+                    {{"latency", 1, 1}, 1700000100},
+                    {{"core_to_core", 0, 0}, 1700000300}};
   s.duty_cycle_ratio = 0.0018;
   s.duty_cycle_budget_ratio = 0.002;
-  s.probe_config = {{"latency", {{"page_size", "2MiB-thp"}, {"buffer_bytes", "268435456"}, {"stride", "128"},
-                                 {"mem_node", "0"}}},
+  s.probe_config = {{"latency",
+                     {{"page_size", "2MiB-thp"}, {"buffer_bytes", "268435456"}, {"stride", "128"}, {"mem_node", "0"}}},
                     {"core_to_core", {{"round_trips", "2000"}, {"samples", "7"}}}};
   s.config_reload_successful = true;
   s.config_reload_unix_seconds = 1700000000;
@@ -93,8 +105,8 @@ inline Snapshot PerCpuSnapshot(int threads) {
   s.probes = {"latency", "bandwidth", "core_to_core"};
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}};
   s.figures = {Latency(2, 0, 0, 1.0e-7), Latency(2, 0, 1, 1.5e-7), Latency(3, 0, 0, 0.8e-7), Latency(3, 0, 1, 1.2e-7),
-               Bandwidth(threads > 1 ? std::vector<int>{2, 3} : std::vector<int>{2}, 0, 1,
-                         kernels::BandwidthOp::kRead, 9e9)};
+               Bandwidth(threads > 1 ? std::vector<int>{2, 3} : std::vector<int>{2}, 0, 1, kernels::BandwidthOp::kRead,
+                         9e9)};
   s.baseline = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9.1e9}};
   s.baseline_spread = s.baseline;
   s.recent_medians = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9e9}};

@@ -177,7 +177,8 @@ TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
 
   const Plan plan = Build({}, topology);
   // CPU 4 sits on node 2, whose memory we may not use, but still measures node 0.
-  EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{1, 0, 0, true}, MemoryPair{3, 1, 0, true}, MemoryPair{4, 2, 0, true}));
+  EXPECT_THAT(plan.memory_pairs,
+              ElementsAre(MemoryPair{1, 0, 0, true}, MemoryPair{3, 1, 0, true}, MemoryPair{4, 2, 0, true}));
   EXPECT_THAT(plan.notes, Contains("node 1: no memory: not a memory target"));
   EXPECT_THAT(plan.notes, Contains("cpus 5-6 not allowed (affinity/cpuset) or offline"));
   EXPECT_THAT(plan.notes, Contains("node 2 not allowed (cpuset.mems)"));

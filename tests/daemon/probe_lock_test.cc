@@ -43,9 +43,7 @@ TEST_F(ProbeLockTest, SecondHolderWaitsUntilTheFirstReleases) {
 
   std::atomic<bool> busy_seen{false};
   std::atomic<bool> acquired{false};
-  std::thread waiter([&] {
-    acquired = second->Acquire(nullptr, [&] { busy_seen = true; });
-  });
+  std::thread waiter([&] { acquired = second->Acquire(nullptr, [&] { busy_seen = true; }); });
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
   EXPECT_TRUE(busy_seen.load());
   EXPECT_FALSE(acquired.load()) << "the lock was taken twice";

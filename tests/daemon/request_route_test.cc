@@ -18,7 +18,8 @@ TEST(TelemetryPathProblem, RefusesThePathsOfTheOtherEndpoints) {
   EXPECT_EQ(TelemetryPathProblem("/"), "invalid telemetry path \"/\": / is the landing page");
   EXPECT_EQ(TelemetryPathProblem("/-/healthy"),
             "invalid telemetry path \"/-/healthy\": /-/healthy is the health endpoint");
-  EXPECT_EQ(TelemetryPathProblem("/-/ready"), "invalid telemetry path \"/-/ready\": /-/ready is the readiness endpoint");
+  EXPECT_EQ(TelemetryPathProblem("/-/ready"),
+            "invalid telemetry path \"/-/ready\": /-/ready is the readiness endpoint");
 }
 
 TEST(TelemetryPathProblem, AcceptsOtherPathsWhichThenRouteToTheMetrics) {

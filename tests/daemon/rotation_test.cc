@@ -118,7 +118,8 @@ TEST_P(RotationOnNodes, OneRepresentativePerClassAndEveryTaskOnceACycle) {
       for (const Task& t : round) ++runs[Key(t)];
     }
     for (std::size_t i = 0; i < full.size(); ++i) {
-      const bool rep = std::find(rotation.every_round.begin(), rotation.every_round.end(), i) != rotation.every_round.end();
+      const bool rep =
+          std::find(rotation.every_round.begin(), rotation.every_round.end(), i) != rotation.every_round.end();
       EXPECT_EQ(runs[Key(full[i])], rep ? rounds : 1) << Key(full[i]) << " with " << rounds << " rounds";
     }
   }
@@ -151,7 +152,7 @@ TEST(RotationRounds, FromMeasuredCostsAndTheBudgetOfOneInterval) {
   ASSERT_TRUE(plan.ok());
   const Rotation rotation = SplitRound(RoundTasks(plan.value(), config, topology), topology);
   ASSERT_EQ(rotation.every_round.size(), 2u + 2u * 3);  // 2 latency + 2 bandwidth pairs x 3 ops
-  ASSERT_EQ(rotation.rotated.size(), 62u + 62u);       // the other pairs; a bandwidth pair's ops are one group
+  ASSERT_EQ(rotation.rotated.size(), 62u + 62u);        // the other pairs; a bandwidth pair's ops are one group
 
   TaskCostEstimate costs;
   EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 1) << "costs unknown: the first cycle runs everything once";

@@ -13,8 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,9 +51,7 @@ Topology Xml(const std::string& xml) {
   return topology.ok() ? std::move(topology).value() : Topology{};
 }
 
-std::string FixtureXml() {
-  return ReadText(fs::path(NUMAPROBE_FIXTURES) / "topology" / "2s_nps2_cxl.xml");
-}
+std::string FixtureXml() { return ReadText(fs::path(NUMAPROBE_FIXTURES) / "topology" / "2s_nps2_cxl.xml"); }
 
 HostInfo Host() {
   HostInfo host;
@@ -89,8 +87,7 @@ TEST(HostFingerprintTest, ChangesWithEveryComponent) {
   HostInfo kernel = Host();
   kernel.kernel = "6.1.1";
   EXPECT_NE(HostFingerprint(kernel, two_nodes, PagePolicy::kAuto), base) << "kernel";
-  EXPECT_NE(HostFingerprint(Host(), Synthetic("pack:3 [numa] core:2 pu:1"), PagePolicy::kAuto), base)
-      << "node count";
+  EXPECT_NE(HostFingerprint(Host(), Synthetic("pack:3 [numa] core:2 pu:1"), PagePolicy::kAuto), base) << "node count";
   EXPECT_NE(HostFingerprint(Host(), two_nodes, PagePolicy::kSmall), base) << "page policy";
 
   // Facts that do not change the figures do not change the fingerprint.
@@ -215,8 +212,8 @@ TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
   std::ofstream(fs::path(dir_) / (".state.json.tmp." + std::to_string(getppid()))) << "{";  // alive
   std::ofstream(fs::path(dir_) / ".state.json.tmp.notapid") << "{";
   ASSERT_EQ(SaveState(dir_, Sample()), "");
-  EXPECT_THAT(Entries(), ::testing::UnorderedElementsAre(".state.json.tmp." + std::to_string(getppid()), ".state.json.tmp.notapid",
-                                     "state.json"));
+  EXPECT_THAT(Entries(), ::testing::UnorderedElementsAre(".state.json.tmp." + std::to_string(getppid()),
+                                                         ".state.json.tmp.notapid", "state.json"));
 }
 
 TEST_F(StateTest, FailedRenameRemovesTheTemporaryFile) {

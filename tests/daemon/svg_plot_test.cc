@@ -33,8 +33,8 @@ class Svg {
 
   std::vector<std::string> Texts(const char* xpath) const {
     std::vector<std::string> out;
-    std::unique_ptr<xmlXPathObject, void (*)(xmlXPathObjectPtr)> result(
-        xmlXPathEvalExpression(Xml(xpath), ctx_.get()), xmlXPathFreeObject);
+    std::unique_ptr<xmlXPathObject, void (*)(xmlXPathObjectPtr)> result(xmlXPathEvalExpression(Xml(xpath), ctx_.get()),
+                                                                        xmlXPathFreeObject);
     if (result == nullptr || result->nodesetval == nullptr) return out;
     for (int i = 0; i < result->nodesetval->nodeNr; ++i) {
       xmlChar* content = xmlNodeGetContent(result->nodesetval->nodeTab[i]);
@@ -73,8 +73,7 @@ TEST(SvgPlotTest, OnePolylineAndOneLegendEntryPerSeries) {
   EXPECT_EQ(svg.Count("//s:g[@class='series']/s:polyline"), 2u);
   EXPECT_EQ(svg.Count("//s:g[@class='series'][1]/s:circle"), 3u);
   EXPECT_EQ(svg.Count("//s:g[@class='series'][2]/s:circle"), 2u);
-  EXPECT_EQ(svg.Texts("//s:g[@class='series']/s:title"),
-            (std::vector<std::string>{series[0].name, series[1].name}));
+  EXPECT_EQ(svg.Texts("//s:g[@class='series']/s:title"), (std::vector<std::string>{series[0].name, series[1].name}));
   EXPECT_EQ(svg.Texts("//s:g[@class='legend']/s:text"), svg.Texts("//s:g[@class='series']/s:title"));
   // Two series, two colours.
   const std::vector<std::string> colours = svg.Texts("//s:g[@class='series']/@stroke");
@@ -112,7 +111,7 @@ TEST(SvgPlotTest, TicksAreNiceAndCoverTheData) {
   ASSERT_TRUE(svg.well_formed());
   const std::vector<double> labels = svg.Numbers("//s:g[@class='ticks']/s:text");
   ASSERT_GE(labels.size(), 6u);
-  EXPECT_EQ(labels.front(), 0);  // x axis from 0
+  EXPECT_EQ(labels.front(), 0);                                                 // x axis from 0
   EXPECT_TRUE(std::find(labels.begin(), labels.end(), 10.0) != labels.end());   // x up to 10 >= 9.1
   EXPECT_TRUE(std::find(labels.begin(), labels.end(), 250.0) != labels.end());  // y up to 250 >= 203.6
 }

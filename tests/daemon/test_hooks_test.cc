@@ -33,7 +33,8 @@ TEST(TestHooksTest, RefusedWithoutTestMode) {
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_SCALE_LATENCY", "1.15"}})),
               HasSubstr("NUMAPROBE_TEST_MODE=1 is not"));
   EXPECT_FALSE(hooks.active());
-  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6"}, {"NUMAPROBE_TEST_MODE", "0"}})),
+  EXPECT_THAT(ReadTestHooks(hooks,
+                            Env({{"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6"}, {"NUMAPROBE_TEST_MODE", "0"}})),
               HasSubstr("refusing"));
   EXPECT_FALSE(hooks.active());
 }

@@ -52,7 +52,8 @@ TEST(WebConfig, ReadsTheExporterToolkitKeys) {
                                          "  client_ca_file: /ca.pem\n  min_version: TLS13\n"
                                          "http_server_config:\n  http2: false\n  headers:\n"
                                          "    strict-transport-security: max-age=31536000\n"
-                                         "basic_auth_users:\n  alice: ") + kSecretHash + "\n");
+                                         "basic_auth_users:\n  alice: ") +
+                             kSecretHash + "\n");
   ASSERT_TRUE(c.tls.has_value());
   EXPECT_EQ(c.tls->cert_file, "/c.pem");
   EXPECT_EQ(c.tls->client_auth, WebConfig::ClientAuth::kRequireAndVerifyClientCert);
@@ -94,8 +95,8 @@ std::string Header(const std::string& credentials) {
     const unsigned v = static_cast<unsigned char>(credentials[i]) << 16;
     out += std::string{table[(v >> 18) & 63], table[(v >> 12) & 63], '=', '='};
   } else if (credentials.size() - i == 2) {
-    const unsigned v = (static_cast<unsigned char>(credentials[i]) << 16) |
-                       (static_cast<unsigned char>(credentials[i + 1]) << 8);
+    const unsigned v =
+        (static_cast<unsigned char>(credentials[i]) << 16) | (static_cast<unsigned char>(credentials[i + 1]) << 8);
     out += std::string{table[(v >> 18) & 63], table[(v >> 12) & 63], table[(v >> 6) & 63], '='};
   }
   return "Basic " + out;

@@ -42,7 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const std::string* connection = field(2);
   const std::string* version = field(3);
-  const bool keep = ConnectionKeepsAlive(connection ? connection->c_str() : nullptr, version ? version->c_str() : nullptr);
+  const bool keep =
+      ConnectionKeepsAlive(connection ? connection->c_str() : nullptr, version ? version->c_str() : nullptr);
   // No Connection header: only HTTP/1.1 keeps alive. With one, only a "keep-alive" option does.
   if (connection == nullptr && keep != (version != nullptr && *version == "1.1")) std::abort();
   if (connection != nullptr && keep && connection->size() < 10) std::abort();

@@ -33,9 +33,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (const auto* ms = std::get_if<std::chrono::milliseconds>(&d)) (void)daemon::FormatDuration(*ms);
       break;
     }
-    case 3: (void)daemon::ParseInteger(text); break;
-    case 4: (void)daemon::ParseNumber(text); break;
-    case 5: (void)daemon::ParseBool(text); break;
+    case 3:
+      (void)daemon::ParseInteger(text);
+      break;
+    case 4:
+      (void)daemon::ParseNumber(text);
+      break;
+    case 5:
+      (void)daemon::ParseBool(text);
+      break;
   }
   return 0;
 }

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (errors->empty()) std::abort();
   }
   // "secret", bcrypt cost 4.
-  static const BasicAuth auth(std::map<std::string, std::string>{{"alice", "$2y$04$vtz66eFXt7WfQ.xZnb./Oe7KXe2fyup8JrGPdoFOteBnS36QVdY9i"}});
+  static const BasicAuth auth(
+      std::map<std::string, std::string>{{"alice", "$2y$04$vtz66eFXt7WfQ.xZnb./Oe7KXe2fyup8JrGPdoFOteBnS36QVdY9i"}});
   const bool allowed = auth.Allows(text.c_str());
   // Only alice's real password may pass: "Basic " + base64("alice:secret"), give or take spaces and case.
   if (allowed && text.find("YWxpY2U6c2VjcmV0") == std::string::npos) std::abort();

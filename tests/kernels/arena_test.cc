@@ -64,8 +64,7 @@ TEST(ArenaTest, HugetlbWithoutPoolFailsNamingThePool) {
   auto arena = Arena::Create({.bytes = 4 * kMiB, .node = 0, .pages = PagePolicy::kHugetlb});
   ASSERT_FALSE(arena.ok());
   EXPECT_EQ(arena.failure().outcome, Outcome::kAllocFailed);
-  EXPECT_NE(arena.failure().reason.find("nr_hugepages"), std::string::npos)
-      << arena.failure().reason;
+  EXPECT_NE(arena.failure().reason.find("nr_hugepages"), std::string::npos) << arena.failure().reason;
   EXPECT_EQ(arena.failure().reason.rfind("node 0: ", 0), 0u) << arena.failure().reason;
 }
 

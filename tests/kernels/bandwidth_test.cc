@@ -63,8 +63,8 @@ TEST(BandwidthLoopsTest, WriteFillsExactlyTheSliceWithThePattern) {
           std::uint64_t word;
           std::memcpy(&word, buf.data + i, 8);
           const bool inside = i >= off && i < off + len;
-          ASSERT_EQ(word, inside ? kPattern : 0xA5A5A5A5A5A5A5A5) << isa.name << " off " << off << " len "
-                                                                   << len << " at " << i;
+          ASSERT_EQ(word, inside ? kPattern : 0xA5A5A5A5A5A5A5A5)
+              << isa.name << " off " << off << " len " << len << " at " << i;
         }
       }
     }

@@ -21,9 +21,7 @@ struct Case {
 };
 
 // Links are stored at element starts, which only need pointer alignment.
-std::unique_ptr<std::byte[]> Buffer(std::size_t bytes) {
-  return std::make_unique<std::byte[]>(bytes);
-}
+std::unique_ptr<std::byte[]> Buffer(std::size_t bytes) { return std::make_unique<std::byte[]>(bytes); }
 
 class ChaseCycleTest : public ::testing::TestWithParam<Case> {};
 
@@ -41,8 +39,7 @@ TEST_P(ChaseCycleTest, ChainVisitsEveryElementOncePerLap) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ChaseCycleTest,
                          ::testing::Values(Case{256, 128, 256}, Case{16 << 10, 64, 4 << 10},
-                                           Case{1 << 20, 128, 256 << 10},
-                                           Case{1 << 20, 256, 64 << 10},
+                                           Case{1 << 20, 128, 256 << 10}, Case{1 << 20, 256, 64 << 10},
                                            Case{(1 << 20) + 3 * 128, 128, 256 << 10},  // partial
                                            Case{4 << 20, 128, 2 << 20}));
 

@@ -42,9 +42,11 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
   // Test machines share their cores with builds: short samples (~1.5 ms at
   // DRAM latency) fit in a scheduler slice, and many retries are allowed,
   // since a disturbed sample is discarded rather than measured (kDisturbed).
-  const LatencyRunSpec run{
-      .cpu = FirstAllowedCpu(), .samples = 7, .loads_per_sample = 10'000, .max_attempts = 300,
-      .max_wall_ns = 60'000'000'000};
+  const LatencyRunSpec run{.cpu = FirstAllowedCpu(),
+                           .samples = 7,
+                           .loads_per_sample = 10'000,
+                           .max_attempts = 300,
+                           .max_wall_ns = 60'000'000'000};
   LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
   const LatencyResult near = MeasureLatency(l1, run);
   ASSERT_EQ(near.outcome, Outcome::kOk) << near.reason;
@@ -57,9 +59,8 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
   const double dram_ns = far.seconds_per_load.median * 1e9;
   RecordProperty("l1_ns", std::to_string(l1_ns));
   RecordProperty("dram_ns", std::to_string(dram_ns));
-  std::printf("L1 %.2f ns/load, past LLC (%zu MiB, %s) %.1f ns/load\n", l1_ns,
-              dram.layout().bytes / kMiB, std::string(PageKindName(far.buffer.page_kind)).c_str(),
-              dram_ns);
+  std::printf("L1 %.2f ns/load, past LLC (%zu MiB, %s) %.1f ns/load\n", l1_ns, dram.layout().bytes / kMiB,
+              std::string(PageKindName(far.buffer.page_kind)).c_str(), dram_ns);
   EXPECT_GT(l1_ns, 0);
   EXPECT_LT(l1_ns, 10);
   EXPECT_GT(dram_ns / l1_ns, 5);
@@ -68,15 +69,15 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
 TEST(LatencyTest, DefaultBufferCoversFourLlcsOfLines) {
   EXPECT_EQ(LlcDefeatingBufferBytes(32 * kMiB, 128), 256 * kMiB);
   EXPECT_EQ(LlcDefeatingBufferBytes(32 * kMiB, 256), 512 * kMiB);
-  EXPECT_EQ(LlcDefeatingBufferBytes(1 * kMiB, 128), 16 * kMiB);     // floor
+  EXPECT_EQ(LlcDefeatingBufferBytes(1 * kMiB, 128), 16 * kMiB);       // floor
   EXPECT_EQ(LlcDefeatingBufferBytes(1024 * kMiB, 256), 2048 * kMiB);  // ceiling
-  EXPECT_EQ(LlcDefeatingBufferBytes(5 * kMiB + 1, 64), 22 * kMiB);  // next 2 MiB multiple
+  EXPECT_EQ(LlcDefeatingBufferBytes(5 * kMiB + 1, 64), 22 * kMiB);    // next 2 MiB multiple
 }
 
 TEST(LatencyTest, DefaultBufferHoldsTwoSamplesOfLoads) {
-  EXPECT_EQ(DefaultLatencyBufferBytes(40'000, 128), 16 * kMiB);               // floor
-  EXPECT_EQ(DefaultLatencyBufferBytes(1'000'000, 128), 246 * kMiB);           // 2 x 128 MB, next 2 MiB
-  EXPECT_EQ(DefaultLatencyBufferBytes(100'000'000, 4096), 2048 * kMiB);       // ceiling
+  EXPECT_EQ(DefaultLatencyBufferBytes(40'000, 128), 16 * kMiB);          // floor
+  EXPECT_EQ(DefaultLatencyBufferBytes(1'000'000, 128), 246 * kMiB);      // 2 x 128 MB, next 2 MiB
+  EXPECT_EQ(DefaultLatencyBufferBytes(100'000'000, 4096), 2048 * kMiB);  // ceiling
 }
 
 // A buffer that fits the cache is measured from memory only because it is
@@ -94,8 +95,11 @@ TEST(LatencyTest, SmallBufferIsFlushedSoItsLoadsComeFromMemory) {
   // uninstrumented chase and runs in the release and ASan builds.
   GTEST_SKIP() << "TSan instruments every load of the chase";
 #endif
-  const LatencyRunSpec run{.cpu = FirstAllowedCpu(), .samples = 7, .loads_per_sample = 2'000,
-                           .max_attempts = 300, .max_wall_ns = 60'000'000'000};
+  const LatencyRunSpec run{.cpu = FirstAllowedCpu(),
+                           .samples = 7,
+                           .loads_per_sample = 2'000,
+                           .max_attempts = 300,
+                           .max_wall_ns = 60'000'000'000};
   LatencyBuffer flushed = MakeBuffer(256 * 1024, PagePolicy::kAuto);
   LatencyBuffer cached = MakeBuffer(256 * 1024, PagePolicy::kAuto, /*allow_cache_hits=*/true);
   ASSERT_TRUE(flushed.flushed());
@@ -144,13 +148,12 @@ TEST(LatencyTest, ResultDescribesTheRun) {
   LatencyBuffer buffer = MakeBuffer(1 * kMiB, PagePolicy::kSmall);
   EXPECT_TRUE(IsSingleCycle(buffer.arena().data(), buffer.layout()));
   const int cpu = FirstAllowedCpu();
-  const LatencyResult r = MeasureLatency(
-      buffer, {.cpu = cpu,
-               .samples = 5,
-               .loads_per_sample = 10'000,
-               .max_attempts = 300,  // shared test machines: see the test above
-               .max_wall_ns = 60'000'000'000,
-               .reverify_pages = 16});
+  const LatencyResult r = MeasureLatency(buffer, {.cpu = cpu,
+                                                  .samples = 5,
+                                                  .loads_per_sample = 10'000,
+                                                  .max_attempts = 300,  // shared test machines: see the test above
+                                                  .max_wall_ns = 60'000'000'000,
+                                                  .reverify_pages = 16});
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
   EXPECT_EQ(r.reason, "");
   EXPECT_EQ(r.cpu, cpu);

@@ -150,8 +150,7 @@ TEST_F(LoadedLatencyTest, InjectedDelayLowersTheLoadBandwidth) {
     const double unit = traffic == LoadTraffic::kRead ? 1024 : 3072;
     // A unit then >= 6400 ns of spinning: at most unit / 6400 ns, with 2x
     // slack for a core clocking up after the spin loop was calibrated.
-    EXPECT_LT(paced.load_bytes_per_second.median, 2 * unit / 6400e-9)
-        << "the delay was not injected";
+    EXPECT_LT(paced.load_bytes_per_second.median, 2 * unit / 6400e-9) << "the delay was not injected";
     // Flat out moves far more; 2x is a floor any machine clears many times over.
     EXPECT_GT(flat_out.load_bytes_per_second.median, 2 * paced.load_bytes_per_second.median);
   }
@@ -223,10 +222,18 @@ TEST_F(LoadedLatencyTest, BadSpecsAreRejectedByName) {
   const Case cases[] = {
       {"no load cpus", [](LoadedLatencySpec& s) { s.load_cpus.clear(); }, "no load cpu"},
       {"chase among load", [](LoadedLatencySpec& s) { s.load_cpus = {s.chase_cpu}; }, "is also a load cpu"},
-      {"duplicate load cpu", [](LoadedLatencySpec& s) { s.load_cpus = {3, 3}; }, "load cpu 3 listed twice"},
+      {"duplicate load cpu",
+       [](LoadedLatencySpec& s) {
+         s.load_cpus = {3, 3};
+       },
+       "load cpu 3 listed twice"},
       {"negative cpu", [](LoadedLatencySpec& s) { s.chase_cpu = -1; }, "chase cpu -1"},
       {"empty delays", [](LoadedLatencySpec& s) { s.delays_ns.clear(); }, "no injection delay"},
-      {"huge delay", [](LoadedLatencySpec& s) { s.delays_ns = {0, 5'000'000}; }, "5000000 ns"},
+      {"huge delay",
+       [](LoadedLatencySpec& s) {
+         s.delays_ns = {0, 5'000'000};
+       },
+       "5000000 ns"},
       {"node not the buffers'", [](LoadedLatencySpec& s) { s.mem_node = 7; }, "memory node 7 requested"},
       {"no node", [](LoadedLatencySpec& s) { s.mem_node = -1; }, "memory node -1"},
       {"no samples", [](LoadedLatencySpec& s) { s.samples = 0; }, "samples"},

@@ -33,8 +33,7 @@ class BandwidthKind final : public ProbeKind {
   std::string_view title() const override { return "memory bandwidth"; }
   bool Enabled(const Config& config) const override { return config.bandwidth.enabled; }
 
-  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
-                                   const k::Topology&) const override {
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
       for (k::BandwidthOp op : settings.ops) targets.push_back({pair, {}, std::string(k::BandwidthOpName(op))});
@@ -74,8 +73,9 @@ class BandwidthKind final : public ProbeKind {
   bool HasBaseline() const override { return true; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
-    return BaselineValue{"bandwidth", per_cpu ? p.cpu : -1, p.cpu_node, p.mem_node, record.target().variant,
-                         ResultOf<k::BandwidthResult>(record).bytes_per_second.median};
+    return BaselineValue{
+        "bandwidth", per_cpu ? p.cpu : -1,    p.cpu_node,
+        p.mem_node,  record.target().variant, ResultOf<k::BandwidthResult>(record).bytes_per_second.median};
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -110,8 +110,8 @@ class BandwidthKind final : public ProbeKind {
       // single-thread hosts keep plain {cpu_node,mem_node,op} series; it
       // counts the threads that ran (a node with fewer CPUs runs fewer).
       if (context.bandwidth_threads > 1) {
-        labels["threads"] = std::to_string(r.cpus.empty() ? static_cast<std::size_t>(context.bandwidth_threads)
-                                                          : r.cpus.size());
+        labels["threads"] =
+            std::to_string(r.cpus.empty() ? static_cast<std::size_t>(context.bandwidth_threads) : r.cpus.size());
       }
       sink.Add("numaprobe_memory_bandwidth_bytes_per_second", labels, r.bytes_per_second.median, t.unix_seconds);
     }

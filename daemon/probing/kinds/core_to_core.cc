@@ -24,8 +24,7 @@ class CoreToCoreKind final : public ProbeKind {
   std::string_view title() const override { return "core-to-core latency"; }
   bool Enabled(const Config& config) const override { return config.core_to_core.enabled; }
 
-  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&,
-                                   const k::Topology& topology) const override {
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&, const k::Topology& topology) const override {
     std::vector<ProbeTarget> targets;
     for (const C2cPair& c2c : plan.c2c_pairs) {
       const k::CpuInfo* a = topology.FindCpu(c2c.cpu_a);
@@ -96,11 +95,10 @@ class CoreToCoreKind final : public ProbeKind {
       const C2cPair& p = record->target().c2c;
       const bool ok = record->ok();
       section.row_labels.push_back(std::to_string(p.cpu_a));
-      section.cells.push_back({std::to_string(p.cpu_b), std::to_string(p.line_node),
-                               std::string(k::CpuRelationName(p.relation)),
-                               ok ? fmt::format("{:.1f}", r.one_way_seconds.median * 1e9)
-                                  : notes.Add(Describe(record->target()), *record),
-                               ok ? fmt::format("{:.1f}", r.one_way_seconds.mad * 1e9) : ""});
+      section.cells.push_back(
+          {std::to_string(p.cpu_b), std::to_string(p.line_node), std::string(k::CpuRelationName(p.relation)),
+           ok ? fmt::format("{:.1f}", r.one_way_seconds.median * 1e9) : notes.Add(Describe(record->target()), *record),
+           ok ? fmt::format("{:.1f}", r.one_way_seconds.mad * 1e9) : ""});
     }
     section.notes = notes.notes();
     return {section};

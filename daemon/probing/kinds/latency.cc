@@ -68,8 +68,9 @@ class LatencyKind final : public ProbeKind {
   bool HasBaseline() const override { return true; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
-    return BaselineValue{"latency", per_cpu ? p.cpu : -1, p.cpu_node, p.mem_node, "",
-                         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
+    return BaselineValue{"latency",  per_cpu ? p.cpu : -1,
+                         p.cpu_node, p.mem_node,
+                         "",         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {

@@ -55,8 +55,7 @@ class LoadedLatencyKind final : public ProbeKind {
   bool Enabled(const Config& config) const override { return config.loaded_latency.enabled; }
   bool RunsByDefault() const override { return false; }
 
-  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
-                                   const k::Topology&) const override {
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
       for (const std::string& traffic : settings.loaded_traffic) targets.push_back({pair, {}, traffic});
@@ -90,8 +89,8 @@ class LoadedLatencyKind final : public ProbeKind {
     if (spec.load_cpus.empty()) {
       // A node with one allowed CPU has nobody to generate the load.
       result.outcome = k::Outcome::kInvalidSpec;
-      result.reason = fmt::format("node {} has no allowed CPU besides cpu {} to generate load from",
-                                  t.pair.cpu_node, spec.chase_cpu);
+      result.reason = fmt::format("node {} has no allowed CPU besides cpu {} to generate load from", t.pair.cpu_node,
+                                  spec.chase_cpu);
       return std::make_shared<Record>(*this, t, std::move(result));
     }
     const ProbeLockHold hold = runner.Acquire(stop);
@@ -131,9 +130,10 @@ class LoadedLatencyKind final : public ProbeKind {
     const std::string what =
         " while the other CPUs of cpu_node load mem_node with traffic (read, read2-ntwrite1) at an injection delay "
         "of delay_ns per KiB (idle: threads pinned, no traffic)";
-    return {{"numaprobe_loaded_latency_seconds", "Median memory latency of a dependent pointer chase from a CPU of "
-                                                 "cpu_node to memory on mem_node" +
-                                                     what + kCached},
+    return {{"numaprobe_loaded_latency_seconds",
+             "Median memory latency of a dependent pointer chase from a CPU of "
+             "cpu_node to memory on mem_node" +
+                 what + kCached},
             {"numaprobe_loaded_latency_load_bytes_per_second",
              "Median bandwidth the load threads moved during the latency samples" + what + kCached}};
   }
@@ -177,8 +177,9 @@ class LoadedLatencyKind final : public ProbeKind {
         section.row_labels.push_back(DelayLabel(point->delay_ns));
         section.cells.push_back({ok ? fmt::format("{:.1f}", point->seconds_per_load.median * 1e9) : "-",
                                  ok ? fmt::format("{:.2f}", point->load_bytes_per_second.median / 1e9) : "-"});
-        if (!ok) section.notes.push_back(fmt::format("delay {}: {}: {}", DelayLabel(point->delay_ns),
-                                                     k::OutcomeName(point->outcome), point->reason));
+        if (!ok)
+          section.notes.push_back(fmt::format("delay {}: {}: {}", DelayLabel(point->delay_ns),
+                                              k::OutcomeName(point->outcome), point->reason));
       }
       if (!record->ok()) {
         section.notes.push_back(
@@ -216,7 +217,7 @@ class LoadedLatencyKind final : public ProbeKind {
     for (const k::LoadedLatencyPoint* point : Points(r)) {
       const bool ok = point->outcome == k::Outcome::kOk;
       nlohmann::json j = {{"delay_ns", point->delay_ns == k::kNoTrafficDelay ? nlohmann::json(nullptr)
-                                                                              : nlohmann::json(point->delay_ns)},
+                                                                             : nlohmann::json(point->delay_ns)},
                           {"reference", point->delay_ns == k::kNoTrafficDelay},
                           {"outcome", k::OutcomeName(point->outcome)},
                           {"reason", point->reason},
