@@ -18,6 +18,10 @@ the emulator's, so the CPU comes from bench/task_cost.py on real hardware
 
     python3 bench/task_cost.py build/release/numaprobe > /tmp/costs.json
     python3 bench/round_cost_vm.py build/release/numaprobe /tmp/costs.json 2 4 8 16
+
+With NUMAPROBE_PLAN_DIR set, each guest's `topology --format json` is kept
+there as plan<N>.json and reused by later runs (the plan does not depend on
+the costs; booting a 16-node guest under TCG takes minutes).
 """
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ run plan numaprobe topology --format json
 
 DUTY = 0.002  # default schedule.duty_cycle
 INTERVAL_S = 300  # default schedule.interval
-OPS = ("read", "ntwrite", "copy")  # default probes.bandwidth.ops
+OPS = ("read", "write", "copy")  # default probes.bandwidth.ops (as the log names them)
 
 
 def topology(nodes: int) -> vh.VmTopology:
@@ -51,66 +55,100 @@ def topology(nodes: int) -> vh.VmTopology:
     return vh.VmTopology(f"cost{nodes}", tuple(vh.VmNode(cpus, mem) for _ in range(nodes)), dist)
 
 
-def rotation_rounds(every_s: float, rotated_s: float, rotated_pairs: int, budget_s: float) -> int:
-    """daemon/serve/rotation.cc RotationRounds."""
-    if rotated_pairs == 0 or every_s + rotated_s <= budget_s:
-        return 1
-    room = max(budget_s - every_s, budget_s / 4)
-    return int(min(max(math.ceil(rotated_s / room), 1), rotated_pairs))
+def guest_plan(topo: vh.VmTopology, binary: Path, nodes: int) -> dict:
+    """`numaprobe topology --format json` inside a guest of `topo`."""
+    keep = Path(os.environ["NUMAPROBE_PLAN_DIR"]) / f"plan{nodes}.json" if os.environ.get("NUMAPROBE_PLAN_DIR") else None
+    if keep and keep.exists():
+        return json.loads(keep.read_text())
+    res = vh.boot(topo, [vh.Scenario("plan", SCRIPT, timeout=120)], binary=binary)["plan"]
+    report = res.json("plan")
+    if keep:
+        keep.parent.mkdir(parents=True, exist_ok=True)
+        keep.write_text(json.dumps(report))
+    return report
+
+
+ROTATE_ABOVE = 2.0  # daemon/serve/rotation.h kRotateAbove
+
+
+def round_tasks(plan: dict, node_of: dict) -> list[tuple]:
+    """RoundTasks: (kind, cpu_node, mem_node, variant, c2c class) per task, kind by kind,
+    memory nodes ascending (stable)."""
+    memory = [(p["cpu_node"], p["mem_node"]) for p in plan["memory_pairs"]]
+    tasks = []
+    for kind, variants in (("latency", ("",)), ("bandwidth", OPS)):
+        tasks += sorted([(kind, c, m, v, "") for c, m in memory for v in variants], key=lambda t: t[2])
+    tasks += sorted([("core_to_core", node_of[p["cpu_a"]], p["line_node"], "", p["relation"])
+                     for p in plan["c2c_pairs"]], key=lambda t: t[2])
+    return tasks
+
+
+def shares_buffers(a: tuple, b: tuple) -> bool:
+    return a[0] == b[0] and a[2] == b[2]
+
+
+def cost(tasks: list[tuple], start: dict, more: dict) -> float:
+    """TaskCostEstimate::Of: a visit's first task with its preparation, the others without."""
+    return sum(start[t[0]] if i == 0 or not shares_buffers(tasks[i - 1], t) else more[t[0]]
+               for i, t in enumerate(tasks))
+
+
+def split(tasks: list[tuple], matrix) -> tuple[list[int], list[list[int]]]:
+    """SplitRound: the first pair of each (kind, distance, relation) with its variants every
+    round; the rest in whole visits."""
+    first, every, rotated = {}, [], []
+    for i, t in enumerate(tasks):
+        key = (t[0], matrix[t[1]][t[2]], t[4])
+        rep = first.setdefault(key, i)
+        if rep == i or tasks[rep][:3] == t[:3]:
+            every.append(i)
+        elif rotated and rotated[-1][-1] == i - 1 and shares_buffers(tasks[i - 1], t):
+            rotated[-1].append(i)
+        else:
+            rotated.append([i])
+    return every, rotated
 
 
 def main() -> int:
     binary, costs = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
-    lat = costs["later_ms"]["latency"] / 1000
-    bw = sum(costs["later_ms"][f"bandwidth/{op}"] for op in OPS) / 1000  # the 3 ops of one pair
-    prep_lat, prep_bw = costs["prep_ms"]["latency"] / 1000, costs["prep_ms"]["bandwidth"] / 1000
-    c2c_s = costs["later_ms"].get("core-to-core", costs["first_of_visit_ms"].get("core-to-core", 0)) / 1000
+    later, first = costs["later_ms"], costs["first_of_visit_ms"]
+    more = {"latency": later["latency"] / 1000, "bandwidth": sum(later[f"bandwidth/{op}"] for op in OPS) / 3000,
+            "core_to_core": later.get("core-to-core", first["core-to-core"]) / 1000}
+    start = {"latency": first["latency"] / 1000, "bandwidth": first["bandwidth/read"] / 1000 + more["bandwidth"]
+             - later["bandwidth/read"] / 1000, "core_to_core": first["core-to-core"] / 1000}
     budget = DUTY * INTERVAL_S
     accel = os.environ.get("NUMAPROBE_VM_ACCEL") or "tcg,thread=single"
-    print(f"accelerator: {accel}; CPU s per task: latency {lat:.4f}, bandwidth (3 ops) {bw:.4f}, core-to-core "
-          f"{c2c_s:.4f}; per visit: latency buffer {prep_lat:.4f}, bandwidth buffer {prep_bw:.4f}")
-    print("| nodes | memory pairs | c2c pairs | classes (memory + c2c) | CPU s per full round, buffers per pair | per node | "
-          "rotation rounds | CPU s per rotated round | representatives refresh | every pair refreshes |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(f"accelerator: {accel}; CPU s per task starting a visit: {start}; continuing one: {more}")
+    print("| nodes | memory pairs | c2c pairs | representatives (tasks) | visits | CPU s per full round: "
+          "buffers per pair / per node | full round lasts | rotation rounds | CPU s per rotated round "
+          "| representatives refresh | every pair refreshes |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for nodes in [int(a) for a in sys.argv[3:]]:
         topo = topology(nodes)
-        res = vh.boot(topo, [vh.Scenario("plan", SCRIPT, timeout=120)], binary=binary)["plan"]
-        report = res.json("plan")
+        report = guest_plan(topo, binary, nodes)
         plan, matrix = report["plan"], report["distances"]["matrix"]
-        pairs = [(p["cpu_node"], p["mem_node"]) for p in plan["memory_pairs"]]
-        mem_nodes = {m for _, m in pairs}
         node_of = {c["id"]: c["node"] for c in report["cpus"]}
-        c2c = len(plan["c2c_pairs"])
-        c2c_classes = {(matrix[node_of[p["cpu_a"]]][p["line_node"]], p["relation"]) for p in plan["c2c_pairs"]}
-        measure = len(pairs) * (lat + bw) + c2c * c2c_s
-        before = measure + len(pairs) * (prep_lat + prep_bw)
-        full = measure + len(mem_nodes) * (prep_lat + prep_bw)
-        # Representatives: the first pair (in memory-node order) of each distance, per kind.
-        reps = {}
-        for c, m in sorted(pairs, key=lambda p: p[1]):
-            reps.setdefault(matrix[c][m], (c, m))
-        n_rotated = len(pairs) - len(reps)
-        c2c_rotated = c2c - len(c2c_classes)
-        # The daemon's estimate: per-kind average task cost of the first (full) cycle.
-        avg_lat = lat + len(mem_nodes) * prep_lat / len(pairs)
-        avg_bw = bw + len(mem_nodes) * prep_bw / len(pairs)
-        every_est = len(reps) * (avg_lat + avg_bw) + len(c2c_classes) * c2c_s
-        rotated_est = n_rotated * (avg_lat + avg_bw) + c2c_rotated * c2c_s
-        rounds = rotation_rounds(every_est, rotated_est, 2 * n_rotated + c2c_rotated, budget)
-        # What a rotated round costs (about: a slice's memory nodes may also hold a
-        # representative): the representatives, one visit per memory node among them,
-        # plus a contiguous slice of the rest, one visit per memory node it spans.
-        rep_cpu = len(reps) * (lat + bw) + len({m for _, m in reps.values()}) * (prep_lat + prep_bw) + \
-            len(c2c_classes) * c2c_s
-        slice_pairs = n_rotated / rounds
-        slice_nodes = min(len(mem_nodes), math.ceil(slice_pairs / max(1, len(pairs) // len(mem_nodes))) + 1)
-        round_cpu = rep_cpu + slice_pairs * (lat + bw) + slice_nodes * (prep_lat + prep_bw) + \
-            c2c_rotated / rounds * c2c_s
-        if rounds == 1:
-            round_cpu = full
-        round_s = max(INTERVAL_S, round_cpu / DUTY)
-        print(f"| {nodes} | {len(pairs)} | {c2c} | {len(reps)} + {len(c2c_classes)} | {before:.2f} | {full:.2f} | {rounds} | "
-              f"{round_cpu:.2f} | {round_s / 60:.1f} min | {rounds * round_s / 60:.1f} min |", flush=True)
+        tasks = round_tasks(plan, node_of)
+        full = cost(tasks, start, more)
+        per_pair = sum(start[t[0]] if t[3] in ("", "read") else more[t[0]] for t in tasks)
+        every, rotated = split(tasks, matrix)
+        rounds = 1
+        if rotated and full > ROTATE_ABOVE * budget:
+            rot = sum(cost([tasks[i] for i in v], start, more) for v in rotated)
+            room = max(ROTATE_ABOVE * budget - cost([tasks[i] for i in every], start, more), budget)
+            rounds = int(min(max(math.ceil(rot / room), 1), len(rotated)))
+        n = len(rotated)
+        durations, cpus = [], []
+        for r in range(rounds):
+            which = sorted(every + [i for v in rotated[r * n // rounds:(r + 1) * n // rounds] for i in v])
+            c = cost([tasks[i] for i in which], start, more)
+            cpus.append(c)
+            durations.append(max(INTERVAL_S, c / DUTY))
+        visits = sum(1 for i, t in enumerate(tasks) if i == 0 or not shares_buffers(tasks[i - 1], t))
+        print(f"| {nodes} | {len(plan['memory_pairs'])} | {len(plan['c2c_pairs'])} | {len(every)} | {visits} | "
+              f"{per_pair:.2f} / {full:.2f} | {max(INTERVAL_S, full / DUTY) / 60:.1f} min | {rounds} | "
+              f"{sum(cpus) / rounds:.2f} | {sum(durations) / rounds / 60:.1f} min | {sum(durations) / 60:.1f} min |",
+              flush=True)
     return 0
 
 

@@ -29,7 +29,7 @@ bool SamePair(const Task& a, const Task& b) {
 
 std::size_t Rotation::rotated_tasks() const {
   std::size_t n = 0;
-  for (const auto& pair : rotated) n += pair.size();
+  for (const auto& visit : rotated) n += visit.size();
   return n;
 }
 
@@ -41,7 +41,7 @@ Rotation SplitRound(std::vector<Task> tasks, const kernels::Topology& topology) 
     if (first || SamePair(tasks[it->second], tasks[i])) {
       rotation.every_round.push_back(i);
     } else if (!rotation.rotated.empty() && rotation.rotated.back().back() + 1 == i &&
-               SamePair(tasks[i - 1], tasks[i])) {
+               SharesBuffers(tasks[i - 1], tasks[i])) {
       rotation.rotated.back().push_back(i);
     } else {
       rotation.rotated.push_back({i});
@@ -51,43 +51,52 @@ Rotation SplitRound(std::vector<Task> tasks, const kernels::Topology& topology) 
   return rotation;
 }
 
-void TaskCostEstimate::Observe(const ProbeKind* kind, double cpu_seconds) {
+void TaskCostEstimate::Observe(const ProbeKind* kind, double cpu_seconds, bool starts_visit) {
   // An exponential average: recent runs count most (a reload may change the
   // settings), one odd run does not decide the schedule.
-  const auto [it, first] = seconds_.try_emplace(kind, cpu_seconds);
+  auto& seconds = starts_visit ? visit_start_ : continuation_;
+  const auto [it, first] = seconds.try_emplace(kind, cpu_seconds);
   if (!first) it->second = 0.7 * it->second + 0.3 * cpu_seconds;
 }
 
 std::optional<double> TaskCostEstimate::Of(const std::vector<Task>& tasks,
                                            const std::vector<std::size_t>& which) const {
   double total = 0;
-  for (std::size_t i : which) {
-    const auto it = seconds_.find(tasks[i].kind);
-    if (it == seconds_.end()) return std::nullopt;
-    total += it->second;
-  }
-  return total;
-}
-
-std::optional<double> TaskCostEstimate::Of(const Rotation& rotation) const {
-  double total = 0;
-  for (const auto& pair : rotation.rotated) {
-    const std::optional<double> cost = Of(rotation.tasks, pair);
-    if (!cost) return std::nullopt;
-    total += *cost;
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const Task& task = tasks[which[k]];
+    const bool starts_visit = k == 0 || !SharesBuffers(tasks[which[k - 1]], task);
+    const auto start = visit_start_.find(task.kind);
+    if (start == visit_start_.end()) return std::nullopt;
+    const auto more = continuation_.find(task.kind);
+    // A kind never seen continuing a visit (one task per visit so far): each
+    // further task is costed like a visit's first, which over-estimates.
+    total += starts_visit || more == continuation_.end() ? start->second : more->second;
   }
   return total;
 }
 
 int RotationRounds(const Rotation& rotation, const TaskCostEstimate& costs, double round_budget_cpu_seconds) {
   if (rotation.rotated.empty()) return 1;
+  std::vector<std::size_t> all(rotation.tasks.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::optional<double> full = costs.Of(rotation.tasks, all);
   const std::optional<double> every = costs.Of(rotation.tasks, rotation.every_round);
-  const std::optional<double> rotated = costs.Of(rotation);
-  if (!every || !rotated || *every + *rotated <= round_budget_cpu_seconds) return 1;
-  const double room = std::max(round_budget_cpu_seconds - *every, round_budget_cpu_seconds / 4);
+  // Rotating re-prepares the representatives' buffers every round, so a
+  // cycle costs more CPU than one full round: worth it only when the full
+  // round would stretch well past the interval.
+  if (!full || !every || *full <= kRotateAbove * round_budget_cpu_seconds) return 1;
+  double rotated = 0;
+  for (const auto& visit : rotation.rotated) {
+    const std::optional<double> cost = costs.Of(rotation.tasks, visit);
+    if (!cost) return 1;
+    rotated += *cost;
+  }
+  // Each round gets what a full round may cost before rotating pays off, so
+  // rounds last about kRotateAbove intervals: the representatives refresh at
+  // that cadence, and the cycle (every pair) costs few extra preparations.
+  const double room = std::max(kRotateAbove * round_budget_cpu_seconds - *every, round_budget_cpu_seconds);
   const double most = static_cast<double>(rotation.rotated.size());
-  const double rounds = room > 0 ? std::ceil(*rotated / room) : most;
-  return static_cast<int>(std::clamp(rounds, 1.0, most));
+  return static_cast<int>(std::clamp(std::ceil(rotated / room), 1.0, most));
 }
 
 std::vector<Task> RoundOfCycle(const Rotation& rotation, int rounds, int index) {
@@ -95,8 +104,8 @@ std::vector<Task> RoundOfCycle(const Rotation& rotation, int rounds, int index) 
   const auto r = static_cast<std::size_t>(std::max(rounds, 1));
   const auto i = static_cast<std::size_t>(std::clamp(index, 0, static_cast<int>(r) - 1));
   std::vector<std::size_t> which = rotation.every_round;
-  for (std::size_t pair = i * n / r; pair < (i + 1) * n / r; ++pair) {
-    which.insert(which.end(), rotation.rotated[pair].begin(), rotation.rotated[pair].end());
+  for (std::size_t visit = i * n / r; visit < (i + 1) * n / r; ++visit) {
+    which.insert(which.end(), rotation.rotated[visit].begin(), rotation.rotated[visit].end());
   }
   std::sort(which.begin(), which.end());
   std::vector<Task> tasks;

@@ -8,8 +8,14 @@
 //    relation), with all its variants. A kernel, microcode or firmware
 //    rollout moves a whole class; its representative shows that at the round
 //    cadence.
-//  - in rotation: every other task, a slice per round, so that a round's
-//    expected CPU cost fits `duty_cycle x interval`.
+//  - in rotation: every other task, in whole visits (a memory node's pairs
+//    of one kind share one buffer preparation, which costs more than their
+//    measurements), a slice per round.
+// Rotating re-prepares the representatives' buffers every round, so a cycle
+// costs more CPU than one full round: rounds rotate only when a full round
+// costs more than kRotateAbove intervals' budget (it would last more than
+// kRotateAbove intervals), and then each round is sized to about that cost,
+// so rounds last about kRotateAbove intervals (10 min at the defaults).
 // A cycle is the rounds that run every task once; the baseline is recorded
 // from complete cycles, and the refresh interval the daemon exports is that
 // of a rotated series (a cycle), against which staleness is judged.
@@ -27,11 +33,14 @@
 
 namespace numaprobe::daemon {
 
+inline constexpr double kRotateAbove = 2.0;
+
 struct Rotation {
   std::vector<Task> tasks;               // RoundTasks order
   std::vector<std::size_t> every_round;  // indices into tasks, ascending
-  // The other tasks, indices ascending, one group per pair: the variants of
-  // a pair (bandwidth ops) share a buffer and always run in the same round.
+  // The other tasks, indices ascending, one group per visit (consecutive
+  // tasks that share buffers: SharesBuffers): a visit always runs whole, in
+  // one round.
   std::vector<std::vector<std::size_t>> rotated;
   std::size_t rotated_tasks() const;
 };
@@ -40,29 +49,32 @@ struct Rotation {
 // and the rest. Without firmware distances, a pair is local or remote.
 Rotation SplitRound(std::vector<Task> tasks, const kernels::Topology& topology);
 
-// The CPU seconds a task of each kind costs (its measurement and its share
-// of buffer preparation), smoothed over recent runs.
+// The CPU seconds a task of each kind costs, smoothed over recent runs: the
+// first task of a visit (with the buffer preparation) and a task continuing
+// one, apart.
 class TaskCostEstimate {
  public:
-  void Observe(const ProbeKind* kind, double cpu_seconds);
-  // Expected CPU seconds of these tasks; nullopt while a kind among them has
-  // never run (the first cycle runs everything once and so measures them).
+  void Observe(const ProbeKind* kind, double cpu_seconds, bool starts_visit);
+  // Expected CPU seconds of these tasks run in this order (a task that does
+  // not share buffers with the one before starts a visit); nullopt while a
+  // kind among them has never run (the first cycle runs everything once and
+  // so measures them).
   std::optional<double> Of(const std::vector<Task>& tasks, const std::vector<std::size_t>& which) const;
-  std::optional<double> Of(const Rotation& rotation) const;  // the rotated tasks
 
  private:
-  std::map<const ProbeKind*, double> seconds_;
+  std::map<const ProbeKind*, double> visit_start_;
+  std::map<const ProbeKind*, double> continuation_;
 };
 
-// How many rounds a cycle takes: 1 when the whole round fits
-// `round_budget_cpu_seconds` (or costs are not known yet), else enough for a
-// round's slice of the rotated tasks to fit what the representatives leave
-// (at least a quarter of the budget), at most one rotated pair per round.
+// How many rounds a cycle takes: 1 while costs are not known yet or a full
+// round costs at most kRotateAbove x `round_budget_cpu_seconds`; else enough
+// for a round's slice of the rotated visits to fit what the representatives
+// leave of kRotateAbove budgets (at least one budget), at most one visit a
+// round.
 int RotationRounds(const Rotation& rotation, const TaskCostEstimate& costs, double round_budget_cpu_seconds);
 
 // The tasks of round `index` (0 .. rounds-1) of a cycle: every representative
-// and the index-th contiguous slice of the rotated pairs (contiguous, so that
-// a slice keeps a memory node's pairs together as one visit), in RoundTasks
+// and the index-th contiguous slice of the rotated visits, in RoundTasks
 // order.
 std::vector<Task> RoundOfCycle(const Rotation& rotation, int rounds, int index);
 

@@ -131,7 +131,7 @@ class Scheduler::Loop {
         break;
       }
       const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
-      if (!RunTask(tasks[i], tasks, ends_visit)) return RoundEnd::kAbandoned;
+      if (!RunTask(tasks[i], tasks, !continues, ends_visit)) return RoundEnd::kAbandoned;
     }
     runner_->ReleaseBuffers();  // also after a round cut short mid-visit
     return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
@@ -310,7 +310,7 @@ class Scheduler::Loop {
 
   // Runs `task` on the low-priority worker while this thread keeps the
   // watchdog fed and watches for stop. False if stopping left it unfinished.
-  bool RunTask(const Task& task, std::vector<Task>& round, bool ends_visit) {
+  bool RunTask(const Task& task, std::vector<Task>& round, bool starts_visit, bool ends_visit) {
     const std::int64_t start_ns = k::MonotonicNs();
     // On the heap and shared: an abandoned job may outlive this frame.
     struct Job {
@@ -351,7 +351,7 @@ class Scheduler::Loop {
     const k::Outcome outcome = ran.record->outcome();
     const double cost = job->cost;
     budget_.Charge(start_ns, end_ns, cost);
-    if (outcome != k::Outcome::kCancelled) costs_.Observe(task.kind, cost);
+    if (outcome != k::Outcome::kCancelled) costs_.Observe(task.kind, cost, starts_visit);
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
     if (ok && ran.baseline) {

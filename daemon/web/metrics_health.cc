@@ -114,7 +114,7 @@ void AppendScheduleProgress(const Snapshot& s, std::vector<MetricFamily>& out) {
 
   FamilyBuilder rotation("numaprobe_rotation_rounds",
                          "Rounds it takes to measure every pair once. 1: every round measures every pair. More: a "
-                         "full round costs more CPU than schedule.duty_cycle x schedule.interval allows, so one pair "
+                         "full round costs more CPU than 2 x schedule.duty_cycle x schedule.interval, so one pair "
                          "per probe kind and node distance runs every round and the others in rotation.",
                          MetricType::Gauge);
   rotation.Add({}, s.rotation_rounds);

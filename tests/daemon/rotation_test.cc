@@ -79,7 +79,7 @@ TEST(Rotation, OneNodeHasNothingToRotate) {
   EXPECT_EQ(rotation.every_round.size(), rotation.tasks.size());
   EXPECT_TRUE(rotation.rotated.empty());
   TaskCostEstimate costs;
-  for (const Task& t : rotation.tasks) costs.Observe(t.kind, 10.0);
+  for (const Task& t : rotation.tasks) costs.Observe(t.kind, 10.0, true);
   EXPECT_EQ(RotationRounds(rotation, costs, 0.001), 1) << "nothing to rotate: a tiny budget stretches the round";
 }
 
@@ -100,8 +100,8 @@ TEST_P(RotationOnNodes, OneRepresentativePerClassAndEveryTaskOnceACycle) {
   EXPECT_EQ(reps["latency"], 2);
   EXPECT_EQ(reps["bandwidth"], 2 * 3);
   EXPECT_EQ(rotation.every_round.size() + rotation.rotated_tasks(), full.size());
-  for (const auto& pair : rotation.rotated) {
-    for (std::size_t i : pair) EXPECT_TRUE(rotation.tasks[i].target.pair == rotation.tasks[pair[0]].target.pair);
+  for (const auto& visit : rotation.rotated) {  // whole visits: one kind, one memory node
+    for (std::size_t i : visit) EXPECT_TRUE(SharesBuffers(rotation.tasks[visit[0]], rotation.tasks[i]));
   }
 
   for (int rounds : {1, 2, 3, static_cast<int>(rotation.rotated.size())}) {
@@ -144,30 +144,40 @@ TEST(Rotation, ClassesFollowFirmwareDistances) {
   EXPECT_EQ(distances, (std::set<int>{10, 12, 20, 32, 40}));
 }
 
-TEST(RotationRounds, FromMeasuredCostsAndTheBudgetOfOneInterval) {
+TEST(RotationRounds, FromMeasuredCostsVisitsAndTheBudgetOfOneInterval) {
   const kernels::Topology topology = Nodes(8);
   Config config;
   config.core_to_core.enabled = false;
   auto plan = BuildPlan(PlanOptions{}, topology);
   ASSERT_TRUE(plan.ok());
   const Rotation rotation = SplitRound(RoundTasks(plan.value(), config, topology), topology);
-  ASSERT_EQ(rotation.every_round.size(), 2u + 2u * 3);  // 2 latency + 2 bandwidth pairs x 3 ops
-  ASSERT_EQ(rotation.rotated.size(), 62u + 62u);        // the other pairs; a bandwidth pair's ops are one group
+  // Representatives (0,0) and (1,0), on node 0: one latency visit of 2 tasks,
+  // one bandwidth visit of 2 pairs x 3 ops.
+  ASSERT_EQ(rotation.every_round.size(), 2u + 2u * 3);
+  // Rotated in whole visits: per kind, node 0's other 6 pairs and the 8 pairs of each other node.
+  ASSERT_EQ(rotation.rotated.size(), 8u + 8u);
 
   TaskCostEstimate costs;
   EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 1) << "costs unknown: the first cycle runs everything once";
-  costs.Observe(&LatencyProbe(), 0.05);
-  costs.Observe(&BandwidthProbe(), 0.04);  // per op
-  // Full round: 64 x 0.05 + 192 x 0.04 = 10.88 s. Representatives: 0.1 + 0.24 = 0.34 s.
-  EXPECT_EQ(RotationRounds(rotation, costs, 11.0), 1) << "fits: no rotation";
-  // 0.6 s a round (0.2% of a CPU x 300 s): room 0.26 s for 10.54 s of rotated tasks -> 41 rounds.
-  EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 41);
-  // A budget below the representatives' cost still rotates with a quarter of it.
-  EXPECT_EQ(RotationRounds(rotation, costs, 0.2), 124) << "at most one pair per round";
-  // Smoothed, not replaced: latency 0.7 x 0.05 + 0.3 x 0.25 = 0.11 s. Representatives 0.46 s, so the
-  // room is a quarter of the budget (0.15 s) for 6.82 + 7.44 s of rotated tasks: 95.07 -> 96 rounds.
-  costs.Observe(&LatencyProbe(), 0.25);
-  EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 96);
+  costs.Observe(&LatencyProbe(), 0.045, /*starts_visit=*/true);
+  costs.Observe(&LatencyProbe(), 0.025, false);
+  costs.Observe(&BandwidthProbe(), 0.25, true);  // a 256 MiB buffer prepared, then one op
+  costs.Observe(&BandwidthProbe(), 0.02, false);
+  // Full round: latency 8 x 0.045 + 56 x 0.025 = 1.76 s, bandwidth 8 x 0.25 + 184 x 0.02 = 5.68 s: 7.44 s.
+  // Representatives: 0.045 + 0.025 + 0.25 + 5 x 0.02 = 0.42 s. Rotated visits: 7.27 s.
+  EXPECT_EQ(RotationRounds(rotation, costs, 4.0), 1) << "7.44 s <= 2 x 4 s: stretching the round costs less";
+  // 3 s a round: rounds of up to 2 x 3 s, room 6 - 0.42 = 5.58 s for 7.27 s -> 1.3 -> 2 rounds.
+  EXPECT_EQ(RotationRounds(rotation, costs, 3.0), 2);
+  // 0.6 s a round (0.2% of a CPU x 300 s): room 1.2 - 0.42 = 0.78 s for 7.27 s -> 9.3 -> 10 rounds,
+  // each lasting about 2 intervals.
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.6), 10);
+  // Representatives above 2 budgets: still one budget per round for the rotated visits: 7.27 / 0.2 -> 16.
+  EXPECT_EQ(RotationRounds(rotation, costs, 0.2), 16) << "at most one visit a round";
+  // Smoothed, not replaced: bandwidth visits 0.7 x 0.25 + 0.3 x 0.05 = 0.19 s; full 6.96 s > 2 x 3 s;
+  // representatives 0.36 s, room 5.64 s for 6.79 s -> 1.2 -> 2 rounds.
+  costs.Observe(&BandwidthProbe(), 0.05, true);
+  EXPECT_EQ(RotationRounds(rotation, costs, 3.0), 2);
+  EXPECT_EQ(RotationRounds(rotation, costs, 3.5), 1) << "6.96 s <= 7 s";
 }
 
 }  // namespace

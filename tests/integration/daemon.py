@@ -13,6 +13,11 @@ import pytest
 
 # Small buffers and short samples so a round takes well under a second of CPU;
 # the schedule and budget are the test's to choose.
+# Sanitizer builds run every probe several times slower, and their SCHED_IDLE
+# probes lose more rounds to a busy machine (disturbed runs, retried): the
+# default waits scale with it.
+SANITIZED_SLOWDOWN = 5 if os.environ.get("NUMAPROBE_SANITIZED") == "1" else 1
+
 FAST_CONFIG = """\
 probes:
   latency: {{stride_bytes: 128, buffer_size: 64MiB, samples: 5, loads_per_sample: {loads}}}
@@ -92,7 +97,7 @@ class Daemon:
         assert status == 200, body
         return body
 
-    def wait_ready(self, timeout=60):
+    def wait_ready(self, timeout=60 * SANITIZED_SLOWDOWN):
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.get("/-/ready")[0] == 200:
@@ -101,7 +106,7 @@ class Daemon:
             time.sleep(0.2)
         raise AssertionError(f"not ready within {timeout}s:\n{self.logs()}")
 
-    def wait_for(self, predicate, timeout=30, what="condition"):
+    def wait_for(self, predicate, timeout=30 * SANITIZED_SLOWDOWN, what="condition"):
         deadline = time.time() + timeout
         while time.time() < deadline:
             if predicate():

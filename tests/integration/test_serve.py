@@ -54,7 +54,11 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
         d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="baseline")
         c2c = "numaprobe_core_to_core_latency_seconds"
         if two_cpus():
-            # core_to_core has no baseline, so the baseline does not wait for it.
+            # core_to_core has no baseline, so the baseline does not wait for
+            # it: wait for its first run to end (under a sanitizer on a busy
+            # machine that can take minutes), then for its figure.
+            d.wait_for(lambda: sum(v for labels, v in parse_metrics(d.metrics()).get("numaprobe_probe_runs_total", [])
+                                   if labels["probe"] == "core_to_core") > 0, what="a core-to-core run")
             try:
                 d.wait_for(lambda: c2c in parse_metrics(d.metrics()), timeout=30, what="a core-to-core figure")
             except AssertionError:
