@@ -630,7 +630,9 @@ def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_m
 
     metrics = {(n, tuple(sorted(l.items()))): v for n, l, v in parse_metrics(res.text("metrics"))}
     rounds = metrics[("numaprobe_rotation_rounds", ())]
-    assert rounds == int(schedules[-1][3])
+    # The estimate can change the count between cycles (and a new cycle may be
+    # logged after the last scrape): the exported count is one the log announced.
+    assert rounds in {int(s[3]) for s in schedules}, (rounds, schedules)
     assert metrics[("numaprobe_refresh_interval_seconds", ())] >= rounds * 1.0, "a rotated series refreshes once a cycle"
 
     # After rotation began: every pair ran (none starved), representatives every round.
