@@ -33,11 +33,11 @@ kernels::Topology Fixture(const std::string& name) {
   return std::move(topology).value();
 }
 
-// The default config's full round on `topology`.
-std::vector<Task> FullRound(const kernels::Topology& topology) {
+// The full round of `config` (default: the default config) on `topology`.
+std::vector<Task> FullRound(const kernels::Topology& topology, const Config& config = Config{}) {
   auto plan = BuildPlan(PlanOptions{}, topology);
   EXPECT_TRUE(plan.ok()) << plan.failure().reason;
-  return RoundTasks(plan.value(), Config{}, topology);
+  return RoundTasks(plan.value(), config, topology);
 }
 
 // How many times a new visit starts (buffers prepared) in `tasks`.
@@ -148,9 +148,7 @@ TEST(RotationRounds, FromMeasuredCostsVisitsAndTheBudgetOfOneInterval) {
   const kernels::Topology topology = Nodes(8);
   Config config;
   config.core_to_core.enabled = false;
-  auto plan = BuildPlan(PlanOptions{}, topology);
-  ASSERT_TRUE(plan.ok());
-  const Rotation rotation = SplitRound(RoundTasks(plan.value(), config, topology), topology);
+  const Rotation rotation = SplitRound(FullRound(topology, config), topology);
   // Representatives (0,0) and (1,0), on node 0: one latency visit of 2 tasks,
   // one bandwidth visit of 2 pairs x 3 ops.
   ASSERT_EQ(rotation.every_round.size(), 2u + 2u * 3);
