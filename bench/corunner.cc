@@ -5,8 +5,11 @@
 //   --mode chase:  a dependent pointer chase over a 256 MiB buffer; reports
 //                  the mean latency of each 10 ms window and their p50/p99
 //                  (the latency-sensitive co-runner).
-// Usage: corunner --mode stream|chase --cpu N --seconds S
+//   --trace FILE:  (chase) also writes each window as "unix_seconds mean_ns",
+//                  to line windows up with the daemon's log.
+// Usage: corunner --mode stream|chase --cpu N --seconds S [--trace FILE]
 #include <sched.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -56,7 +59,13 @@ int Stream(double seconds) {
   return 0;
 }
 
-int Chase(double seconds) {
+double UnixSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+int Chase(double seconds, const std::string& trace) {
   auto buffer = k::LatencyBuffer::Create({.mem_node = 0, .bytes = 256u << 20, .allow_cache_hits = true});
   if (!buffer.ok()) {
     std::fprintf(stderr, "buffer: %s\n", buffer.failure().reason.c_str());
@@ -66,10 +75,12 @@ int Chase(double seconds) {
   constexpr std::int64_t kWindowNs = 10'000'000;
   void* p = buffer->cursor();
   std::vector<double> windows;
+  std::vector<double> starts;  // unix seconds of each window, for --trace
   const std::int64_t end = k::MonotonicNs() + static_cast<std::int64_t>(seconds * 1e9);
   while (true) {
     const std::int64_t w0 = k::MonotonicNs();
     if (w0 >= end) break;
+    if (!trace.empty()) starts.push_back(UnixSeconds());
     std::uint64_t loads = 0;
     std::int64_t now = w0;
     while (now - w0 < kWindowNs) {
@@ -81,6 +92,15 @@ int Chase(double seconds) {
   }
   double sum = 0;
   for (double w : windows) sum += w;
+  if (!trace.empty()) {
+    FILE* f = std::fopen(trace.c_str(), "w");
+    if (f == nullptr) {
+      std::perror(trace.c_str());
+      return 1;
+    }
+    for (std::size_t i = 0; i < windows.size(); ++i) std::fprintf(f, "%.6f %.3f\n", starts[i], windows[i]);
+    std::fclose(f);
+  }
   std::printf(
       "{\"mode\": \"chase\", \"windows\": %zu, \"mean_ns\": %.3f, \"p50_ns\": %.3f, \"p99_ns\": %.3f, "
       "\"max_ns\": %.3f, \"sink\": %d}\n",
@@ -95,6 +115,7 @@ int main(int argc, char** argv) {
   std::string mode = "stream";
   int cpu = 0;
   double seconds = 10;
+  std::string trace;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--mode")
@@ -103,6 +124,8 @@ int main(int argc, char** argv) {
       cpu = std::atoi(argv[i + 1]);
     else if (flag == "--seconds")
       seconds = std::atof(argv[i + 1]);
+    else if (flag == "--trace")
+      trace = argv[i + 1];
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -110,7 +133,7 @@ int main(int argc, char** argv) {
   }
   Pin(cpu);
   if (mode == "stream") return Stream(seconds);
-  if (mode == "chase") return Chase(seconds);
+  if (mode == "chase") return Chase(seconds, trace);
   std::fprintf(stderr, "--mode must be stream or chase\n");
   return 2;
 }

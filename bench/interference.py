@@ -12,7 +12,11 @@ is started 0.5 s before the co-runner, so each window holds its first probes
 (a latency probe, then bandwidth visits as the duty cycle allows): the busiest
 stretch of its life, not its steady state.
 
-Usage: bench/interference.py BUILD_DIR [--cpu 0] [--seconds 30] [--reps 3]
+--before BINARY adds a fourth configuration, the default budget run by another
+numaprobe binary (an older build), interleaved with the rest: a before/after
+of a change to the probes, side by side in one run.
+
+Usage: bench/interference.py BUILD_DIR [--cpu 0] [--seconds 30] [--reps 3] [--before BINARY]
 Prints a Markdown table for docs/performance.md. Not a test: figures depend on
 the machine; the goal (throughput >= 99.5% of daemon-off, p99 within noise) is
 reported, not asserted.
@@ -53,10 +57,10 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(build, mode, cpu, seconds, config):
+def run_once(build, mode, cpu, seconds, config, binary):
     daemon = None
     if config:
-        daemon = subprocess.Popen([os.path.join(build, "numaprobe"), "serve", "--config.file", config,
+        daemon = subprocess.Popen([binary, "serve", "--config.file", config,
                                    "--web.listen-address", "127.0.0.1:0"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # the window then holds the daemon's first probes, paced from there
@@ -80,16 +84,20 @@ def main():
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--before", help="another numaprobe binary, run at the default budget too")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="numaprobe-interference-")
     duty = default_duty_cycle()
-    configs = [("off", None), (f"default ({duty * 100:g}%)", config_with(tmp, duty)),
-               (f"10x ({duty * 1000:g}%)", config_with(tmp, duty * 10))]
-    results = {(mode, name): [] for mode in ("stream", "chase") for name, _ in configs}
+    binary = os.path.join(args.build, "numaprobe")
+    configs = [("off", None, None), (f"default ({duty * 100:g}%)", config_with(tmp, duty), binary),
+               (f"10x ({duty * 1000:g}%)", config_with(tmp, duty * 10), binary)]
+    if args.before:
+        configs.insert(1, (f"default, before ({duty * 100:g}%)", config_with(tmp, duty), args.before))
+    results = {(mode, name): [] for mode in ("stream", "chase") for name, _, _ in configs}
     for rep in range(args.reps):
         for mode in ("stream", "chase"):
-            for name, config in configs:
-                r = run_once(args.build, mode, args.cpu, args.seconds, config)
+            for name, config, daemon_binary in configs:
+                r = run_once(args.build, mode, args.cpu, args.seconds, config, daemon_binary)
                 results[(mode, name)].append(r)
                 print(f"rep {rep} {mode:6} {name:16} {json.dumps(r)}", file=sys.stderr, flush=True)
 
@@ -100,14 +108,14 @@ def main():
     off_bw = statistics.median(r["bytes_per_second"] for r in results[("stream", "off")])
     off_p99 = statistics.median(r["p99_ns"] for r in results[("chase", "off")])
     off_p50 = statistics.median(r["p50_ns"] for r in results[("chase", "off")])
-    for name, _ in configs:
+    for name, _, _ in configs:
         runs = results[("stream", name)]
         bw = statistics.median(r["bytes_per_second"] for r in runs)
         cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
         spread = (max(r["bytes_per_second"] for r in runs) - min(r["bytes_per_second"] for r in runs)) / bw
         print(f"| stream copy | {name} | {bw / 1e9:.3f} GB/s (run spread {spread * 100:.1f}%) | "
               f"{bw / off_bw * 100:.2f}% | {cpu:.2f} s |")
-    for name, _ in configs:
+    for name, _, _ in configs:
         runs = results[("chase", name)]
         p50 = statistics.median(r["p50_ns"] for r in runs)
         p99 = statistics.median(r["p99_ns"] for r in runs)

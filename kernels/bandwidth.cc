@@ -37,22 +37,24 @@ std::string Validate(const BandwidthBuffer& buffer, const BandwidthRunSpec& spec
   if (spec.burst_bytes % kLine != 0 || spec.burst_bytes < kMinBurstBytes) {
     return "burst_bytes " + std::to_string(spec.burst_bytes) + " must be a multiple of 64 and >= 4 KiB";
   }
-  const bool copy = spec.op == BandwidthOp::kCopy;
-  const std::size_t sides = copy ? 2 : 1;
-  const std::size_t footprint = spec.burst_bytes * sides * spec.cpus.size();
-  if (buffer.info().bytes < MinBandwidthBufferBytes(spec.burst_bytes, spec.cpus.size(), copy)) {
+  const std::size_t footprint = spec.burst_bytes * spec.cpus.size();
+  if (buffer.info().bytes < MinBandwidthBufferBytes(spec.burst_bytes, spec.cpus.size())) {
     return "buffer of " + Bytes(buffer.info().bytes) + " is smaller than 4 x the burst footprint of " +
            Bytes(footprint) + " (" + std::to_string(spec.cpus.size()) +
            (spec.cpus.size() == 1 ? " thread x " : " threads x ") + Bytes(spec.burst_bytes) +
-           (sides == 2 ? " x 2 for copy" : "") + "), so bursts could not rotate";
+           "), so bursts could not rotate";
   }
   return {};
 }
 
 }  // namespace
 
-std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads, bool copy) {
-  return kMinRotations * burst_bytes * threads * (copy ? 2 : 1);
+std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads) {
+  return kMinRotations * burst_bytes * threads;
+}
+
+std::size_t BytesPerSide(BandwidthOp op, std::size_t burst_bytes) {
+  return op == BandwidthOp::kCopy ? burst_bytes / 2 / kLine * kLine : burst_bytes;
 }
 
 std::string_view BandwidthOpName(BandwidthOp op) {
@@ -125,7 +127,8 @@ BandwidthResult MeasureBandwidth(BandwidthBuffer& buffer, const BandwidthRunSpec
   }
   // STREAM / likwid-bench accounting: bytes the kernel loads plus bytes it
   // stores; the write-allocate reads of copy's regular stores are not counted.
-  result.bytes_per_burst = spec.burst_bytes * spec.cpus.size() * (spec.op == BandwidthOp::kCopy ? 2 : 1);
+  const std::size_t sides = spec.op == BandwidthOp::kCopy ? 2 : 1;
+  result.bytes_per_burst = BytesPerSide(spec.op, spec.burst_bytes) * sides * spec.cpus.size();
   RunBursts(buffer, spec, result);
   return result;
 }

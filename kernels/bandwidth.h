@@ -26,10 +26,15 @@ inline constexpr BandwidthOp kAllBandwidthOps[] = {BandwidthOp::kRead, Bandwidth
 std::string_view BandwidthOpName(BandwidthOp op);  // "read", "write", "copy": also what config and flags accept
 
 // The smallest buffer on which `threads` threads' bursts of `burst_bytes`
-// rotate: four burst footprints (two sides for copy), so no burst starts on
-// lines its predecessor left in the LLC. MeasureBandwidth refuses less; the
-// config checks it up front with the same rule.
-std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads, bool copy);
+// rotate: four burst footprints, so no burst starts on lines its predecessor
+// left in the LLC. MeasureBandwidth refuses less; the config checks it up front
+// with the same rule.
+std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads);
+
+// Bytes one thread loads (and, for copy, stores) per burst of `burst_bytes`:
+// copy splits the burst between its two sides (a multiple of 64 each), so a
+// burst of every op moves `burst_bytes` as its figure counts them.
+std::size_t BytesPerSide(BandwidthOp op, std::size_t burst_bytes);
 
 // Instruction set of the inner loops; kAuto picks AVX2 when the CPU has it.
 // AVX-512 is never picked automatically: 512-bit instructions can lower the
@@ -63,9 +68,12 @@ class BandwidthBuffer {
 struct BandwidthRunSpec {
   std::vector<int> cpus;  // one pinned thread per CPU; one CPU by default
   BandwidthOp op = BandwidthOp::kRead;
-  // Bytes each thread moves per burst (copy: per side). 32 MiB is ~1 ms of
-  // reads at 35 GB/s: with rotation it agrees with 64 MiB bursts within noise
-  // (docs/performance.md), and keeps a copy estimate well under 50 ms of CPU.
+  // Bytes each thread moves per burst, counted as the figure counts them
+  // (copy: half loaded, half stored; BytesPerSide), so every op's burst lasts
+  // about as long: ~1-2 ms here. A burst saturates the memory a workload
+  // beside it uses; copy used to move 32 MiB per side, a stall twice as long
+  // for the same figure (docs/performance.md, "Interference"). With rotation,
+  // 32 MiB agrees with 64 MiB bursts within noise.
   std::size_t burst_bytes = 32u << 20;
   int bursts = 5;        // accepted bursts wanted
   int max_attempts = 0;  // 0: 3 * bursts

@@ -185,9 +185,10 @@ class BurstRun {
                                     std::to_string(d.context_switch) + ", migration " + std::to_string(d.migration) +
                                     ", timeout " + std::to_string(d.timeout) + ")");
     } else {
-      const std::size_t warmup = std::min(spec_.warmup_bytes, spec_.burst_bytes) / kLine * kLine;
+      const std::size_t warmup =
+          BytesPerSide(spec_.op, std::min(spec_.warmup_bytes, spec_.burst_bytes) / kLine * kLine);
       last_ = (last_ == Burst::kNone && warmup > 0) ? Burst::kWarmup : Burst::kTimed;
-      const std::size_t offset = Plan(last_ == Burst::kWarmup ? warmup : spec_.burst_bytes);
+      const std::size_t offset = Plan(last_ == Burst::kWarmup ? warmup : BytesPerSide(spec_.op, spec_.burst_bytes));
       if (last_ == Burst::kTimed) result_.burst_offsets.push_back(offset);
     }
   }
@@ -209,7 +210,7 @@ class BurstRun {
   // Gives every thread its slice of the next burst, starting at the rotating
   // cursor, and returns the burst's first offset. A burst that would run past
   // the end of the buffer starts at 0 instead.
-  std::size_t Plan(std::size_t bytes_per_thread) {
+  std::size_t Plan(std::size_t bytes_per_thread) {  // per side
     const bool copy = spec_.op == BandwidthOp::kCopy;
     const std::size_t footprint = bytes_per_thread * (copy ? 2 : 1);
     std::size_t base = buffer_.cursor() / kLine * kLine;

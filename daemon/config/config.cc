@@ -96,24 +96,22 @@ void ReadBandwidth(ConfigSection& probes, ConfigErrors& errors, Config::Bandwidt
   // so the operator sees the key. Checked only when its inputs parsed, to
   // avoid a second, confusing error.
   const std::string path = s.path() + ".";
-  for (const char* key : {"ops", "threads", "buffer_size", "burst_size"}) {
+  for (const char* key : {"threads", "buffer_size", "burst_size"}) {
     if (errors.Has(path + key)) return;
   }
-  const bool copy = std::find(bandwidth.ops.begin(), bandwidth.ops.end(), k::BandwidthOp::kCopy) != bandwidth.ops.end();
   const std::uint64_t minimum =
-      k::MinBandwidthBufferBytes(bandwidth.burst_bytes, static_cast<std::size_t>(bandwidth.threads), copy);
+      k::MinBandwidthBufferBytes(bandwidth.burst_bytes, static_cast<std::size_t>(bandwidth.threads));
   if (bandwidth.buffer_bytes < minimum) {
     // Blame the key the operator wrote: with only "threads: 8" set, that line.
     const char* key = "buffer_size";
-    for (const char* written : {"buffer_size", "burst_size", "threads", "ops"}) {
+    for (const char* written : {"buffer_size", "burst_size", "threads"}) {
       if (s.Has(written)) {
         key = written;
         break;
       }
     }
-    s.Error(key, "buffer_size " + FormatSize(bandwidth.buffer_bytes) + " must be at least 4 x burst_size x threads" +
-                     (copy ? " x 2 (copy)" : "") + " = " + FormatSize(minimum) +
-                     ", so consecutive bursts touch different memory");
+    s.Error(key, "buffer_size " + FormatSize(bandwidth.buffer_bytes) + " must be at least 4 x burst_size x threads = " +
+                     FormatSize(minimum) + ", so consecutive bursts touch different memory");
   }
 }
 

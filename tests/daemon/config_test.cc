@@ -241,9 +241,9 @@ TEST(ParseConfig, EveryNumericKeyIsRangeChecked) {
       {"probes:\n  bandwidth:\n    bursts: 101\n", "probes.bandwidth.bursts", "[1, 100]"},
       {"probes:\n  bandwidth:\n    ops: []\n", "probes.bandwidth.ops", "must not be empty"},
       {"probes:\n  bandwidth:\n    ops: [read, read]\n", "probes.bandwidth.ops", "'read' is listed twice"},
-      {"probes:\n  bandwidth:\n    buffer_size: 128MiB\n", "probes.bandwidth.buffer_size",
-       "at least 4 x burst_size x threads x 2 (copy) = 256MiB"},
-      {"probes:\n  bandwidth:\n    threads: 4\n", "probes.bandwidth.threads", "= 1GiB"},
+      {"probes:\n  bandwidth:\n    buffer_size: 96MiB\n", "probes.bandwidth.buffer_size",
+       "at least 4 x burst_size x threads = 128MiB"},
+      {"probes:\n  bandwidth:\n    threads: 4\n", "probes.bandwidth.threads", "= 512MiB"},
       {"probes:\n  core_to_core:\n    samples: 101\n", "probes.core_to_core.samples", "[1, 100]"},
       {"probes:\n  core_to_core:\n    round_trips: 5\n", "probes.core_to_core.round_trips", "[10, 1000000]"},
       {"schedule:\n  duty_cycle: 0.9\n", "schedule.duty_cycle", "0.9 is out of range [0.00001, 0.5]"},
@@ -272,8 +272,8 @@ TEST(ParseConfig, CrossFieldRules) {
               Contains(Error("probes", 1, "every probe is disabled")));
   EXPECT_THAT(Errors("memory:\n  budget: 128MiB\n"),
               Contains(Error("probes.bandwidth.buffer_size", 2, "larger than memory.budget (128MiB)")));
-  // Without copy the buffer needs only 4 burst footprints.
-  Parsed("probes:\n  bandwidth: {ops: [read, write], buffer_size: 128MiB}\nmemory: {budget: 128MiB}\n");
+  // Copy splits its burst between its sides, so 4 bursts is the minimum with any ops.
+  Parsed("probes:\n  bandwidth: {buffer_size: 128MiB}\nmemory: {budget: 128MiB}\n");
   // A bad input to a rule yields one error, not a second one from the rule.
   EXPECT_THAT(Errors("probes:\n  bandwidth: {threads: many}\n"), SizeIs(1));
 }

@@ -144,7 +144,7 @@ TEST_F(MeasureBandwidthTest, CountsBytesExactly) {
     const BandwidthRunSpec spec = Spec(op);
     const BandwidthResult r = MeasureBandwidth(buffer, spec);
     ASSERT_EQ(r.outcome, Outcome::kOk) << BandwidthOpName(op) << ": " << r.reason;
-    const std::uint64_t per_burst = spec.burst_bytes * (op == BandwidthOp::kCopy ? 2 : 1);
+    const std::uint64_t per_burst = spec.burst_bytes;  // copy: half loaded, half stored
     EXPECT_EQ(r.bytes_per_burst, per_burst);
     EXPECT_EQ(r.bytes_per_second.n, 3u);
     EXPECT_EQ(r.bytes_total, per_burst * r.bytes_per_second.n);
@@ -154,14 +154,31 @@ TEST_F(MeasureBandwidthTest, CountsBytesExactly) {
   }
 }
 
+TEST(BandwidthBurstTest, CopySplitsItsBurstBetweenItsSidesInWholeLines) {
+  EXPECT_EQ(BytesPerSide(BandwidthOp::kRead, 256u << 10), 256u << 10);
+  EXPECT_EQ(BytesPerSide(BandwidthOp::kWrite, 256u << 10), 256u << 10);
+  EXPECT_EQ(BytesPerSide(BandwidthOp::kCopy, 256u << 10), 128u << 10);
+  EXPECT_EQ(BytesPerSide(BandwidthOp::kCopy, (256u << 10) + 64), 128u << 10);  // half of 4097 lines: 2048 each
+  EXPECT_EQ(MinBandwidthBufferBytes(32u << 20, 2), 256u << 20);
+}
+
+TEST_F(MeasureBandwidthTest, CopyCountsTheBytesItReallyMoved) {
+  BandwidthBuffer buffer = MakeBuffer(16u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kCopy);
+  spec.burst_bytes = (256u << 10) + 64;  // an odd number of lines: each side gets 2048
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  EXPECT_EQ(r.bytes_per_burst, 256u << 10);
+}
+
 TEST_F(MeasureBandwidthTest, BurstsRotateAndNeverRunPastTheEnd) {
   BandwidthBuffer buffer = MakeBuffer(4u << 20);
   BandwidthRunSpec spec = Spec(BandwidthOp::kCopy);
-  spec.bursts = 12;  // 8 copy footprints of 512 KiB fit: the cursor must wrap
+  spec.bursts = 20;  // 16 copy footprints of 256 KiB fit: the cursor must wrap
   const BandwidthResult r = MeasureBandwidth(buffer, spec);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
-  const std::size_t footprint = 2 * spec.burst_bytes;
-  ASSERT_GE(r.burst_offsets.size(), 12u);
+  const std::size_t footprint = spec.burst_bytes;  // 128 KiB loaded + 128 KiB stored
+  ASSERT_GE(r.burst_offsets.size(), 20u);
   bool wrapped = false;
   for (std::size_t i = 0; i < r.burst_offsets.size(); ++i) {
     EXPECT_LE(r.burst_offsets[i] + footprint, buffer.info().bytes) << "burst " << i;
@@ -192,7 +209,7 @@ TEST_F(MeasureBandwidthTest, RejectsInvalidSpecsWithReasons) {
   EXPECT_EQ(MeasureBandwidth(buffer, spec).outcome, Outcome::kInvalidSpec);
 
   spec = Spec(BandwidthOp::kCopy);
-  spec.burst_bytes = 1u << 20;  // copy footprint 2 MiB: 4 MiB holds 2, not 4
+  spec.burst_bytes = 2u << 20;  // footprint 2 MiB: 4 MiB holds 2, not 4
   r = MeasureBandwidth(buffer, spec);
   EXPECT_EQ(r.outcome, Outcome::kInvalidSpec);
   EXPECT_THAT(r.reason, HasSubstr("4 MiB"));
@@ -211,7 +228,7 @@ TEST_F(MeasureBandwidthTest, TwoThreadsOnTwoCpus) {
     const BandwidthRunSpec spec = Spec(op, {cpus[0], cpus[1]});
     const BandwidthResult r = MeasureBandwidth(buffer, spec);
     ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
-    EXPECT_EQ(r.bytes_per_burst, 2 * spec.burst_bytes * (op == BandwidthOp::kCopy ? 2 : 1));
+    EXPECT_EQ(r.bytes_per_burst, 2 * spec.burst_bytes);
     EXPECT_EQ(r.bytes_total, r.bytes_per_burst * 3);
   }
 }
