@@ -12,6 +12,13 @@ is started 0.5 s before the co-runner, so each window holds its first probes
 (a latency probe, then bandwidth visits as the duty cycle allows): the busiest
 stretch of its life, not its steady state.
 
+The p99 of a shared machine moves by itself (stalls of the host, other
+tenants), so for the chase the script also attributes windows: the daemon runs
+with debug logs, which time every probe ("starting X" to "X: ok"), and the
+co-runner writes every window's start (--trace). It reports the p99 of the
+windows outside any probe (+/- one window) and how many windows during probes
+were slower than that: the daemon's own share of the tail.
+
 --before BINARY adds a fourth configuration, the default budget run by another
 numaprobe binary (an older build), interleaved with the rest: a before/after
 of a change to the probes, side by side in one run.
@@ -22,6 +29,7 @@ the machine; the goal (throughput >= 99.5% of daemon-off, p99 within noise) is
 reported, not asserted.
 """
 import argparse
+import datetime
 import json
 import os
 import re
@@ -57,17 +65,56 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(build, mode, cpu, seconds, config, binary):
+def probe_spans(log_text):
+    """(start, end) unix seconds of every probe the daemon's debug log timed."""
+    events = []
+    for m in re.finditer(r'(?m)^ts=(\S+) level=\w+ msg="(.*?)"', log_text):
+        t = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%fZ")
+        events.append((t.replace(tzinfo=datetime.timezone.utc).timestamp(), m.group(2)))
+    spans = []
+    for i, (t0, msg) in enumerate(events):
+        if not msg.startswith("starting "):
+            continue
+        task = msg[len("starting "):]
+        end = next((t for t, later in events[i + 1:] if later.startswith(task + ":")), None)
+        if end is not None:
+            spans.append((t0, end))
+    return spans
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[int(p * (len(values) - 1))] if values else 0.0
+
+
+def attribute(trace_path, spans, window=0.01):
+    """The chase's tail without the windows that overlapped a probe, and the
+    probe windows slower than it."""
+    windows = [tuple(map(float, line.split())) for line in open(trace_path)]
+    during = lambda t: any(a - window <= t <= b for a, b in spans)
+    rest = [v for t, v in windows if not during(t)]
+    probing = [v for t, v in windows if during(t)]
+    p99_rest = percentile(rest, 0.99)
+    return {"p99_outside_probes_ns": p99_rest, "windows_during_probes": len(probing),
+            "probe_windows_above_that_p99": sum(v > p99_rest for v in probing)}
+
+
+def run_once(build, mode, cpu, seconds, config, binary, tmp):
     daemon = None
+    log_path = os.path.join(tmp, "daemon.log")
+    trace_path = os.path.join(tmp, "windows.trace")
     if config:
-        daemon = subprocess.Popen([binary, "serve", "--config.file", config,
-                                   "--web.listen-address", "127.0.0.1:0"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(log_path, "w") as log:
+            daemon = subprocess.Popen([binary, "serve", "--config.file", config, "--log.level", "debug",
+                                       "--web.listen-address", "127.0.0.1:0"],
+                                      stdout=subprocess.DEVNULL, stderr=log)
         time.sleep(0.5)  # the window then holds the daemon's first probes, paced from there
     try:
         c0 = cpu_seconds(daemon.pid) if daemon else 0
-        out = subprocess.run([os.path.join(build, "bench", "corunner"), "--mode", mode, "--cpu", str(cpu),
-                              "--seconds", str(seconds)], capture_output=True, text=True, check=True).stdout
+        cmd = [os.path.join(build, "bench", "corunner"), "--mode", mode, "--cpu", str(cpu), "--seconds", str(seconds)]
+        if mode == "chase":
+            cmd += ["--trace", trace_path]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         used = cpu_seconds(daemon.pid) - c0 if daemon else 0
     finally:
         if daemon:
@@ -75,6 +122,8 @@ def run_once(build, mode, cpu, seconds, config, binary):
             daemon.wait(timeout=30)
     result = json.loads(out)
     result["daemon_cpu_seconds"] = used
+    if mode == "chase":
+        result.update(attribute(trace_path, probe_spans(open(log_path).read()) if daemon else []))
     return result
 
 
@@ -97,7 +146,7 @@ def main():
     for rep in range(args.reps):
         for mode in ("stream", "chase"):
             for name, config, daemon_binary in configs:
-                r = run_once(args.build, mode, args.cpu, args.seconds, config, daemon_binary)
+                r = run_once(args.build, mode, args.cpu, args.seconds, config, daemon_binary, tmp)
                 results[(mode, name)].append(r)
                 print(f"rep {rep} {mode:6} {name:16} {json.dumps(r)}", file=sys.stderr, flush=True)
 
@@ -124,6 +173,24 @@ def main():
         print(f"| chase (10 ms windows) | {name} | p50 {p50:.1f} ns, p99 {p99:.1f} ns | p50 {p50 / off_p50 * 100:.1f}%, "
               f"p99 {p99 / off_p99 * 100:.1f}% (daemon-off p99 range {min(p99s):.1f}-{max(p99s):.1f} ns) | "
               f"{cpu:.2f} s |")
+    print_attribution(configs, results)
+
+
+def print_attribution(configs, results):
+    print("\nThe chase's tail, attributed (per run: p99 of all windows / of the windows outside any probe; "
+          "windows during probes, and how many of them were slower than that p99):\n")
+    print("| daemon | p99 all / outside probes, per run | the probes' share of p99, median (range) | "
+          "windows during probes: slower than p99 outside, per run |")
+    print("|---|---|---|---|")
+    for name, config, _ in configs:
+        if config is None:
+            continue
+        runs = results[("chase", name)]
+        shares = [r["p99_ns"] / r["p99_outside_probes_ns"] - 1 for r in runs]
+        per_run = ", ".join(f"{r['p99_ns']:.1f} / {r['p99_outside_probes_ns']:.1f}" for r in runs)
+        windows = ", ".join(f"{r['windows_during_probes']}: {r['probe_windows_above_that_p99']}" for r in runs)
+        print(f"| {name} | {per_run} ns | {statistics.median(shares) * 100:+.1f}% "
+              f"({min(shares) * 100:+.1f}% to {max(shares) * 100:+.1f}%) | {windows} |")
 
 
 if __name__ == "__main__":
