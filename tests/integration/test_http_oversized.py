@@ -19,11 +19,13 @@ MIB = 1 << 20
 # threads that served their first oversized request). 16 MiB is the margin: a
 # leak of the oversized input itself (1 MiB a request) would be 100+ MiB.
 RSS_GROWTH_BOUND = 16 * MIB
-# TSan keeps shadow memory and per-thread state for each worker that wakes up
-# (16.5 MiB of growth seen on a 1.2 GiB base): 48 MiB there, still far below
-# what leaking the 1 MiB inputs would cost.
-if "thread" in os.environ.get("NUMAPROBE_SANITIZER", ""):
-    RSS_GROWTH_BOUND = 48 * MIB
+# TSan keeps shadow memory and per-thread state for each of the 1024 civetweb
+# workers the first time it wakes: 16.5 MiB of growth over the 200 requests on
+# an idle machine, 77.2 MiB beside `stress-ng --cpu 1` (slower answers spread
+# the requests over more workers). That is as much as leaking the inputs would
+# cost, so under TSan the memory check cannot tell a leak from a new worker:
+# it runs in the release and ASan builds (both passed beside stress-ng).
+TSAN = "thread" in os.environ.get("NUMAPROBE_SANITIZER", "")
 
 HOSTILE = {
     "1 MiB URI": b"GET /" + b"a" * MIB + b" HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -109,6 +111,9 @@ def test_each_gets_4xx_or_closed(daemon, name):
 
 
 def test_200_oversized_requests_do_not_grow_memory(daemon):
+    if TSAN:
+        pytest.skip("under TSan, resident memory grows with every civetweb worker first woken (77 MiB beside a "
+                    "busy loop): no bound separates that from a leak; release and ASan builds check it")
     names = list(HOSTILE)
     for name in names * 4:  # warm-up: first use of buffers and arenas
         send_hostile(daemon.port, HOSTILE[name])

@@ -70,9 +70,15 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
         missing.remove(c2c)
     elif SLOWDOWN > 1 and c2c in missing:
         # Under a sanitizer runtime the ping-pong threads are preempted in every
-        # sample, so every core_to_core run may be (correctly) discarded as disturbed;
-        # then it must show as such. The release run asserts the figure.
-        assert series(m, "numaprobe_probe_runs_total", probe="core_to_core", result="disturbed")[0] > 0, m
+        # sample, so every core_to_core run may be (correctly) discarded as
+        # disturbed, or end in a timeout when a partner thread was starved (seen
+        # under TSan beside stress-ng --cpu 1); then the runs must show as such.
+        # The release run asserts the figure, also on a busy machine.
+        starved = {r: sum(series(m, "numaprobe_probe_runs_total", probe="core_to_core", result=r))
+                   for r in ("disturbed", "timeout")}
+        runs = {l["result"]: v for l, v in m.get("numaprobe_probe_runs_total", []) if l["probe"] == "core_to_core"}
+        assert sum(starved.values()) > 0, f"no core-to-core figure and no disturbed or timed-out run: {runs}"
+        print(f"sanitizer run: no core-to-core figure; its runs ended {runs}")
         missing.remove(c2c)
     assert not missing, missing
     lat = series(m, "numaprobe_memory_latency_seconds", cpu_node="0", mem_node="0")
