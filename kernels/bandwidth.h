@@ -72,8 +72,8 @@ struct BandwidthRunSpec {
   // (copy: half loaded, half stored; BytesPerSide), so every op's burst lasts
   // about as long: ~1-2 ms here. A burst saturates the memory a workload
   // beside it uses; copy used to move 32 MiB per side, a stall twice as long
-  // for the same figure (docs/performance.md, "Interference"). With rotation,
-  // 32 MiB agrees with 64 MiB bursts within noise.
+  // for the same figure (docs/performance.md, "Harm to the workload beside
+  // the probes"). With rotation, 32 MiB agrees with 64 MiB bursts within noise.
   std::size_t burst_bytes = 32u << 20;
   int bursts = 5;        // accepted bursts wanted
   int max_attempts = 0;  // 0: 3 * bursts

@@ -210,15 +210,15 @@ class BurstRun {
   // Gives every thread its slice of the next burst, starting at the rotating
   // cursor, and returns the burst's first offset. A burst that would run past
   // the end of the buffer starts at 0 instead.
-  std::size_t Plan(std::size_t bytes_per_thread) {  // per side
+  std::size_t Plan(std::size_t bytes_per_side) {
     const bool copy = spec_.op == BandwidthOp::kCopy;
-    const std::size_t footprint = bytes_per_thread * (copy ? 2 : 1);
+    const std::size_t footprint = bytes_per_side * (copy ? 2 : 1);
     std::size_t base = buffer_.cursor() / kLine * kLine;
     if (base + footprint * slots_.size() > buffer_.info().bytes) base = 0;
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       slots_[t].src = base + t * footprint;
-      slots_[t].dst = slots_[t].src + (copy ? bytes_per_thread : 0);
-      slots_[t].bytes = bytes_per_thread;
+      slots_[t].dst = slots_[t].src + (copy ? bytes_per_side : 0);
+      slots_[t].bytes = bytes_per_side;
     }
     buffer_.cursor() = base + footprint * slots_.size();
     return base;
