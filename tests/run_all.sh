@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # Builds numaprobe and runs every test: the layering and format checks, the
-# release build's unit, integration, Prometheus/Grafana and multi-node VM
-# suites, then the unit and integration suites again under ASan+UBSan and
-# under TSan.
+# release build's unit, integration, Prometheus/Grafana, packaging and
+# multi-node VM suites, the unit and integration suites again under
+# ASan+UBSan and under TSan, and short libFuzzer runs.
 # This is the README's test command and exactly what .ci/run executes.
+# Each stage prints its wall time, so a slow stage is visible in the CI log
+# (docs/testing.md keeps the figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash .ci/check-layering
-bash .ci/check-format
+started=$SECONDS
+stage() {
+  local name=$1 t0=$SECONDS
+  shift
+  "$@"
+  echo "run_all: stage $name took $((SECONDS - t0)) s (total $((SECONDS - started)) s)"
+}
+build_and_test() {
+  cmake --preset "$1"
+  cmake --build --preset "$1"
+  ctest --preset "$1"
+}
 
-cmake --preset release
-cmake --build --preset release
-ctest --preset release
-
-for preset in asan tsan; do
-  cmake --preset "$preset"
-  cmake --build --preset "$preset"
-  ctest --preset "$preset"
+stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format'
+for preset in release asan tsan fuzz; do
+  stage "$preset" build_and_test "$preset"
 done
-
-cmake --preset fuzz
-cmake --build --preset fuzz
-ctest --preset fuzz
-echo "run_all: every suite passed"
+echo "run_all: every suite passed in $((SECONDS - started)) s"
