@@ -1,0 +1,72 @@
+// The knobs of the numaprobe mixin. Override them once, e.g.
+//   (import 'mixin.libsonnet') + { _config+:: { selector: 'job="node-numa"' } }
+// and the alerts, the recording rules and the dashboards follow. Why each
+// threshold has its value: docs/detection.md.
+{
+  _config+:: {
+    // Label matchers that select numaprobe's scrape targets.
+    selector: 'job=~"numaprobe.*"',
+    // A label that tells Prometheus servers or clusters apart in a global
+    // view (e.g. 'cluster'); '' when there is none. When set it is kept in
+    // every aggregation and vector match beside instance and job.
+    clusterLabel: '',
+
+    // Where an alert's runbook_url points: the runbook section is the alert
+    // name in lower case. A fork changes `homepage` only.
+    homepage: 'https://github.com/numaprobe/numaprobe',
+    runbookURLPattern: self.homepage + '/blob/main/docs/runbook.md#%s',
+
+    // Gap tolerance: the rules that feed alerts read last_over_time over this
+    // window, so a scrape gap shorter than it does not restart a `for:`.
+    gapWindow: '15m',
+    // Refresh interval assumed for daemons that do not export
+    // numaprobe_refresh_interval_seconds (they ran every 5 minutes).
+    defaultRefreshSeconds: 300,
+
+    // NumaProbeLatencyDrift: recent median over baseline, as a fraction.
+    latencyDriftThreshold: 0.05,
+    // NumaProbeBandwidthDrop: recent median under baseline, as a fraction.
+    bandwidthDropThreshold: 0.12,
+    // Both drift alerts: at refresh intervals up to driftHeldMaxRefreshSeconds
+    // the condition has to hold over driftHeldWindow of recent medians.
+    driftHeldWindow: '20m',
+    driftHeldMaxRefreshSeconds: 600,
+    driftFor: '5m',
+
+    // NumaProbeRemoteLocalRatioOutlier: distance from the cohort median, as a
+    // fraction, both ways; the cohort is the host and its same-CPU peers and
+    // must have at least peerCohortMin members.
+    peerRatioThreshold: 0.08,
+    peerCohortMin: 5,
+    peerFor: '1h',
+
+    topologyChangedFor: '5m',
+
+    // NumaProbeProbesFailing: failed share of runs over failingWindow.
+    probeFailingRatio: 0.25,
+    probeFailingWindow: '1h',
+    probeFailingFor: '30m',
+
+    // NumaProbeProbeStale: last success older than this many refresh intervals.
+    staleRefreshIntervals: 3,
+    staleFor: '10m',
+
+    // NumaProbePlacementFailures: a failure in every placementWindow.
+    placementWindow: '30m',
+    placementFor: '1h',
+
+    // NumaProbeDutyCycleOverBudget: probe CPU over this multiple of the budget.
+    dutyCycleBudgetFactor: 1.25,
+    dutyCycleFor: '30m',
+
+    configReloadFor: '10m',
+    exporterDownFor: '15m',
+    exporterAbsentFor: '15m',
+
+    // Derived from the values above; not meant to be overridden.
+    // The labels that identify one scrape target in `on(...)` and `by(...)`.
+    instanceLabels: std.join(', ', (if self.clusterLabel != '' then [self.clusterLabel] else []) + ['instance', 'job']),
+    // The labels that identify one Prometheus job (the scope of a cohort).
+    jobLabels: std.join(', ', (if self.clusterLabel != '' then [self.clusterLabel] else []) + ['job']),
+  },
+}

@@ -1,0 +1,283 @@
+// numaprobe alerting rules. Thresholds and `for:` durations come from
+// _config (config.libsonnet); what to do when an alert fires is in
+// docs/runbook.md, one section per alert (runbook_url points there). No rule
+// pages (severity critical): a NUMA performance drift degrades a host, it does
+// not take it down; route warnings to a ticket queue.
+//
+// The drift and peer rules read the recording rules (recording.libsonnet);
+// load both into the same Prometheus.
+{
+  prometheusAlerts+:: {
+    local c = $._config,
+    // A description is written over several lines here and published as one
+    // (the lines joined by spaces, like a YAML folded scalar).
+    local fold(text) = std.join(' ', std.split(std.rstripChars(text, '\n'), '\n')),
+    // Gives every alert its severity and runbook link.
+    local alert(rule) = rule {
+      labels: { severity: 'warning' },
+      annotations+: { runbook_url: c.runbookURLPattern % std.asciiLower(rule.alert) },
+    },
+
+    groups+: [
+      {
+        name: 'numaprobe-drift',
+        rules: std.map(alert, [
+          {
+            alert: 'NumaProbeLatencyDrift',
+            // Compares the recent median (the median of a pair's last 3
+            // figures, so one outlier figure cannot move it) with the stored
+            // baseline, which no kernel, microcode, firmware or numaprobe
+            // upgrade replaces. The condition has to hold for about half an
+            // hour of figures: at refresh intervals up to 10 min for 20 min of
+            // recent medians, at longer intervals the median of 3 itself spans
+            // more than 2 rounds. Threshold +5%: halfway between healthy (0)
+            // and the +10% to catch, 5 noise standard deviations from each
+            // (docs/detection.md).
+            expr: |||
+              (
+                  min_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline[%(driftHeldWindow)s]) - 1 > %(latencyDriftThreshold)g
+                and on(%(instanceLabels)s)
+                  instance:numaprobe_refresh_interval_seconds:last <= %(driftHeldMaxRefreshSeconds)g
+              )
+              or
+              (
+                  instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline - 1 > %(latencyDriftThreshold)g
+                and on(%(instanceLabels)s)
+                  instance:numaprobe_refresh_interval_seconds:last > %(driftHeldMaxRefreshSeconds)g
+              )
+            ||| % c,
+            'for': c.driftFor,
+            annotations: {
+              summary: 'Memory latency of a NUMA node pair has risen above its baseline.',
+              description: fold(|||
+                {{ if eq $labels.cpu_node $labels.mem_node }}Local{{ else }}Remote{{ end }}
+                memory latency from CPU node {{ $labels.cpu_node }} to memory node
+                {{ $labels.mem_node }} on {{ $labels.instance }} is
+                +{{ $value | humanizePercentage }} over its baseline (median of the last 3 figures)
+                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
+                since {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}
+                (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeBandwidthDrop',
+            // The same comparison for bandwidth, which is noisier: -12%
+            // (docs/detection.md: the measured figure noise is 3.1%).
+            expr: |||
+              (
+                  1 - max_over_time(instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline[%(driftHeldWindow)s]) > %(bandwidthDropThreshold)g
+                and on(%(instanceLabels)s)
+                  instance:numaprobe_refresh_interval_seconds:last <= %(driftHeldMaxRefreshSeconds)g
+              )
+              or
+              (
+                  1 - instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline > %(bandwidthDropThreshold)g
+                and on(%(instanceLabels)s)
+                  instance:numaprobe_refresh_interval_seconds:last > %(driftHeldMaxRefreshSeconds)g
+              )
+            ||| % c,
+            'for': c.driftFor,
+            annotations: {
+              summary: 'Memory bandwidth of a NUMA node pair has dropped below its baseline.',
+              description: fold(|||
+                {{ $labels.op }} bandwidth from CPU node {{ $labels.cpu_node }} to memory
+                node {{ $labels.mem_node }} on {{ $labels.instance }} is
+                -{{ $value | humanizePercentage }} under its baseline (median of the last 3 figures)
+                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
+                since {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}
+                (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeRemoteLocalRatioOutlier',
+            // Both directions: a ratio far below the peers' is as suspicious as
+            // one above (memory silently landing on the local node looks
+            // "fast"). Needs the host and at least 4 peers of the same job and
+            // CPU model (peerCohortMin 5), so the cohort median stands on
+            // healthy hosts even if two are off.
+            expr: |||
+              (
+                  instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1 > %(peerRatioThreshold)g
+                or
+                  instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1 < -%(peerRatioThreshold)g
+              )
+              and on(%(jobLabels)s, cpu_model, cpu_node, mem_node)
+                cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count >= %(peerCohortMin)g
+            ||| % c,
+            'for': c.peerFor,
+            annotations: {
+              summary: "A host's remote/local memory latency ratio is out of line with same-CPU peers.",
+              description: fold(|||
+                The remote/local latency ratio from CPU node {{ $labels.cpu_node }} to memory
+                node {{ $labels.mem_node }} on {{ $labels.instance }} ({{ $labels.cpu_model }}),
+                from the recent medians, differs by {{ $value | humanizePercentage }} from the
+                median of its peers with the same CPU model, for more than 1 hour.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeTopologyChanged',
+            // The daemon found another node count, other SLIT distances or
+            // another SNC/NPS mode: the old pairs mean nothing any more, so it
+            // recorded a new baseline (origin topology_changed) and drift is
+            // measured against that. Stays until an operator runs `numaprobe
+            // baseline accept` (origin accepted) or `reset`. The `unless` ends
+            // it at the first scrape after that; last_over_time carries it
+            // over scrape gaps.
+            expr: |||
+              max without(fingerprint) (last_over_time(numaprobe_baseline_info{origin="topology_changed"}[%(gapWindow)s]))
+              unless on(%(instanceLabels)s) numaprobe_baseline_info{origin!="topology_changed"}
+            ||| % c,
+            'for': c.topologyChangedFor,
+            annotations: {
+              summary: 'The NUMA topology of a host changed and numaprobe recorded a new baseline.',
+              description: fold(|||
+                The NUMA topology of {{ $labels.instance }} changed (node count, SLIT distances
+                or SNC/NPS mode); numaprobe measures drift against a new baseline since then
+                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
+                (host changes seen: {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}){{ end }}.
+                Compare the topology with its peers, then acknowledge with `numaprobe baseline accept`.
+              |||),
+            },
+          },
+        ]),
+      },
+      {
+        name: 'numaprobe-health',
+        rules: std.map(alert, [
+          {
+            alert: 'NumaProbeProbesFailing',
+            // disturbed (samples discarded, retried) and cancelled (shutdown,
+            // reload) are not failures; bind_failed and placement_* runs are
+            // also counted in numaprobe_placement_failures_total and have
+            // their own alert.
+            expr: |||
+              sum without(result) (increase(numaprobe_probe_runs_total{result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%(probeFailingWindow)s]))
+              /
+              sum without(result) (increase(numaprobe_probe_runs_total[%(probeFailingWindow)s]))
+              > %(probeFailingRatio)g
+            ||| % c,
+            'for': c.probeFailingFor,
+            annotations: {
+              summary: 'A numaprobe probe keeps failing.',
+              description: fold(|||
+                {{ $value | humanizePercentage }} of the {{ $labels.probe }} probe runs on
+                {{ $labels.instance }} failed in the last hour; see
+                numaprobe_probe_runs_total for the result.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeProbeStale',
+            // Judged against the host's own schedule: the daemon exports the
+            // expected time between two figures of one series
+            // (numaprobe_refresh_interval_seconds: 300 s at the default 5 min
+            // rounds, 1800 s when a big plan stretches rounds to 30 min). A
+            // healthy series is at most ~1.2 intervals old (jitter), ~2.4
+            // after one missed round; older than 3 intervals for 10 more
+            // minutes means it is not being refreshed. last_over_time rides
+            // over failed scrapes.
+            expr: |||
+              time() - last_over_time(numaprobe_probe_last_success_timestamp_seconds[%(gapWindow)s])
+              > on(%(instanceLabels)s) group_left()
+                %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last
+            ||| % c,
+            'for': c.staleFor,
+            annotations: {
+              summary: 'A numaprobe measurement has not been refreshed for more than three refresh intervals.',
+              description: fold(|||
+                The {{ $labels.probe }} probe from CPU node {{ $labels.cpu_node }} to memory
+                node {{ $labels.mem_node }} on {{ $labels.instance }} last succeeded
+                {{ $value | humanizeDuration }} ago
+                {{- with printf "instance:numaprobe_refresh_interval_seconds:last{instance=%q,job=%q}" $labels.instance $labels.job | query }}
+                (expected every {{ . | first | value | humanizeDuration }}){{ end }}; its published values are stale.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbePlacementFailures',
+            // Fires when placement keeps failing (every placementWindow for
+            // placementFor), not on a one-off failure.
+            expr: |||
+              increase(numaprobe_placement_failures_total[%(placementWindow)s]) > 0
+            ||| % c,
+            'for': c.placementFor,
+            annotations: {
+              summary: 'numaprobe cannot place or verify probe memory on a NUMA node.',
+              description: fold(|||
+                Probe memory on {{ $labels.instance }} keeps failing placement on memory
+                node {{ $labels.mem_node }} (reason {{ $labels.reason }}); pairs with that
+                node are not measured.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeDutyCycleOverBudget',
+            // last_over_time: a failed scrape does not restart the `for:`.
+            expr: |||
+              last_over_time(numaprobe_duty_cycle_ratio[5m])
+              > %(dutyCycleBudgetFactor)g * last_over_time(numaprobe_duty_cycle_budget_ratio[5m])
+            ||| % c,
+            'for': c.dutyCycleFor,
+            annotations: {
+              summary: 'numaprobe probes use more CPU than their configured budget.',
+              description: fold(|||
+                numaprobe on {{ $labels.instance }} spent {{ $value | humanizePercentage }}
+                of one CPU on probes over the trailing 10 minutes, against a budget of
+                {{ with printf "numaprobe_duty_cycle_budget_ratio{instance=%q,job=%q}" $labels.instance $labels.job | query }}{{ . | first | value | humanizePercentage }}{{ end }}.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeConfigReloadFailed',
+            expr: |||
+              last_over_time(numaprobe_config_last_reload_successful[5m]) == 0
+            |||,
+            'for': c.configReloadFor,
+            annotations: {
+              summary: 'numaprobe could not reload its configuration.',
+              description: fold(|||
+                The last configuration reload of numaprobe on {{ $labels.instance }} failed;
+                it keeps running with the previous configuration.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeExporterDown',
+            expr: |||
+              up{%(selector)s} == 0
+            ||| % c,
+            'for': c.exporterDownFor,
+            annotations: {
+              summary: 'Prometheus cannot scrape numaprobe on a host.',
+              description: fold(|||
+                Prometheus has failed to scrape {{ $labels.job }} target
+                {{ $labels.instance }} for more than 15 minutes; its NUMA measurements
+                are missing.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeExporterAbsent',
+            // Catches what ExporterDown cannot: service discovery dropping
+            // every target. It cannot name a host.
+            expr: |||
+              absent(up{%(selector)s})
+            ||| % c,
+            'for': c.exporterAbsentFor,
+            annotations: {
+              summary: 'Prometheus has no numaprobe scrape target at all.',
+              description: fold(|||
+                No target of a job matching numaprobe.* has been discovered for more than
+                15 minutes{{ with $externalLabels.cluster }} in cluster {{ . }}{{ end }};
+                service discovery or the scrape configuration lost numaprobe.
+              |||),
+            },
+          },
+        ]),
+      },
+    ],
+  },
+}

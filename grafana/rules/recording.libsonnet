@@ -1,0 +1,230 @@
+// numaprobe recording rules: the ratios shared by the dashboards and the
+// alerts (alerts.libsonnet). What is compared with what, the noise model and
+// the thresholds: docs/detection.md.
+//
+// Naming: level:metric:operations (prometheus/docs practices/rules.md). The
+// level lists the labels a result keeps besides job and any target labels from
+// service discovery: `instance_cpu_node_mem_node:` is per host and node pair,
+// `cpu_model_cpu_node_mem_node:` is per fleet cohort (job, cpu_model, pair).
+//
+// Label handling shared by all rules:
+// - per-CPU mode adds `cpu` to the latency series; the per-pair rules take the
+//   median over the CPUs of a node (`quantile without(cpu)`);
+// - a `threads` label appears on bandwidth only when more than one thread is
+//   configured (one value per host); `max without(threads)` drops it on both
+//   sides of a ratio, so current and baseline match whether or not either has it;
+// - cpu_model comes from numaprobe_host_info (one series per target).
+//
+// Failed scrapes: Prometheus marks every series of a target stale after a
+// failed scrape, so an instant selector returns nothing until the next
+// successful one, and a `for:` built on it starts again. The rules that feed
+// alerts therefore read `last_over_time(...[gapWindow])`: the last figure
+// published in the window survives any scrape gap shorter than
+// NumaProbeExporterDown's `for:`. The daemon's figures change once per round
+// (minutes), so the window never mixes up two rounds' worth of anything that
+// matters; a series the daemon withdraws lingers for at most the window.
+{
+  prometheusRules+:: {
+    local c = $._config,
+    // cpu_model of a host from the current numaprobe_host_info, or the last
+    // one seen during a scrape gap (the `or on` keeps a host_info change from
+    // matching two series).
+    local hostCpuModel = |||
+      group by (%(instanceLabels)s, cpu_model) (
+        numaprobe_host_info or on(%(instanceLabels)s) last_over_time(numaprobe_host_info[%(gapWindow)s])
+      )
+    ||| % c,
+    local indent(text, spaces) = std.join('\n' + std.repeat(' ', spaces), std.split(std.rstripChars(text, '\n'), '\n')),
+
+    groups+: [
+      {
+        name: 'numaprobe-ratios',
+        rules: [
+          // Remote/local latency per host and pair from the latest figures, as
+          // exported by the daemon (latency(cpu_node, mem_node) /
+          // latency(cpu_node, cpu_node); 1 for the local pair), with cpu_model
+          // attached. Shown on the dashboards; the peer alert uses the smoothed
+          // ratio_local of the recent medians below.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local',
+            expr: |||
+              quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio)
+              * on(%(instanceLabels)s) group_left(cpu_model)
+                group by (%(instanceLabels)s, cpu_model) (numaprobe_host_info)
+            ||| % c,
+          },
+          // The worst (highest) remote/local ratio of a host: one number per host.
+          {
+            record: 'instance:numaprobe_memory_latency_seconds:max_ratio_local',
+            expr: |||
+              max without(cpu_node, mem_node) (
+                instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local
+              )
+            |||,
+          },
+          // Latest figure vs stored baseline (dashboards): 1.10 means 10% slower.
+          // One figure can be an outlier; the alerts use the recent median below.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_baseline',
+            expr: |||
+              quantile without(cpu) (0.5, numaprobe_memory_latency_seconds)
+              /
+              quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_seconds)
+            |||,
+          },
+          // Latest figure vs stored baseline (dashboards): 0.85 means 15% less bandwidth.
+          {
+            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_bytes_per_second:ratio_baseline',
+            expr: |||
+              max without(threads) (numaprobe_memory_bandwidth_bytes_per_second)
+              /
+              max without(threads) (numaprobe_memory_bandwidth_baseline_bytes_per_second)
+            |||,
+          },
+          // Firmware (SLIT) distance relative to the local distance of the CPU node.
+          // Linux rejects a SLIT whose diagonal is not 10 or whose other entries are
+          // not above 10, so `== 10` selects exactly the local pair.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_numa_distance:ratio_local',
+            expr: |||
+              numaprobe_numa_distance
+              / on(%(instanceLabels)s, cpu_node) group_left()
+                (numaprobe_numa_distance == 10)
+            ||| % c,
+          },
+        ],
+      },
+
+      // What the alerts compare: the daemon's recent median (median of a series'
+      // last 3 figures: one outlier figure cannot move it) against the stored
+      // baseline, gap-tolerant. Also shown on the dashboards.
+      {
+        name: 'numaprobe-detection',
+        rules: [
+          // Expected time between two figures of one series on this host. Daemons
+          // older than this metric ran every defaultRefreshSeconds.
+          {
+            record: 'instance:numaprobe_refresh_interval_seconds:last',
+            expr: |||
+              last_over_time(numaprobe_refresh_interval_seconds[%(gapWindow)s])
+              or on(%(instanceLabels)s)
+                max without(version, revision) (last_over_time(numaprobe_build_info[%(gapWindow)s])) * %(defaultRefreshSeconds)s
+            ||| % c,
+          },
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last',
+            expr: |||
+              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds[%(gapWindow)s]))
+            ||| % c,
+          },
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_baseline_seconds:last',
+            expr: |||
+              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds[%(gapWindow)s]))
+            ||| % c,
+          },
+          // Recent median vs stored baseline: 1.10 means 10% slower than the baseline.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline',
+            expr: |||
+              instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
+              /
+              instance_cpu_node_mem_node:numaprobe_memory_latency_baseline_seconds:last
+            |||,
+          },
+          {
+            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last',
+            expr: |||
+              max without(threads) (last_over_time(numaprobe_memory_bandwidth_recent_median_bytes_per_second[%(gapWindow)s]))
+            ||| % c,
+          },
+          {
+            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_baseline_bytes_per_second:last',
+            expr: |||
+              max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second[%(gapWindow)s]))
+            ||| % c,
+          },
+          // Recent median vs stored baseline: 0.80 means 20% less bandwidth.
+          {
+            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline',
+            expr: |||
+              instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
+              /
+              instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_baseline_bytes_per_second:last
+            |||,
+          },
+          // Remote/local latency ratio of the recent medians, with cpu_model: what
+          // the peer comparison uses. The local pair (SLIT distance 10) of the CPU
+          // node is the denominator.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local',
+            expr: |||
+              (
+                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
+                / on(%(instanceLabels)s, cpu_node) group_left()
+                  max without(mem_node) (
+                    instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
+                    and on(%(instanceLabels)s, cpu_node, mem_node)
+                      (last_over_time(numaprobe_numa_distance[%(gapWindow)s]) == 10)
+                  )
+              )
+              * on(%(instanceLabels)s) group_left(cpu_model)
+                %(hostCpuModel)s
+            ||| % (c { hostCpuModel: indent(hostCpuModel, 2) }),
+          },
+          // Peer cohort: hosts of one job with the same CPU model, pair by pair.
+          {
+            record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median',
+            expr: |||
+              quantile by (%(jobLabels)s, cpu_model, cpu_node, mem_node) (0.5,
+                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
+              )
+            ||| % c,
+          },
+          {
+            record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count',
+            expr: |||
+              count by (%(jobLabels)s, cpu_model, cpu_node, mem_node) (
+                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
+              )
+            ||| % c,
+          },
+          // A host's remote/local ratio relative to its cohort median; 1 = in line.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers',
+            expr: |||
+              instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
+              / on(%(jobLabels)s, cpu_model, cpu_node, mem_node) group_left()
+                cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median
+            ||| % c,
+          },
+          // Bandwidth against the cohort (dashboards only: bandwidth differs more
+          // between hosts of one model, e.g. DIMM population, than latency).
+          {
+            record: 'cpu_model_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:peer_median',
+            expr: |||
+              quantile by (%(jobLabels)s, cpu_model, cpu_node, mem_node, op) (0.5,
+                instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
+                * on(%(instanceLabels)s) group_left(cpu_model)
+                  %(hostCpuModel)s
+              )
+            ||| % (c { hostCpuModel: indent(hostCpuModel, 4) }),
+          },
+          // A host's bandwidth relative to its cohort median; 1 = in line.
+          {
+            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_peers',
+            expr: |||
+              (
+                instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
+                * on(%(instanceLabels)s) group_left(cpu_model)
+                  %(hostCpuModel)s
+              )
+              / on(%(jobLabels)s, cpu_model, cpu_node, mem_node, op) group_left()
+                cpu_model_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:peer_median
+            ||| % (c { hostCpuModel: indent(hostCpuModel, 4) }),
+          },
+        ],
+      },
+    ],
+  },
+}
