@@ -1,15 +1,13 @@
-"""Debian 12 guests and base images made from the Debian archive with
-mmdebstrap, cached, for the deploy tests (labels systemd and container).
+"""Debian 12 guests made from the Debian archive with mmdebstrap, cached, for
+the deploy tests (label systemd).
 
-* `vm_image(packages)`: a bootable Debian 12 root filesystem (systemd as init,
-  Debian's cloud kernel and its initramfs) as a raw ext4 image plus the
-  kernel and initrd beside it, and `boot_selftest()` which boots it in QEMU
-  (KVM when /dev/kvm is usable, TCG otherwise) with a second disk holding a
-  test script, and returns what the script sent back on the second serial port.
-* `container_base()`: a bookworm root filesystem tarball shaped like
-  debian:bookworm-slim, for `podman import`.
+`vm_image(packages)`: a bootable Debian 12 root filesystem (systemd as init,
+Debian's cloud kernel and its initramfs) as a raw ext4 image plus the kernel
+and initrd beside it, and `boot_selftest()` which boots it in QEMU (KVM when
+/dev/kvm is usable, TCG otherwise) with a second disk holding a test script,
+and returns what the script sent back on the second serial port.
 
-Both are built once per recipe and kept in $NUMAPROBE_DEPLOY_CACHE (default
+The image is built once per recipe and kept in $NUMAPROBE_DEPLOY_CACHE (default
 ~/.cache/numaprobe-deploy); the key is a hash of the recipe, so a changed
 package list builds a new one and old entries are removed. Nothing here is
 specific to numaprobe's sources: callers pass packages and scripts.
@@ -120,21 +118,6 @@ def _mmdebstrap(target: str, variant: str, include=(), extra=(), timeout=1800):
         cmd.append("--include=" + ",".join(include))
     cmd += [*extra, SUITE, target, *MIRRORS]
     return _run(cmd, "mmdebstrap", timeout=timeout)[1]
-
-
-# ------------------------------------------------------------------ container
-
-def container_base() -> tuple[Path, float | None]:
-    """A bookworm tarball like debian:bookworm-slim (apt, no docs); the build
-    seconds when it was made now, None when it came from the cache."""
-    recipe = {"suite": SUITE, "mirrors": MIRRORS, "dpkg": DPKG_EXCLUDES, "variant": "apt"}
-    seconds = {}
-
-    def build(tmp: Path):
-        seconds["s"] = _mmdebstrap(str(tmp / "rootfs.tar"), "apt")
-
-    path, built = _cached("container-base", recipe, build)
-    return path / "rootfs.tar", seconds.get("s") if built else None
 
 
 # ------------------------------------------------------------------------- VM

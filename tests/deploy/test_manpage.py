@@ -10,10 +10,10 @@
   documented top-level key is gone, the default paths are the ones in FILES;
 - `cmake --install` puts it in share/man/man8.
 
-Needs PyYAML (Debian: python3-yaml) and groff (Debian: groff-base). ctest sets
-NUMAPROBE_BIN (the binary whose --help is compared), NUMAPROBE_BUILD_DIR and
-NUMAPROBE_CMAKE (for the install check). A missing groff skips its test, or
-fails it when CI=true.
+Needs PyYAML (Debian: python3-yaml), groff (groff-base) and lexgrog (man-db),
+which .ci/install-deps installs. ctest sets NUMAPROBE_BIN (the binary whose
+--help is compared), NUMAPROBE_BUILD_DIR and NUMAPROBE_CMAKE (for the install
+check). A missing groff or lexgrog skips its test, or fails it when CI=true.
 """
 import os
 import pathlib
@@ -24,7 +24,7 @@ import subprocess
 import pytest
 import yaml
 
-from deploy_env import on_ci, numaprobe_bin
+from deploy_env import numaprobe_bin, require
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 MANPAGE = ROOT / "docs" / "numaprobe.8"
@@ -148,11 +148,7 @@ def help_subcommands(text):
 # --- formatting ----------------------------------------------------------------------
 
 def test_groff_formats_without_warnings():
-    groff = shutil.which("groff") or ("/usr/bin/groff" if os.path.exists("/usr/bin/groff") else None)
-    if not groff:
-        if on_ci():
-            pytest.fail("groff is missing on CI (Debian: groff-base)")
-        pytest.skip("groff is not installed (Debian: groff-base)")
+    groff = require("groff")
     r = subprocess.run([groff, "-man", "-Tutf8", "-ww", "-z", str(MANPAGE)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and not r.stderr.strip() and not r.stdout.strip(), \
@@ -161,9 +157,7 @@ def test_groff_formats_without_warnings():
 
 def test_name_line_indexable():
     """man-db's whatis/apropos read the NAME line; a malformed one drops the page."""
-    lexgrog = shutil.which("lexgrog")
-    if not lexgrog:
-        pytest.skip("lexgrog (man-db) is not installed")
+    lexgrog = require("lexgrog")
     r = subprocess.run([lexgrog, str(MANPAGE)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
     assert '"numaprobe - ' in r.stdout, r.stdout
