@@ -33,6 +33,7 @@ import io
 import os
 import pathlib
 import posixpath
+import shlex
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,7 @@ def download(packages, arch, dest):
     # before mmdebstrap deletes them with its temporary tree.
     run(["mmdebstrap", "--variant=extract", "--format=null", f"--architectures={arch}",
          "--include=" + ",".join(packages),
-         f"--extract-hook=cp \"$1\"/var/cache/apt/archives/*.deb {dest}/",
+         f"--extract-hook=cp \"$1\"/var/cache/apt/archives/*.deb {shlex.quote(str(dest))}/",
          SUITE, "/dev/null", *MIRRORS], timeout=1800)
     debs = sorted(dest.glob("*.deb"))
     if not debs:
