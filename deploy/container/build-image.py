@@ -103,7 +103,8 @@ def download(packages, arch, dest):
 
 
 def merged(path):
-    """`path` (relative, no leading ./ or /) as it is on a merged-usr system."""
+    """A path from a package or a symlink (./lib/x, /bin/y, usr/z) relative to
+    the root, and as it is on a merged-usr system (usr/lib/x, usr/bin/y)."""
     path = posixpath.normpath(path.removeprefix("./").lstrip("/"))
     head = path.split("/", 1)[0]
     return "usr/" + path if head in MERGED else path
