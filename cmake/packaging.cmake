@@ -40,7 +40,14 @@ set(CPACK_SOURCE_OUTPUT_CONFIG_FILE ${PROJECT_BINARY_DIR}/CPackSourceConfig.cmak
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # numaprobe_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/numaprobe/numaprobe")
+# The project's address is written once, as `homepage:` in the monitoring
+# mixin's _config, where the alerts' runbook links are built from it.
+file(STRINGS ${PROJECT_SOURCE_DIR}/grafana/config.libsonnet _homepage REGEX "^ *homepage: '[^']+',$")
+string(REGEX REPLACE "^ *homepage: '([^']+)',$" "\\1" _homepage "${_homepage}")
+if(NOT _homepage MATCHES "^https://[^ ;]+$")
+  message(FATAL_ERROR "grafana/config.libsonnet: no `homepage: 'https://...',` line")
+endif()
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${_homepage}")
 # Depends: derived from the binary's shared libraries by dpkg-shlibdeps
 # (libnuma1, libhwloc15, ...); nothing is listed by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

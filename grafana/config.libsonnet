@@ -11,10 +11,21 @@
     // every aggregation and vector match beside instance and job.
     clusterLabel: '',
 
-    // Where an alert's runbook_url points: the runbook section is the alert
-    // name in lower case. A fork changes `homepage` only.
+    // The project's address, written only here: the runbook links below and
+    // the .deb's Homepage (cmake/packaging.cmake reads this line) follow it.
     homepage: 'https://github.com/numaprobe/numaprobe',
+    // Where an alert's runbook_url points: the runbook section is the alert
+    // name in lower case.
     runbookURLPattern: self.homepage + '/blob/main/docs/runbook.md#%s',
+    // Where an alert's dashboard_url points. grafanaURL '' gives links
+    // relative to Grafana (they work from Grafana's alert list); set it, e.g.
+    // 'https://grafana.example.com', for links in notifications.
+    grafanaURL: '',
+    dashboardUIDs: { host: 'numaprobe-host', fleet: 'numaprobe-fleet' },
+    // The host dashboard at the alert's host (Go template, expanded by Prometheus).
+    hostDashboardURL: '%s/d/%s?var-job={{ $labels.job | urlquery }}&var-instance={{ $labels.instance | urlquery }}'
+                      % [self.grafanaURL, self.dashboardUIDs.host],
+    fleetDashboardURL: '%s/d/%s' % [self.grafanaURL, self.dashboardUIDs.fleet],
 
     // Gap tolerance: the rules that feed alerts read last_over_time over this
     // window, so a scrape gap shorter than it does not restart a `for:`.
@@ -63,10 +74,22 @@
     exporterDownFor: '15m',
     exporterAbsentFor: '15m',
 
+    // Counters that move once per probe round (runs, probe CPU seconds) are
+    // read over this window on the dashboards: it spans at least two rounds at
+    // the longest refresh interval (30 min), so a rate does not spike when one
+    // round lands in a short window.
+    roundCounterWindow: '1h',
+
+    // Fleet dashboard: worst-k tables list at most this many rows.
+    fleetTopK: 20,
+
     // Derived from the values above; not meant to be overridden.
     // The labels that identify one scrape target in `on(...)` and `by(...)`.
     instanceLabels: std.join(', ', (if self.clusterLabel != '' then [self.clusterLabel] else []) + ['instance', 'job']),
     // The labels that identify one Prometheus job (the scope of a cohort).
     jobLabels: std.join(', ', (if self.clusterLabel != '' then [self.clusterLabel] else []) + ['job']),
+    // What makes hosts peers: the CPU model and the NUMA topology (node count
+    // and the sum of the SLIT distances; recorded by instance:numaprobe_host_info:cohort).
+    cohortLabels: 'cpu_model, numa_nodes, numa_distance_sum',
   },
 }

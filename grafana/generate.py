@@ -24,11 +24,12 @@ from pathlib import Path
 import yaml
 
 GRAFANA_DIR = Path(__file__).resolve().parent
+DEFAULT_MIXIN = GRAFANA_DIR / "mixin.libsonnet"
 HEADER = "# Generated from grafana/mixin.libsonnet by grafana/generate.py: edit the source, not this file.\n"
 # Fields in the order a reader expects them (jsonnet sorts object fields).
 RULE_ORDER = ["record", "alert", "expr", "for", "keep_firing_for", "labels", "annotations"]
 GROUP_ORDER = ["name", "interval", "rules"]
-ANNOTATION_ORDER = ["summary", "description"]
+ANNOTATION_ORDER = ["summary", "description", "runbook_url", "dashboard_url"]
 
 
 def evaluate(mixin: Path) -> dict:
@@ -60,15 +61,26 @@ def _str(dumper: yaml.SafeDumper, value: str):
 _Dumper.add_representer(str, _str)
 
 
-def rules_yaml(doc: dict) -> str:
+def rule_groups(doc: dict) -> list[dict]:
+    """A rules document's groups with their fields in reading order."""
     def rule(r: dict) -> dict:
         if "annotations" in r:
             r = dict(r, annotations=ordered(r["annotations"], ANNOTATION_ORDER))
         return ordered(r, RULE_ORDER)
 
-    groups = [ordered(dict(g, rules=[rule(r) for r in g["rules"]]), GROUP_ORDER) for g in doc["groups"]]
-    return HEADER + yaml.dump({"groups": groups}, Dumper=_Dumper, sort_keys=False,
-                              allow_unicode=True, width=1 << 16)
+    return [ordered(dict(g, rules=[rule(r) for r in g["rules"]]), GROUP_ORDER) for g in doc["groups"]]
+
+
+def to_yaml(obj) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16)
+
+
+def dashboard_json(dash: dict) -> str:
+    return json.dumps(dash, indent=2, ensure_ascii=False) + "\n"
+
+
+def rules_yaml(doc: dict) -> str:
+    return HEADER + to_yaml({"groups": rule_groups(doc)})
 
 
 def outputs(mixin: Path) -> dict[str, str]:
@@ -79,13 +91,13 @@ def outputs(mixin: Path) -> dict[str, str]:
         "rules/alerts.yaml": rules_yaml(out["alerts"]),
     }
     for name, dash in out["dashboards"].items():
-        files[f"dashboards/{name}"] = json.dumps(dash, indent=2, ensure_ascii=False) + "\n"
+        files[f"dashboards/{name}"] = dashboard_json(dash)
     return files
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--mixin", type=Path, default=GRAFANA_DIR / "mixin.libsonnet")
+    ap.add_argument("--mixin", type=Path, default=DEFAULT_MIXIN)
     ap.add_argument("--out", type=Path, default=GRAFANA_DIR, help="directory for rules/ and dashboards/")
     ap.add_argument("--check", action="store_true", help="compare with the files in --out, write nothing")
     args = ap.parse_args()

@@ -12,10 +12,16 @@
     // A description is written over several lines here and published as one
     // (the lines joined by spaces, like a YAML folded scalar).
     local fold(text) = std.join(' ', std.split(std.rstripChars(text, '\n'), '\n')),
-    // Gives every alert its severity and runbook link.
+    // Gives every alert its severity, runbook link and dashboard link: the
+    // host dashboard at the alert's host, or the fleet dashboard for an
+    // alert that names no host (hidden field `dashboard:: 'fleet'`).
     local alert(rule) = rule {
       labels: { severity: 'warning' },
-      annotations+: { runbook_url: c.runbookURLPattern % std.asciiLower(rule.alert) },
+      annotations+: {
+        runbook_url: c.runbookURLPattern % std.asciiLower(rule.alert),
+        dashboard_url: if std.objectHasAll(rule, 'dashboard') && rule.dashboard == 'fleet'
+        then c.fleetDashboardURL else c.hostDashboardURL,
+      },
     },
 
     groups+: [
@@ -103,7 +109,7 @@
                 or
                   instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1 < -%(peerRatioThreshold)g
               )
-              and on(%(jobLabels)s, cpu_model, cpu_node, mem_node)
+              and on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node)
                 cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count >= %(peerCohortMin)g
             ||| % c,
             'for': c.peerFor,
@@ -127,8 +133,8 @@
             // it at the first scrape after that; last_over_time carries it
             // over scrape gaps.
             expr: |||
-              max without(fingerprint) (last_over_time(numaprobe_baseline_info{origin="topology_changed"}[%(gapWindow)s]))
-              unless on(%(instanceLabels)s) numaprobe_baseline_info{origin!="topology_changed"}
+              max without(fingerprint) (last_over_time(numaprobe_baseline_info{%(selector)s, origin="topology_changed"}[%(gapWindow)s]))
+              unless on(%(instanceLabels)s) numaprobe_baseline_info{%(selector)s, origin!="topology_changed"}
             ||| % c,
             'for': c.topologyChangedFor,
             annotations: {
@@ -154,9 +160,9 @@
             // also counted in numaprobe_placement_failures_total and have
             // their own alert.
             expr: |||
-              sum without(result) (increase(numaprobe_probe_runs_total{result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%(probeFailingWindow)s]))
+              sum without(result) (increase(numaprobe_probe_runs_total{%(selector)s, result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%(probeFailingWindow)s]))
               /
-              sum without(result) (increase(numaprobe_probe_runs_total[%(probeFailingWindow)s]))
+              sum without(result) (increase(numaprobe_probe_runs_total{%(selector)s}[%(probeFailingWindow)s]))
               > %(probeFailingRatio)g
             ||| % c,
             'for': c.probeFailingFor,
@@ -180,7 +186,7 @@
             // minutes means it is not being refreshed. last_over_time rides
             // over failed scrapes.
             expr: |||
-              time() - last_over_time(numaprobe_probe_last_success_timestamp_seconds[%(gapWindow)s])
+              time() - last_over_time(numaprobe_probe_last_success_timestamp_seconds{%(selector)s}[%(gapWindow)s])
               > on(%(instanceLabels)s) group_left()
                 %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last
             ||| % c,
@@ -201,7 +207,7 @@
             // Fires when placement keeps failing (every placementWindow for
             // placementFor), not on a one-off failure.
             expr: |||
-              increase(numaprobe_placement_failures_total[%(placementWindow)s]) > 0
+              increase(numaprobe_placement_failures_total{%(selector)s}[%(placementWindow)s]) > 0
             ||| % c,
             'for': c.placementFor,
             annotations: {
@@ -217,8 +223,8 @@
             alert: 'NumaProbeDutyCycleOverBudget',
             // last_over_time: a failed scrape does not restart the `for:`.
             expr: |||
-              last_over_time(numaprobe_duty_cycle_ratio[5m])
-              > %(dutyCycleBudgetFactor)g * last_over_time(numaprobe_duty_cycle_budget_ratio[5m])
+              last_over_time(numaprobe_duty_cycle_ratio{%(selector)s}[5m])
+              > %(dutyCycleBudgetFactor)g * last_over_time(numaprobe_duty_cycle_budget_ratio{%(selector)s}[5m])
             ||| % c,
             'for': c.dutyCycleFor,
             annotations: {
@@ -233,8 +239,8 @@
           {
             alert: 'NumaProbeConfigReloadFailed',
             expr: |||
-              last_over_time(numaprobe_config_last_reload_successful[5m]) == 0
-            |||,
+              last_over_time(numaprobe_config_last_reload_successful{%(selector)s}[5m]) == 0
+            ||| % c,
             'for': c.configReloadFor,
             annotations: {
               summary: 'numaprobe could not reload its configuration.',
@@ -261,6 +267,7 @@
           },
           {
             alert: 'NumaProbeExporterAbsent',
+            dashboard:: 'fleet',
             // Catches what ExporterDown cannot: service discovery dropping
             // every target. It cannot name a host.
             expr: |||

@@ -5,7 +5,8 @@
 // Naming: level:metric:operations (prometheus/docs practices/rules.md). The
 // level lists the labels a result keeps besides job and any target labels from
 // service discovery: `instance_cpu_node_mem_node:` is per host and node pair,
-// `cpu_model_cpu_node_mem_node:` is per fleet cohort (job, cpu_model, pair).
+// `cpu_model_cpu_node_mem_node:` is per fleet cohort (job, cpu_model, NUMA
+// topology, pair).
 //
 // Label handling shared by all rules:
 // - per-CPU mode adds `cpu` to the latency series; the per-pair rules take the
@@ -26,15 +27,6 @@
 {
   prometheusRules+:: {
     local c = $._config,
-    // cpu_model of a host from the current numaprobe_host_info, or the last
-    // one seen during a scrape gap (the `or on` keeps a host_info change from
-    // matching two series).
-    local hostCpuModel = |||
-      group by (%(instanceLabels)s, cpu_model) (
-        numaprobe_host_info or on(%(instanceLabels)s) last_over_time(numaprobe_host_info[%(gapWindow)s])
-      )
-    ||| % c,
-    local indent(text, spaces) = std.join('\n' + std.repeat(' ', spaces), std.split(std.rstripChars(text, '\n'), '\n')),
 
     groups+: [
       {
@@ -48,9 +40,9 @@
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local',
             expr: |||
-              quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio)
+              quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio{%(selector)s})
               * on(%(instanceLabels)s) group_left(cpu_model)
-                group by (%(instanceLabels)s, cpu_model) (numaprobe_host_info)
+                group by (%(instanceLabels)s, cpu_model) (numaprobe_host_info{%(selector)s})
             ||| % c,
           },
           // The worst (highest) remote/local ratio of a host: one number per host.
@@ -67,19 +59,19 @@
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_baseline',
             expr: |||
-              quantile without(cpu) (0.5, numaprobe_memory_latency_seconds)
+              quantile without(cpu) (0.5, numaprobe_memory_latency_seconds{%(selector)s})
               /
-              quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_seconds)
-            |||,
+              quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_seconds{%(selector)s})
+            ||| % c,
           },
           // Latest figure vs stored baseline (dashboards): 0.85 means 15% less bandwidth.
           {
             record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_bytes_per_second:ratio_baseline',
             expr: |||
-              max without(threads) (numaprobe_memory_bandwidth_bytes_per_second)
+              max without(threads) (numaprobe_memory_bandwidth_bytes_per_second{%(selector)s})
               /
-              max without(threads) (numaprobe_memory_bandwidth_baseline_bytes_per_second)
-            |||,
+              max without(threads) (numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s})
+            ||| % c,
           },
           // Firmware (SLIT) distance relative to the local distance of the CPU node.
           // Linux rejects a SLIT whose diagonal is not 10 or whose other entries are
@@ -87,9 +79,9 @@
           {
             record: 'instance_cpu_node_mem_node:numaprobe_numa_distance:ratio_local',
             expr: |||
-              numaprobe_numa_distance
+              numaprobe_numa_distance{%(selector)s}
               / on(%(instanceLabels)s, cpu_node) group_left()
-                (numaprobe_numa_distance == 10)
+                (numaprobe_numa_distance{%(selector)s} == 10)
             ||| % c,
           },
         ],
@@ -106,21 +98,21 @@
           {
             record: 'instance:numaprobe_refresh_interval_seconds:last',
             expr: |||
-              last_over_time(numaprobe_refresh_interval_seconds[%(gapWindow)s])
+              last_over_time(numaprobe_refresh_interval_seconds{%(selector)s}[%(gapWindow)s])
               or on(%(instanceLabels)s)
-                max without(version, revision) (last_over_time(numaprobe_build_info[%(gapWindow)s])) * %(defaultRefreshSeconds)s
+                max without(version, revision) (last_over_time(numaprobe_build_info{%(selector)s}[%(gapWindow)s])) * %(defaultRefreshSeconds)s
             ||| % c,
           },
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last',
             expr: |||
-              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds[%(gapWindow)s]))
+              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_baseline_seconds:last',
             expr: |||
-              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds[%(gapWindow)s]))
+              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
           // Recent median vs stored baseline: 1.10 means 10% slower than the baseline.
@@ -135,13 +127,13 @@
           {
             record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last',
             expr: |||
-              max without(threads) (last_over_time(numaprobe_memory_bandwidth_recent_median_bytes_per_second[%(gapWindow)s]))
+              max without(threads) (last_over_time(numaprobe_memory_bandwidth_recent_median_bytes_per_second{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
           {
             record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_baseline_bytes_per_second:last',
             expr: |||
-              max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second[%(gapWindow)s]))
+              max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
           // Recent median vs stored baseline: 0.80 means 20% less bandwidth.
@@ -153,9 +145,33 @@
               instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_baseline_bytes_per_second:last
             |||,
           },
-          // Remote/local latency ratio of the recent medians, with cpu_model: what
-          // the peer comparison uses. The local pair (SLIT distance 10) of the CPU
-          // node is the denominator.
+          // The cohort a host belongs to: its cpu_model and its NUMA topology,
+          // as labels: numa_nodes (the number of nodes) and numa_distance_sum
+          // (the sum of the SLIT distance matrix), turned into labels by
+          // count_values. Hosts of one CPU model in another SNC/NPS mode or
+          // socket count number their nodes differently and are not peers.
+          // cpu_model is taken from the current numaprobe_host_info, or the
+          // last one seen during a scrape gap (the `or on` keeps a host_info
+          // change from matching two series). Always 1.
+          {
+            record: 'instance:numaprobe_host_info:cohort',
+            expr: |||
+              group by (%(instanceLabels)s, cpu_model) (
+                numaprobe_host_info{%(selector)s} or on(%(instanceLabels)s) last_over_time(numaprobe_host_info{%(selector)s}[%(gapWindow)s])
+              )
+              * on(%(instanceLabels)s) group_left(numa_nodes)
+                count_values by (%(instanceLabels)s) ("numa_nodes",
+                  count by (%(instanceLabels)s) (last_over_time(numaprobe_numa_distance{%(selector)s}[%(gapWindow)s]) == 10)
+                )
+              * on(%(instanceLabels)s) group_left(numa_distance_sum)
+                count_values by (%(instanceLabels)s) ("numa_distance_sum",
+                  sum by (%(instanceLabels)s) (last_over_time(numaprobe_numa_distance{%(selector)s}[%(gapWindow)s]))
+                )
+            ||| % c,
+          },
+          // Remote/local latency ratio of the recent medians, with the cohort
+          // labels: what the peer comparison uses. The local pair (SLIT
+          // distance 10) of the CPU node is the denominator.
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local',
             expr: |||
@@ -165,18 +181,19 @@
                   max without(mem_node) (
                     instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
                     and on(%(instanceLabels)s, cpu_node, mem_node)
-                      (last_over_time(numaprobe_numa_distance[%(gapWindow)s]) == 10)
+                      (last_over_time(numaprobe_numa_distance{%(selector)s}[%(gapWindow)s]) == 10)
                   )
               )
-              * on(%(instanceLabels)s) group_left(cpu_model)
-                %(hostCpuModel)s
-            ||| % (c { hostCpuModel: indent(hostCpuModel, 2) }),
+              * on(%(instanceLabels)s) group_left(%(cohortLabels)s)
+                instance:numaprobe_host_info:cohort
+            ||| % c,
           },
-          // Peer cohort: hosts of one job with the same CPU model, pair by pair.
+          // Peer cohort: hosts of one job with the same CPU model and NUMA
+          // topology, pair by pair.
           {
             record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median',
             expr: |||
-              quantile by (%(jobLabels)s, cpu_model, cpu_node, mem_node) (0.5,
+              quantile by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) (0.5,
                 instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
               )
             ||| % c,
@@ -184,7 +201,7 @@
           {
             record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count',
             expr: |||
-              count by (%(jobLabels)s, cpu_model, cpu_node, mem_node) (
+              count by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) (
                 instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
               )
             ||| % c,
@@ -194,7 +211,7 @@
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers',
             expr: |||
               instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
-              / on(%(jobLabels)s, cpu_model, cpu_node, mem_node) group_left()
+              / on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) group_left()
                 cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median
             ||| % c,
           },
@@ -203,12 +220,12 @@
           {
             record: 'cpu_model_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:peer_median',
             expr: |||
-              quantile by (%(jobLabels)s, cpu_model, cpu_node, mem_node, op) (0.5,
+              quantile by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node, op) (0.5,
                 instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
-                * on(%(instanceLabels)s) group_left(cpu_model)
-                  %(hostCpuModel)s
+                * on(%(instanceLabels)s) group_left(%(cohortLabels)s)
+                  instance:numaprobe_host_info:cohort
               )
-            ||| % (c { hostCpuModel: indent(hostCpuModel, 4) }),
+            ||| % c,
           },
           // A host's bandwidth relative to its cohort median; 1 = in line.
           {
@@ -216,12 +233,12 @@
             expr: |||
               (
                 instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
-                * on(%(instanceLabels)s) group_left(cpu_model)
-                  %(hostCpuModel)s
+                * on(%(instanceLabels)s) group_left(%(cohortLabels)s)
+                  instance:numaprobe_host_info:cohort
               )
-              / on(%(jobLabels)s, cpu_model, cpu_node, mem_node, op) group_left()
+              / on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node, op) group_left()
                 cpu_model_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:peer_median
-            ||| % (c { hostCpuModel: indent(hostCpuModel, 4) }),
+            ||| % c,
           },
         ],
       },

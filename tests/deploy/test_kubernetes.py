@@ -93,7 +93,7 @@ def test_bundle_has_rule_and_dashboards(rendered):
 def test_prometheusrule_is_grafana_rules(rendered):
     rule = find(rendered, "PrometheusRule", "numaprobe")[0]
     groups = []
-    for path in sorted((ROOT / "grafana" / "rules").glob("*.yaml")):
+    for path in (ROOT / "grafana" / "rules" / "recording.yaml", ROOT / "grafana" / "rules" / "alerts.yaml"):
         groups += yaml.safe_load(path.read_text())["groups"]
     assert rule["spec"]["groups"] == groups
 
@@ -226,9 +226,9 @@ MUTATIONS = {
     "podmonitor-wrong-type": ("crd", "PodMonitor", set_to(["spec", "podMetricsEndpoints", 0, "scheme"], 5), "scheme"),
     "podmonitor-bad-enum": ("crd", "PodMonitor", set_to(["spec", "podMetricsEndpoints", 0, "relabelings", 0,
                                                          "action"], "rename"), "action"),
-    "prometheusrule-misspelt-field": ("crd", "PrometheusRule", rename(["spec", "groups", 0, "rules", 0, "alert"],
-                                                                      "alrt"), "alrt"),
-    "prometheusrule-wrong-type": ("crd", "PrometheusRule", set_to(["spec", "groups", 0, "rules"], {"alert": "x"}),
+    "prometheusrule-misspelt-field": ("crd", "PrometheusRule", rename(["spec", "groups", 0, "rules", 0, "record"],
+                                                                      "recrd"), "recrd"),
+    "prometheusrule-wrong-type": ("crd", "PrometheusRule", set_to(["spec", "groups", 0, "rules"], {"record": "x"}),
                                   "rules"),
 }
 

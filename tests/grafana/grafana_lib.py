@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+from functools import cache
 from pathlib import Path
 from typing import Iterator
 
@@ -27,11 +29,36 @@ RUNBOOK = SOURCE_DIR / "docs" / "runbook.md"
 RULES_TEST = TESTS_DIR / "rules_test.yaml"
 CONTRACT_FILE = TESTS_DIR / "contract_metrics.txt"
 MULTINODE_FILE = TESTS_DIR / "multinode_panels.txt"
+QUIET_FILE = TESTS_DIR / "quiet_panels.txt"
 
-# Series Prometheus itself attaches to every target; not part of the daemon's exposition.
-PROMETHEUS_SERIES = {"up"}
+# Series Prometheus itself makes (up per target, ALERTS from the alerting
+# rules); not part of the daemon's exposition.
+PROMETHEUS_SERIES = {"up", "ALERTS"}
 
 DATASOURCE_REF = {"type": "prometheus", "uid": "${datasource}"}
+
+
+@cache
+def mixin_config() -> dict:
+    """The mixin's _config (grafana/config.libsonnet) with its defaults."""
+    res = subprocess.run(["jsonnet", "-e", "(import '%s')._config" % (GRAFANA_DIR / "config.libsonnet")],
+                         capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(res.stdout)
+
+
+def render_rules_test(dest_dir: Path) -> Path:
+    """rules_test.yaml as promtool runs it: ${RUNBOOK_URL:<anchor>} and
+    ${GRAFANA_URL} filled in from _config, rule files by absolute path."""
+    cfg = mixin_config()
+    text = RULES_TEST.read_text(encoding="utf-8")
+    text = re.sub(r"\$\{RUNBOOK_URL:([a-z]+)\}", lambda m: cfg["runbookURLPattern"].replace("%s", m.group(1)), text)
+    text = text.replace("${GRAFANA_URL}", cfg["grafanaURL"])
+    assert "${" not in text, "rules_test.yaml: unknown ${...} placeholder"
+    for rel in ("../../grafana/rules/recording.yaml", "../../grafana/rules/alerts.yaml"):
+        text = text.replace(rel, str((RULES_TEST.parent / rel).resolve()))
+    dest = dest_dir / RULES_TEST.name
+    dest.write_text(text, encoding="utf-8")
+    return dest
 
 
 def read_list(path: Path) -> list[str]:
@@ -48,13 +75,18 @@ def contract_metrics() -> set[str]:
     return set(read_list(CONTRACT_FILE))
 
 
-def multinode_panels() -> set[tuple[str, str]]:
+def multinode_panels(path: Path = MULTINODE_FILE) -> set[tuple[str, str]]:
     """(dashboard uid, panel title) pairs from multinode_panels.txt (`uid | title`)."""
     out = set()
-    for line in read_list(MULTINODE_FILE):
+    for line in read_list(path):
         uid, _, title = line.partition("|")
         out.add((uid.strip(), title.strip()))
     return out
+
+
+def quiet_panels() -> set[tuple[str, str]]:
+    """(dashboard uid, panel title) pairs from quiet_panels.txt: empty when all is well."""
+    return multinode_panels(QUIET_FILE)
 
 
 def dashboard_files() -> list[Path]:

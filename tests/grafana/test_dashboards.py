@@ -3,6 +3,7 @@ template variables, units, query selectors, the metric contract, and that every
 query parses (promtool)."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -54,7 +55,7 @@ def test_uids_unique_and_stable():
     for path, d in DASHBOARDS.items():
         assert d.get("id") is None, f"{path.name}: an instance-specific id breaks imports"
         assert path.stem == d["uid"], f"{path.name}: file name and uid differ"
-        assert 36 <= d["schemaVersion"] <= 39, f"{path.name}: schemaVersion for Grafana 9/10"
+        assert 36 <= d["schemaVersion"] <= 39, f"{path.name}: schemaVersion for Grafana 10"
 
 
 @pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
@@ -136,7 +137,9 @@ def test_panels_titled_described_and_with_units(path):
         unit = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
         assert unit in ALLOWED_UNITS, f"panel {p['title']!r}: unit {unit!r} not in {sorted(ALLOWED_UNITS)}"
         title = p["title"].lower()
-        if re.search(r"ratio|drift|deviat|spread|duty cycle|failure ratio", title):
+        if title.startswith("hosts ") and p["type"] == "stat":
+            assert unit == "none", f"panel {p['title']!r}: a count of hosts has no unit"
+        elif re.search(r"ratio|drift|deviat|spread|duty cycle|failure ratio", title):
             assert unit == "percentunit", f"panel {p['title']!r}: ratios and drift use percentunit"
         elif "bandwidth" in title:
             assert unit == "Bps", f"panel {p['title']!r}: bandwidth uses Bps"
@@ -193,7 +196,9 @@ def test_all_queries_parse():
 
 @pytest.mark.parametrize("path", DASHBOARDS, ids=IDS)
 def test_matrix_panels(path):
-    """Matrices are tables of an instant query in table format, pivoted by groupingToMatrix."""
+    """Matrices are tables of an instant query in table format, pivoted by
+    groupingToMatrix. Cells are coloured only at thresholds (the alert levels);
+    absolute figures are plain, since colouring them by size shows the topology."""
     matrices = []
     for p in panels(DASHBOARDS[path]):
         for tr in p.get("transformations", []):
@@ -201,17 +206,21 @@ def test_matrix_panels(path):
                 assert p["type"] == "table"
                 assert all(t["instant"] and t["format"] == "table" for t in p["targets"]), p["title"]
                 assert tr["options"]["valueField"] == "Value"
-                cell = p["fieldConfig"]["defaults"]["custom"]["cellOptions"]["type"]
-                assert cell == "color-background", f"{p['title']}: colour-scaled cells"
+                defaults = p["fieldConfig"]["defaults"]
+                cell = defaults["custom"]["cellOptions"]["type"]
+                if "thresholds" in defaults:
+                    assert cell == "color-background", f"{p['title']}: cells coloured at the thresholds"
+                else:
+                    assert cell == "auto", f"{p['title']}: absolute figures are not colour-scaled"
                 matrices.append((tr["options"]["rowField"], tr["options"]["columnField"], p))
     if DASHBOARDS[path]["uid"] == "numaprobe-host":
-        axes = [(r, c) for r, c, _ in matrices]
-        assert axes.count(("cpu_node", "mem_node")) == 2, "latency and bandwidth matrices"
-        assert ("cpu_a", "cpu_b") in axes, "core-to-core matrix"
-        bw = [p for r, c, p in matrices if "bandwidth" in p["title"].lower()]
-        assert bw and bw[0].get("repeat") == "op", "bandwidth matrix repeated per op"
-        types = {p["type"] for p in panels(DASHBOARDS[path])}
-        assert "state-timeline" in types, "probe health state timeline"
+        pairs = [p for r, c, p in matrices if (r, c) == ("cpu_node", "mem_node")]
+        coloured = {p["title"] for p in pairs if "thresholds" in p["fieldConfig"]["defaults"]}
+        assert len(pairs) - len(coloured) == 2, "plain latency and bandwidth matrices"
+        assert len(coloured) == 3, "latency drift, bandwidth drift and peer matrices at the alert levels"
+        assert ("cpu_a", "cpu_b") in [(r, c) for r, c, _ in matrices], "core-to-core matrix"
+        bw = [p for p in pairs if "bandwidth" in p["title"].lower()]
+        assert len(bw) == 2 and all(p.get("repeat") == "op" for p in bw), "bandwidth matrices repeated per op"
 
 
 def test_fleet_failure_ratio_matches_the_alert():
@@ -234,3 +243,83 @@ def test_multinode_list_names_existing_panels():
         for p in panels(d):
             if (d["uid"], p["title"]) in listed:
                 assert "NUMA nodes" in p["description"], f"{p['title']}: say in the description it needs 2+ nodes"
+
+
+def test_quiet_list_names_existing_panels():
+    existing = {(d["uid"], p["title"]): p for d in DASHBOARDS.values() for p in panels(d)}
+    listed = g.quiet_panels()
+    assert listed, "quiet_panels.txt is empty"
+    assert not listed - set(existing), f"quiet_panels.txt names missing panels: {sorted(listed - set(existing))}"
+    for key in listed:
+        assert "empty when" in existing[key]["description"].lower(), f"{key[1]}: say in the description when it is empty"
+
+
+# The quantity each alert compares, as a panel shows it (recent median /
+# baseline - 1, drop below baseline, deviation from peers, age in refresh
+# intervals, duty cycle / budget), is coloured or marked at the alert's level.
+def runbook_alerts(panel: dict) -> list[str]:
+    return [l["title"].removeprefix("Runbook: ") for l in panel.get("links", []) if l["title"].startswith("Runbook: ")]
+
+
+def alert_levels() -> dict[str, set[float]]:
+    """Every constant an alert compares with (`> 0.05`, `< -0.08`, `1.25 *`)."""
+    doc = yaml.safe_load(g.ALERTING_RULES.read_text(encoding="utf-8"))
+    out = {}
+    for grp in doc["groups"]:
+        for r in grp["rules"]:
+            found = re.findall(r"(?:[<>]=?|==)\s*(-?[0-9]+(?:\.[0-9]+)?)|\b([0-9]+(?:\.[0-9]+)?)\s*\*", r["expr"])
+            out[r["alert"]] = {abs(float(a or b)) for a, b in found}
+    return out
+
+
+def panel_levels(panel: dict) -> set[float]:
+    defaults = panel.get("fieldConfig", {}).get("defaults", {})
+    steps = defaults.get("thresholds", {}).get("steps", [])
+    levels = {abs(s["value"]) for s in steps if s.get("value") is not None}
+    for t in panel.get("targets", []):  # a level drawn as a line: `1.25 * budget`
+        levels |= {float(x) for x in re.findall(r"^([0-9]+(?:\.[0-9]+)?) \*", t["expr"])}
+    return levels
+
+
+def check_levels(panel: dict, levels: dict[str, set[float]]) -> list[str]:
+    errors = []
+    for alert in runbook_alerts(panel):
+        shown = panel_levels(panel)
+        if not shown or not shown <= levels[alert]:
+            errors.append(f"{panel['title']!r}: levels {sorted(shown)} are not {alert}'s {sorted(levels[alert])}")
+    return errors
+
+
+def test_dashboard_colours_are_the_alert_levels():
+    levels = alert_levels()
+    linked = set()
+    errors = []
+    for d in DASHBOARDS.values():
+        for p in panels(d):
+            linked |= set(runbook_alerts(p))
+            errors += check_levels(p, levels)
+    assert not errors, "\n".join(errors)
+    expected = {"NumaProbeLatencyDrift", "NumaProbeBandwidthDrop", "NumaProbeRemoteLocalRatioOutlier",
+                "NumaProbeProbeStale", "NumaProbeProbesFailing", "NumaProbeDutyCycleOverBudget"}
+    assert expected <= linked, f"no panel shows the level of {sorted(expected - linked)}"
+    # The check itself notices a panel coloured at another level.
+    host = next(d for d in DASHBOARDS.values() if d["uid"] == "numaprobe-host")
+    drift = next(p for p in panels(host) if "NumaProbeLatencyDrift" in runbook_alerts(p))
+    wrong = json.loads(json.dumps(drift))
+    wrong["fieldConfig"]["defaults"]["thresholds"]["steps"][-1]["value"] = 0.10
+    assert check_levels(wrong, levels)
+
+
+def test_runbook_names_existing_panels():
+    """docs/runbook.md names panels as **numaprobe / Host › title**; each one
+    exists, and every alert's section names at least one."""
+    titles = {(d["title"], p["title"]) for d in DASHBOARDS.values() for p in panels(d)}
+    text = g.RUNBOOK.read_text(encoding="utf-8")
+    named = re.findall(r"\*\*(numaprobe / (?:Host|Fleet)) ›\s+([^*]+?)\*\*", text)
+    assert named, "docs/runbook.md names no panel"
+    missing = sorted({(d, " ".join(t.split())) for d, t in named} - titles)
+    assert not missing, f"docs/runbook.md names panels that do not exist: {missing}"
+    alerts = yaml.safe_load(g.ALERTING_RULES.read_text(encoding="utf-8"))
+    for name in (r["alert"] for grp in alerts["groups"] for r in grp["rules"]):
+        section = text.split(f"\n## {name}\n", 1)[1].split("\n## ", 1)[0]
+        assert "**Dashboards.** **numaprobe / " in section, f"runbook section {name} names no panel"

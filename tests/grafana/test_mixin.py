@@ -1,15 +1,15 @@
 """The mixin (grafana/mixin.libsonnet) is the source of grafana/rules/*.yaml and
 grafana/dashboards/*.json: the committed files are exactly what it generates,
-the source is jsonnetfmt-formatted, and _config overrides reach every query."""
+the source is jsonnetfmt-formatted, and _config overrides reach every rule and
+panel query."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 import yaml
 
 import grafana_lib as g
@@ -71,6 +71,20 @@ def test_overrides_reach_every_rule(tmp_path):
                 if "up{" in rule["expr"]:
                     assert 'up{job="numa-x"}' in rule["expr"], rule["expr"]
     assert groupings > 10
+    # The dashboards: the selector in every selector, the cluster label in
+    # every grouping that keeps a target's identity.
+    dashboards = [json.loads(p.read_text(encoding="utf-8")) for p in (tmp_path / "dashboards").glob("*.json")]
+    assert len(dashboards) == 2
+    for dash in dashboards:
+        exprs = [t["expr"] for _, t in g.iter_queries(dash)]
+        exprs += [a["expr"] for a in dash["annotations"]["list"] if "expr" in a]
+        for expr in exprs:
+            for sel in g.selectors(expr):
+                assert sel.has("job", "=", "numa-x"), f"{dash['uid']}: {sel} lacks the selector"
+            for kind, labels in GROUPING.findall(expr):
+                names = [l.strip() for l in labels.split(",")]
+                if "job" in names or "instance" in names:
+                    assert "cluster" in names, f"{dash['uid']}: {kind}({labels}) lacks the cluster label"
     alerts = {r["alert"]: r for grp in yaml.safe_load(files[1].read_text())["groups"] for r in grp["rules"]}
     drift = alerts["NumaProbeLatencyDrift"]
     assert drift["for"] == "7m" and "> 0.07" in drift["expr"] and "0.05" not in drift["expr"]

@@ -13,7 +13,6 @@ import yaml
 import grafana_lib as g
 
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
-RUNBOOK_URL = "https://github.com/numaprobe/numaprobe/blob/main/docs/runbook.md"
 SEVERITIES = {"critical", "warning", "info"}
 
 
@@ -39,8 +38,8 @@ def test_promtool_check_rules():
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_promtool_test_rules():
-    res = run(PROMTOOL, "test", "rules", str(g.RULES_TEST))
+def test_promtool_test_rules(tmp_path):
+    res = run(PROMTOOL, "test", "rules", str(g.render_rules_test(tmp_path)))
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -66,11 +65,15 @@ def test_alert_metadata(alert):
     assert "{{" not in summary, "summary must be static; templating belongs in description"
     assert "{{" in ann.get("description", ""), "description must be templated ($labels / $value)"
     assert alert.get("for"), "every alert needs a for: duration so one noisy sample cannot fire it"
+    cfg = g.mixin_config()
     url = ann.get("runbook_url", "")
-    assert url.startswith(RUNBOOK_URL + "#"), f"runbook_url must point into docs/runbook.md: {url}"
+    assert cfg["runbookURLPattern"].endswith("docs/runbook.md#%s")
+    assert url == cfg["runbookURLPattern"] % alert["alert"].lower(), \
+        f"runbook_url must point at the alert's section of docs/runbook.md: {url}"
     anchor = urlparse(url).fragment
-    assert anchor == alert["alert"].lower(), "the runbook section is named after the alert"
     assert anchor in g.runbook_anchors(), f"docs/runbook.md has no heading for #{anchor}"
+    dashboard = ann.get("dashboard_url", "")
+    assert dashboard in (cfg["hostDashboardURL"], cfg["fleetDashboardURL"]), f"dashboard_url: {dashboard}"
 
 
 def test_rules_use_only_contract_and_recorded_metrics():
@@ -104,8 +107,8 @@ def test_every_alert_fires_and_stays_quiet_in_rules_test():
                 for exp in case["exp_alerts"]:
                     assert exp.get("exp_labels", {}).get("severity"), f"{name}: check the severity label"
                     ann = exp.get("exp_annotations", {})
-                    assert {"summary", "description", "runbook_url"} <= set(ann), \
-                        f"{name}: a firing case must check summary, description and runbook_url"
+                    assert {"summary", "description", "runbook_url", "dashboard_url"} <= set(ann), \
+                        f"{name}: a firing case must check summary, description and both links"
             else:
                 empty_here.add(name)
         firing |= fired_here

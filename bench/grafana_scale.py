@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Every dashboard query against a Prometheus holding a synthetic fleet:
+how many rows (series) each panel returns and how long it takes.
+
+The fleet: --hosts hosts (default 1,000) with --nodes NUMA nodes each (default
+8, so 64 node pairs), four CPU models (one of them in two topologies),
+latency and read bandwidth per pair (figure, recent median, baseline), SLIT
+distances, probe successes and runs, host and build info. A few hosts are
+made bad on purpose (latency drift, bandwidth drop, failing probe), so the
+worst-k tables have rows. The series are written as OpenMetrics, turned into
+TSDB blocks by `promtool tsdb create-blocks-from openmetrics` (no scraping,
+so one Prometheus holds a thousand hosts cheaply), over the --minutes before
+now. Prometheus runs with a 20-minute lookback so that the last backfilled
+samples stay current while the rules and queries run (a block in the future
+would make it refuse the recording rules' samples). It loads grafana/rules/recording.yaml,
+and once every rule group has been evaluated --evaluations times, each panel
+query of grafana/dashboards/*.json runs as Grafana would run it (instant for
+tables and stats, a range query over the recorded window otherwise) with
+every variable at All, except the host dashboard's instance.
+
+  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--keep DIR]
+
+Prints one line per query: rows, seconds; exits 1 if a query fails, takes
+more than --max-seconds or a fleet table returns more rows than its topk.
+Needs prometheus and promtool (Debian: prometheus) and PyYAML.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "grafana"))
+import grafana_lib as g  # noqa: E402
+
+MODELS = ["Xeon Gold 6338", "Xeon Platinum 8480+", "AMD EPYC 7543", "AMD EPYC 9654"]
+STEP_S = 240  # sample spacing: below the 5 min lookback, few samples per series
+
+
+def slit(nodes: int, a: int, b: int, wide: bool) -> int:
+    if a == b:
+        return 10
+    same_socket = (a < nodes // 2) == (b < nodes // 2)
+    return (12 if same_socket else 32) if wide else (11 if same_socket else 21)
+
+
+def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, seed: int = 1) -> int:
+    """The fleet's series, grouped by metric family as OpenMetrics requires."""
+    rnd = random.Random(seed)
+    stamps = list(range(start, end + 1, STEP_S))
+    fleet = []
+    for h in range(hosts):
+        model = MODELS[h % len(MODELS)]
+        fleet.append({
+            "instance": f"host-{h:04d}:10062",
+            "model": model,
+            # The last model comes in two topologies (e.g. SNC on / off).
+            "wide": model == MODELS[-1] and h % 8 == 7,
+            "drift": 1.10 if h % 97 == 5 else 1.0,   # ~10 hosts with +10% latency
+            "drop": 0.80 if h % 89 == 7 else 1.0,    # ~11 hosts with -20% bandwidth
+            "failing": h % 211 == 3,                 # ~5 hosts with a failing probe
+        })
+    pairs = [(a, b) for a in range(nodes) for b in range(nodes)]
+    lines = 0
+
+    def family(f, name, kind, series):
+        nonlocal lines
+        f.write(f"# TYPE {name} {kind}\n")
+        for labels, value_at in series:
+            text = ",".join(f'{k}="{v}"' for k, v in labels.items())
+            for t in stamps:
+                f.write(f"{name}{{{text}}} {value_at(t):.6g} {t}\n")
+                lines += 1
+
+    def base(host):
+        return {"job": "numaprobe", "instance": host["instance"]}
+
+    def latency(host, a, b, kind):
+        local = 1.0e-7 if host["model"].startswith("Xeon") else 1.1e-7
+        figure = local * (1 + 0.6 * (a != b)) * (1 + rnd.uniform(-0.01, 0.01))
+        factor = host["drift"] if kind != "baseline" else 1.0
+        return lambda t: figure * factor
+
+    def bandwidth(host, a, b, kind):
+        figure = 2.0e10 / (1 + 0.8 * (a != b)) * (1 + rnd.uniform(-0.02, 0.02))
+        factor = host["drop"] if kind != "baseline" else 1.0
+        return lambda t: figure * factor
+
+    with path.open("w", encoding="utf-8") as f:
+        for name, kind in (("numaprobe_memory_latency_seconds", "figure"),
+                           ("numaprobe_memory_latency_recent_median_seconds", "recent"),
+                           ("numaprobe_memory_latency_baseline_seconds", "baseline")):
+            family(f, name, "gauge", [({**base(h), "cpu_node": a, "mem_node": b}, latency(h, a, b, kind))
+                                      for h in fleet for a, b in pairs])
+        family(f, "numaprobe_memory_latency_remote_local_ratio", "gauge",
+               [({**base(h), "cpu_node": a, "mem_node": b}, (lambda r: lambda t: r)(1.6 if a != b else 1.0))
+                for h in fleet for a, b in pairs])
+        for name, kind in (("numaprobe_memory_bandwidth_bytes_per_second", "figure"),
+                           ("numaprobe_memory_bandwidth_recent_median_bytes_per_second", "recent"),
+                           ("numaprobe_memory_bandwidth_baseline_bytes_per_second", "baseline")):
+            family(f, name, "gauge", [({**base(h), "cpu_node": a, "mem_node": b, "op": "read"},
+                                       bandwidth(h, a, b, kind)) for h in fleet for a, b in pairs])
+        family(f, "numaprobe_numa_distance", "gauge",
+               [({**base(h), "cpu_node": a, "mem_node": b}, (lambda d: lambda t: d)(slit(nodes, a, b, h["wide"])))
+                for h in fleet for a, b in pairs])
+        family(f, "numaprobe_probe_last_success_timestamp_seconds", "gauge",
+               [({**base(h), "probe": p, "cpu_node": a, "mem_node": b}, lambda t: t - 60)
+                for h in fleet for p in ("latency", "bandwidth") for a, b in pairs])
+        # A counter's samples, typed gauge: OpenMetrics would want the family
+        # without _total; the TSDB stores the same series either way.
+        family(f, "numaprobe_probe_runs_total", "gauge",
+               [({**base(h), "probe": p, "result": r},
+                 (lambda per: lambda t: (t - start) / 300 * per)(
+                     nodes * nodes * (0.5 if h["failing"] and p == "bandwidth" and r == "not_allowed" else
+                                      0.0 if r == "not_allowed" else 1.0)))
+                for h in fleet for p in ("latency", "bandwidth", "core_to_core") for r in ("ok", "not_allowed")])
+        for name, value in (("numaprobe_refresh_interval_seconds", 300), ("numaprobe_duty_cycle_ratio", 0.0018),
+                            ("numaprobe_duty_cycle_budget_ratio", 0.002), ("numaprobe_baseline_complete", 1),
+                            ("numaprobe_state_last_write_successful", 1),
+                            ("numaprobe_config_last_reload_successful", 1), ("up", 1)):
+            family(f, name, "gauge", [(base(h), (lambda v: lambda t: v)(value)) for h in fleet])
+        family(f, "numaprobe_host_info", "gauge",
+               [({**base(h), "cpu_model": h["model"], "kernel": "6.1.0-18-amd64", "fingerprint": f"f{i}"},
+                 lambda t: 1) for i, h in enumerate(fleet)])
+        family(f, "numaprobe_baseline_info", "gauge",
+               [({**base(h), "origin": "restored", "fingerprint": f"f{i}"}, lambda t: 1) for i, h in enumerate(fleet)])
+        family(f, "numaprobe_build_info", "gauge",
+               [({**base(h), "version": "0.1.0", "revision": "abc"}, lambda t: 1) for h in fleet])
+        f.write("# EOF\n")
+    return lines
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api(url: str, path: str, params: dict, timeout: float = 120) -> dict:
+    try:
+        with urllib.request.urlopen(f"{url}{path}?{urllib.parse.urlencode(params)}", timeout=timeout) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:  # Prometheus answers errors (timeouts: 503) in JSON
+        body = e.read()
+        try:
+            return json.loads(body)
+        except ValueError:
+            return {"status": "error", "error": f"HTTP {e.code}: {body[:200]!r}"}
+
+
+def wait_for_rules(url: str, evaluations: int, interval_s: int, timeout_s: float) -> dict[str, float]:
+    """Waits until every group has run `evaluations` times; its last evaluation times."""
+    started = time.time()
+    while True:
+        groups = api(url, "/api/v1/rules", {"type": "record"})["data"]["groups"]
+        last = [g_["lastEvaluation"] for g_ in groups]
+        done = groups and all(not t.startswith("0001") for t in last)
+        if done and time.time() - started > evaluations * interval_s:
+            return {g_["name"]: g_["evaluationTime"] for g_ in groups}
+        if time.time() - started > timeout_s:
+            raise SystemExit(f"recording rules not evaluated {evaluations} times in {timeout_s:.0f} s")
+        time.sleep(5)
+
+
+def panel_cases(recorded_s: int):
+    """(dashboard uid, panel, expr, instant) for every query, variables substituted."""
+    window = f"{max(60, recorded_s)}s"
+    builtins = {"__rate_interval": "1m", "__interval": "60s", "__range": window, "__range_s": str(recorded_s)}
+    for dash in g.load_dashboards().values():
+        values = dict(builtins)
+        for v in dash["templating"]["list"]:
+            if v["type"] == "datasource":
+                continue
+            values[v["name"]] = ".+" if v.get("includeAll") else "host-0005:10062"
+        for panel, t in g.iter_queries(dash):
+            yield dash["uid"], panel, g.substitute(t["expr"], values), bool(t.get("instant"))
+
+
+def topk_of(expr: str) -> int | None:
+    m = re.search(r"topk\((\d+),", expr)
+    return int(m.group(1)) if m else None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hosts", type=int, default=1000)
+    ap.add_argument("--nodes", type=int, default=8)
+    ap.add_argument("--minutes", type=int, default=40, help="history before now")
+    ap.add_argument("--evaluations", type=int, default=3, help="rule evaluations before querying")
+    ap.add_argument("--max-seconds", type=float, default=2.0)
+    ap.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    args = ap.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="numaprobe-scale-"))
+    work.mkdir(parents=True, exist_ok=True)
+    now = int(time.time())
+    om = work / "fleet.om"
+    t0 = time.monotonic()
+    lines = write_openmetrics(om, args.hosts, args.nodes, now - args.minutes * 60, now)
+    print(f"generated {lines} samples for {args.hosts} hosts x {args.nodes} nodes"
+          f" in {time.monotonic() - t0:.0f} s", flush=True)
+    tsdb = work / "tsdb"
+    t0 = time.monotonic()
+    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(tsdb)],
+                   check=True, stdout=subprocess.DEVNULL)
+    om.unlink()
+    print(f"backfilled in {time.monotonic() - t0:.0f} s", flush=True)
+
+    interval = 30
+    rules = work / "recording.yaml"
+    shutil.copyfile(g.RECORDING_RULES, rules)
+    config = work / "prometheus.yml"
+    config.write_text(json.dumps({"global": {"evaluation_interval": f"{interval}s"}, "rule_files": [str(rules)]}))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (work / "prometheus.log").open("w")
+    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+                             f"--web.listen-address=127.0.0.1:{port}", "--query.timeout=60s", "--query.lookback-delta=20m"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    failures = []
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"{url}/-/ready", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(1)
+        started = time.time()
+        eval_times = wait_for_rules(url, args.evaluations, interval, timeout_s=1800)
+        recorded_s = int(time.time() - started)
+        print("rule group evaluation: " + ", ".join(f"{k} {v:.2f} s" for k, v in eval_times.items()))
+        print(f"{'dashboard':16} {'rows':>6} {'seconds':>8}  panel")
+        for uid, panel, expr, instant in panel_cases(recorded_s):
+            t0 = time.monotonic()
+            if instant:
+                res = api(url, "/api/v1/query", {"query": expr})
+            else:
+                end = time.time()
+                res = api(url, "/api/v1/query_range",
+                          {"query": expr, "start": end - recorded_s, "end": end, "step": 60})
+            took = time.monotonic() - t0
+            rows = len(res["data"]["result"]) if res.get("status") == "success" else -1
+            print(f"{uid:16} {rows:>6} {took:>8.3f}  {panel['title']}", flush=True)
+            k = topk_of(expr)
+            if rows < 0:
+                failures.append(f"{uid} / {panel['title']}: {res.get('error')}")
+            elif took > args.max_seconds:
+                failures.append(f"{uid} / {panel['title']}: {took:.2f} s")
+            elif uid == "numaprobe-fleet" and panel["type"] == "table" and k is not None and rows > k:
+                failures.append(f"{uid} / {panel['title']}: {rows} rows > topk {k}")
+            elif uid == "numaprobe-fleet" and rows >= args.hosts > len(MODELS) * args.nodes ** 2:
+                failures.append(f"{uid} / {panel['title']}: {rows} rows, one per host or more")
+    finally:
+        prom.terminate()
+        prom.wait(timeout=60)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
