@@ -3,7 +3,6 @@
 // static-initialiser registration, which static libraries silently drop.
 #pragma once
 
-#include <string_view>
 #include <vector>
 
 #include "daemon/probing/probe_kind.h"
@@ -11,7 +10,5 @@
 namespace numaprobe::daemon {
 
 const std::vector<const ProbeKind*>& ProbeTable();
-// The kind called `name`, or nullptr.
-const ProbeKind* FindProbeKind(std::string_view name);
 
 }  // namespace numaprobe::daemon

@@ -10,21 +10,16 @@
 #include "daemon/common/host_info.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
-#include "daemon/common/wall_clock.h"
-#include "daemon/probing/buffer_pool.h"
 #include "daemon/probing/probe_lock.h"
-#include "daemon/probing/probe_runner.h"
 #include "daemon/probing/probe_settings.h"
 #include "daemon/serve/baseline_tracker.h"
 #include "daemon/serve/budget.h"
 #include "daemon/serve/lock_wait_meter.h"
-#include "daemon/serve/probe_worker.h"
+#include "daemon/serve/probe_executor.h"
 #include "daemon/serve/recent_figures.h"
 #include "daemon/serve/rotation.h"
-#include "daemon/serve/sd_notify.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
-#include "kernels/clock.h"
 
 namespace numaprobe::daemon {
 
@@ -60,16 +55,18 @@ bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
 
 class Scheduler::Loop {
  public:
-  Loop(Config config, ResultStore& store, k::Topology topology, Plan plan, ProbeLock lock)
+  Loop(Config config, ResultStore& store, k::Topology topology, Plan plan, ProbeLock lock,
+       std::unique_ptr<LoopEnvironment> env, std::unique_ptr<ProbeExecutor> executor)
       : store_(store),
+        env_(std::move(env)),
         config_(std::move(config)),
         topology_(std::move(topology)),
         lock_(std::move(lock)),
         budget_(config_.schedule.duty_cycle),
         baseline_(config_.state_directory, config_.baseline.rounds),
         rng_(std::random_device{}()),
-        watchdog_(SdWatchdogInterval()),
-        worker_(config_.schedule.priority) {
+        watchdog_(env_->WatchdogInterval()),
+        executor_(std::move(executor)) {
     // cmd_serve refused to start on an invalid hook; nothing is faked then.
     if (!ReadTestHooks(test_).empty()) test_ = TestHooks{};
     Adopt(std::move(plan));
@@ -106,14 +103,16 @@ class Scheduler::Loop {
       baseline_.BeginRound();
       bool cycle_complete = true;
       for (int r = 0; r < rounds && cycle_complete; ++r) {
-        const std::int64_t round_start = k::MonotonicNs();
+        const std::int64_t round_start = env_->MonotonicNs();
         const RoundEnd end = RunRound(RoundOfCycle(rotation, rounds, r));
         if (end == RoundEnd::kAbandoned) return false;
         cycle_complete = end == RoundEnd::kComplete;
         if (cycle_complete) EndRound(round_start, rounds);
+        // Published and saved as soon as the cycle's last round ends, not an
+        // interval later.
+        if (cycle_complete && r + 1 == rounds) EndCycle();
         WaitForNextRound(round_start);
       }
-      if (cycle_complete) EndCycle();
     }
     return true;
   }
@@ -133,7 +132,7 @@ class Scheduler::Loop {
       const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
       if (!RunTask(tasks[i], tasks, !continues, ends_visit)) return RoundEnd::kAbandoned;
     }
-    runner_->ReleaseBuffers();  // also after a round cut short mid-visit
+    executor_->ReleaseBuffers();  // also after a round cut short mid-visit
     return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
   }
 
@@ -165,11 +164,11 @@ class Scheduler::Loop {
   // systemd watchdog. False if stopping; true early if a change is pending.
   bool WaitUntil(std::int64_t deadline_ns) {
     while (true) {
-      SdNotify("WATCHDOG=1");
+      env_->Notify("WATCHDOG=1");
       if (stop_.load()) return false;
       ReloadStateIfAsked();
       if (ChangesPending()) return true;
-      const std::int64_t now = k::MonotonicNs();
+      const std::int64_t now = env_->MonotonicNs();
       RefreshDutyCycle(now);
       if (now >= deadline_ns) return true;
       std::int64_t wait_ns = deadline_ns - now;
@@ -177,8 +176,7 @@ class Scheduler::Loop {
       // Re-check the cpuset (and refresh the duty cycle) at least every 10 s while idle.
       wait_ns = std::min<std::int64_t>(wait_ns, 10'000'000'000);
       std::unique_lock lock(mu_);
-      cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns),
-                   [&] { return stop_.load() || pending_.has_value() || reload_state_.load(); });
+      env_->Sleep(lock, cv_, wait_ns, [&] { return stop_.load() || pending_.has_value() || reload_state_.load(); });
     }
   }
 
@@ -203,7 +201,7 @@ class Scheduler::Loop {
       std::lock_guard lock(mu_);
       if (pending_) return true;
     }
-    return !SameRestriction(k::Restriction::FromProcess(), restriction_);
+    return !SameRestriction(env_->Restriction(), restriction_);
   }
 
   void ApplyPendingChanges() {
@@ -212,16 +210,16 @@ class Scheduler::Loop {
       std::lock_guard lock(mu_);
       next.swap(pending_);
     }
-    const bool restriction_changed = !SameRestriction(k::Restriction::FromProcess(), restriction_);
+    const bool restriction_changed = !SameRestriction(env_->Restriction(), restriction_);
     if (!next && !restriction_changed) return;
     if (next) {
       config_ = std::move(*next);
       budget_.set_ratio(config_.schedule.duty_cycle);
-      worker_.SetPriority(config_.schedule.priority);
+      executor_->SetPriority(config_.schedule.priority);
     }
     if (restriction_changed) spdlog::info("allowed CPUs or memory nodes changed: rebuilding the probe plan");
     k::Topology topology;
-    auto plan = PlanOnHost(config_, &topology);
+    auto plan = env_->PlanNow(config_, &topology);
     if (!plan.ok()) {
       // Explicitly configured CPUs or nodes left the allowed set. Keep probing
       // them: their runs fail (pin_failed, bind_failed, placement_mismatch once
@@ -229,7 +227,7 @@ class Scheduler::Loop {
       // operator sees why, instead of a plan that silently shrank.
       spdlog::error("the configured targets are no longer allowed ({}); their probes will report failures",
                     plan.failure().reason);
-      restriction_ = k::Restriction::FromProcess();
+      restriction_ = env_->Restriction();
       return;
     }
     topology_ = std::move(topology);
@@ -239,14 +237,10 @@ class Scheduler::Loop {
   // Installs a new plan (start, reload or cpuset change) and everything derived from it.
   void Adopt(Plan plan) {
     plan_ = std::move(plan);
-    restriction_ = k::Restriction::FromProcess();
+    restriction_ = env_->Restriction();
     for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
     spdlog::info("probe plan: {} memory pairs, {} core-to-core pairs", plan_.memory_pairs.size(),
                  plan_.c2c_pairs.size());
-    const BufferSettings buffers = BufferSettingsFrom(config_);
-    // Prepared buffers cost more CPU than measuring them: keep them unless
-    // what they are made of changed.
-    if (!pool_ || pool_->settings() != buffers) pool_ = std::make_unique<BufferPool>(buffers);
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
       auto lock = ProbeLock::Open(config_.probe_lock_file);
@@ -259,7 +253,7 @@ class Scheduler::Loop {
     ProbeSettings settings = ProbeSettingsFrom(config_);
     settings.test_latency_scale = test_.latency_scale;  // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
     settings.test_bandwidth_scale = test_.bandwidth_scale;
-    runner_ = std::make_unique<ProbeRunner>(topology_, *pool_, std::move(settings), lock_, [this] { OnLockBusy(); });
+    executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { OnLockBusy(); });
     host_ = ReadHostInfo(topology_.cpu_model);
     ApplyHostOverrides(test_, host_);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
@@ -283,12 +277,12 @@ class Scheduler::Loop {
     if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
       facts["numaprobe_version"] = it->second;
     }
-    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), facts, UnixNow());
+    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), facts, env_->UnixNow());
   }
 
   // On the worker thread, when a probe finds another process probing.
   void OnLockBusy() {
-    lock_wait_.Started(k::MonotonicNs());
+    lock_wait_.Started(env_->MonotonicNs());
     // A second daemon on the host makes this routine: say it once, count the
     // rest (and warn if one wait goes on for long, see WatchLockWait).
     const bool first = !lock_busy_logged_.exchange(true);
@@ -296,78 +290,50 @@ class Scheduler::Loop {
                 "another numaprobe process is probing (it holds {}): waiting for it", lock_.path());
   }
 
-  // What one probe run produced, and the figure the baseline keeps of it.
-  struct Ran {
-    RecordPtr record;
-    std::optional<BaselineValue> baseline;
-  };
-
-  Ran Execute(const Task& task) {
-    Ran ran{runner_->Run(*task.kind, task.target, &stop_), std::nullopt};
-    if (ran.record->ok()) ran.baseline = task.kind->BaselineOf(*ran.record, config_.targets.per_cpu);
-    return ran;
-  }
-
-  // Runs `task` on the low-priority worker while this thread keeps the
-  // watchdog fed and watches for stop. False if stopping left it unfinished.
+  // Runs `task` on the executor while this thread keeps the watchdog fed and
+  // watches for stop. False if stopping left it unfinished.
   bool RunTask(const Task& task, std::vector<Task>& round, bool starts_visit, bool ends_visit) {
-    const std::int64_t start_ns = k::MonotonicNs();
-    // On the heap and shared: an abandoned job may outlive this frame.
-    struct Job {
-      Task task;
-      Ran ran;
-      double cost = 0;
-      double lock_wait_seconds = 0;
-    };
-    auto job = std::make_shared<Job>(Job{task, {}, 0, 0});
+    const std::int64_t start_ns = env_->MonotonicNs();
     spdlog::debug("starting {}", Describe(task));
-    worker_.Submit([this, job, ends_visit] {
-      const std::int64_t cpu_start_ns = k::ThreadCpuNs();
-      const std::int64_t waited_before_ns = lock_.waited_ns();
-      job->ran = Execute(job->task);
-      // Freeing the visit's buffers (munmap of up to hundreds of MiB) is
-      // part of what the probe costs: on the worker, inside the charge.
-      if (ends_visit) runner_->ReleaseBuffers();
-      job->lock_wait_seconds = static_cast<double>(lock_.waited_ns() - waited_before_ns) / 1e9;
-      // The kernels measure on threads of their own and report those threads'
-      // CPU time; buffer preparation runs on the worker and is counted here.
-      job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.record->cpu_seconds();
-    });
+    executor_->Start(task, ends_visit, &stop_);
     bool warned_wait = false;
     std::int64_t published_ns = start_ns;
-    while (!worker_.Wait(std::chrono::milliseconds(50))) {
-      SdNotify("WATCHDOG=1");
+    while (!executor_->Wait(std::chrono::milliseconds(50))) {
+      env_->Notify("WATCHDOG=1");
       ReloadStateIfAsked();
       WatchLockWait(warned_wait, published_ns);
       // Kernels notice the stop flag between samples; a probe starved of CPU
       // (SCHED_IDLE on a saturated host) may not, and is left behind.
-      if (stop_.load() && !worker_.Wait(std::chrono::milliseconds(250))) {
-        worker_.Abandon();
+      if (stop_.load() && !executor_->Wait(std::chrono::milliseconds(250))) {
+        executor_->Abandon();
         return false;
       }
     }
-    const std::int64_t end_ns = k::MonotonicNs();
-    const Ran& ran = job->ran;
+    const std::int64_t end_ns = env_->MonotonicNs();
+    const ProbeRun ran = executor_->Result();
     const k::Outcome outcome = ran.record->outcome();
-    const double cost = job->cost;
+    const double cost = ran.cpu_seconds;
+    // The figure the baseline keeps of it.
+    std::optional<BaselineValue> baseline;
+    if (ran.record->ok()) baseline = task.kind->BaselineOf(*ran.record, config_.targets.per_cpu);
     budget_.Charge(start_ns, end_ns, cost);
     if (outcome != k::Outcome::kCancelled) costs_.Observe(task.kind, cost, starts_visit);
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
-    if (ok && ran.baseline) {
-      baseline_.Observe(*ran.baseline);
-      recent_.Add(*ran.baseline);
+    if (ok && baseline) {
+      baseline_.Observe(*baseline);
+      recent_.Add(*baseline);
     }
     // Only kinds the baseline holds values for can leave a round incomplete:
     // a core-to-core pair that is always disturbed on a busy host must not
     // keep the memory baseline from ever being recorded.
     if (!ok && !will_retry && task.kind->HasBaseline()) baseline_.ObserveFailure();
     store_.Update([&](Snapshot& s) {
-      RecordRun(s, ran.record, UnixNow(), cost);
-      lock_wait_.Finished(job->lock_wait_seconds);
+      RecordRun(s, ran.record, env_->UnixNow(), cost);
+      lock_wait_.Finished(ran.lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
-      if (ok && ran.baseline) s.recent_medians = recent_.Medians();
+      if (ok && baseline) s.recent_medians = recent_.Medians();
     });
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
@@ -387,7 +353,7 @@ class Scheduler::Loop {
   // second, and warn once per wait after a minute (a stuck or hostile holder
   // stops every probe; the watchdog rightly stays fed, the daemon is not hung).
   void WatchLockWait(bool& warned, std::int64_t& published_ns) {
-    const std::int64_t now = k::MonotonicNs();
+    const std::int64_t now = env_->MonotonicNs();
     const double waiting = lock_wait_.CurrentSeconds(now);
     if (waiting == 0) return;
     if (now - published_ns >= 1'000'000'000) {
@@ -406,7 +372,7 @@ class Scheduler::Loop {
   // `rounds`: the rounds of this cycle. A rotated series gets a figure once a
   // cycle, so that is the refresh interval staleness is judged against.
   void EndRound(std::int64_t round_start_ns, int rounds) {
-    const double round_seconds = static_cast<double>(k::MonotonicNs() - round_start_ns) / 1e9;
+    const double round_seconds = static_cast<double>(env_->MonotonicNs() - round_start_ns) / 1e9;
     refresh_interval_seconds_ =
         rounds * std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
     if (test_.fault_injection_active()) {
@@ -426,6 +392,7 @@ class Scheduler::Loop {
   }
 
   ResultStore& store_;
+  std::unique_ptr<LoopEnvironment> env_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> reload_state_{false};
   std::mutex mu_;
@@ -443,8 +410,6 @@ class Scheduler::Loop {
   std::atomic<bool> lock_busy_logged_{false};
   LockWaitMeter lock_wait_;
   std::int64_t duty_published_ns_ = 0;
-  std::unique_ptr<BufferPool> pool_;
-  std::unique_ptr<ProbeRunner> runner_;
   DutyBudget budget_;
   BaselineTracker baseline_;
   RecentFigures recent_;
@@ -454,18 +419,26 @@ class Scheduler::Loop {
   TestHooks test_;
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
-  ProbeWorker worker_;  // last: destroyed (joined) first
+  // Last: destroyed (its worker joined) first; its runs use the lock and topology above.
+  std::unique_ptr<ProbeExecutor> executor_;
 };
 
 k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store) {
+  const ProbePriority priority = config.schedule.priority;
+  return Create(std::move(config), store, HostEnvironment(), WorkerExecutor(priority));
+}
+
+k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store,
+                                                          std::unique_ptr<LoopEnvironment> env,
+                                                          std::unique_ptr<ProbeExecutor> executor) {
   k::Topology topology;
-  auto plan = PlanOnHost(config, &topology);
+  auto plan = env->PlanNow(config, &topology);
   if (!plan.ok()) return plan.failure();
   auto lock = ProbeLock::Open(config.probe_lock_file);
   if (!lock.ok()) return lock.failure();
   return std::unique_ptr<Scheduler>(
       new Scheduler(std::make_unique<Loop>(std::move(config), store, std::move(topology), std::move(plan).value(),
-                                           std::move(lock).value())));
+                                           std::move(lock).value(), std::move(env), std::move(executor))));
 }
 
 Scheduler::Scheduler(std::unique_ptr<Loop> loop) : loop_(std::move(loop)) {}

@@ -6,6 +6,11 @@
 // ResultStore; the baseline is recorded from the first complete cycles and
 // persisted in the state directory.
 //
+// The loop takes time, sleep, the host's cpuset and plan from a
+// LoopEnvironment and runs probes through a ProbeExecutor: the real host and
+// the SCHED_IDLE worker in the daemon, a clock and probes the test scripts in
+// tests/daemon/scheduler_loop_test.cc.
+//
 // Thread safety: Create/Start/Stop/Reload may be called from any one control
 // thread (main); the loop runs on its own thread and is the store's writer.
 #pragma once
@@ -22,6 +27,8 @@
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
+#include "daemon/serve/loop_environment.h"
+#include "daemon/serve/probe_executor.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/round_tasks.h"
 #include "kernels/result.h"
@@ -44,6 +51,10 @@ class Scheduler {
   // Reads the topology and plans; fails naming the problem (a configured CPU
   // that is not allowed, ...).
   static kernels::Expected<std::unique_ptr<Scheduler>> Create(Config config, ResultStore& store);
+  // The same on another host and executor (tests).
+  static kernels::Expected<std::unique_ptr<Scheduler>> Create(Config config, ResultStore& store,
+                                                              std::unique_ptr<LoopEnvironment> env,
+                                                              std::unique_ptr<ProbeExecutor> executor);
   ~Scheduler();
 
   void Start();

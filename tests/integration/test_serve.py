@@ -2,7 +2,6 @@
 scraped over HTTP. This machine has one NUMA node, so the local pair (0, 0) is
 what exists; multi-node series are asserted in tests/vm."""
 import datetime
-import json
 import os
 import re
 import shutil
@@ -219,40 +218,6 @@ def test_reload_good_then_bad_config_keeps_the_good_one(numaprobe_bin, workdir):
         assert "schedule_typo" in d.logs()
         assert d.proc.poll() is None
         assert d.stop()[0] == 0
-
-
-def test_baseline_survives_restart_and_new_settings_start_a_new_one(numaprobe_bin, workdir):
-    cfg = write_config(workdir)
-    with Daemon(numaprobe_bin, cfg) as d:
-        d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="baseline")
-        first = parse_metrics(d.metrics())["numaprobe_memory_latency_baseline_seconds"]
-        assert d.stop()[0] == 0
-    state = os.path.join(workdir, "state", "state.json")
-    assert os.path.exists(state)
-    with Daemon(numaprobe_bin, cfg) as d:
-        m = parse_metrics(d.metrics())
-        assert m["numaprobe_memory_latency_baseline_seconds"] == first
-        assert m["numaprobe_baseline_info"][0][0]["origin"] == "restored"
-        assert "restored the baseline" in d.logs()
-    # A different page-size policy is a measurement setting: figures are not comparable.
-    with Daemon(numaprobe_bin, write_config(workdir, pages="4k")) as d:
-        m = parse_metrics(d.metrics())
-        assert m["numaprobe_baseline_info"][0][0]["origin"] == "settings_changed"
-        assert "measurement settings changed" in d.logs()
-        assert "numaprobe_memory_latency_baseline_seconds" not in m or \
-            m["numaprobe_memory_latency_baseline_seconds"] != first
-
-
-def test_corrupt_state_file_is_reported_and_replaced(numaprobe_bin, workdir):
-    os.makedirs(os.path.join(workdir, "state"))
-    with open(os.path.join(workdir, "state", "state.json"), "w") as f:
-        f.write("{not json")
-    with Daemon(numaprobe_bin, write_config(workdir)) as d:
-        assert parse_metrics(d.metrics())["numaprobe_baseline_info"][0][0]["origin"] == "state_file_corrupt"
-        d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="new baseline")
-        assert "state file unusable" in d.logs()
-    with open(os.path.join(workdir, "state", "state.json")) as f:
-        assert json.load(f)["baseline"]["complete"] is True
 
 
 # Every broken key of each fixture, with its line; a syntax error has no key.

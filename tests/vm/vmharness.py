@@ -529,10 +529,6 @@ def default_binary() -> Path:
     env = os.environ.get("NUMAPROBE_BIN")
     if env:
         return Path(env)
-    for preset in ("release", "debug"):
-        candidate = SOURCE_DIR / "build" / preset / "numaprobe"
-        if candidate.exists():
-            return candidate
     return SOURCE_DIR / "build" / "release" / "numaprobe"
 
 

@@ -1,0 +1,32 @@
+#include "daemon/serve/loop_environment.h"
+
+#include "daemon/common/wall_clock.h"
+#include "daemon/serve/scheduler.h"
+#include "daemon/serve/sd_notify.h"
+#include "kernels/clock.h"
+
+namespace numaprobe::daemon {
+
+namespace {
+
+class Host final : public LoopEnvironment {
+ public:
+  std::int64_t MonotonicNs() override { return kernels::MonotonicNs(); }
+  double UnixNow() override { return daemon::UnixNow(); }
+  void Sleep(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, std::int64_t ns,
+             const std::function<bool()>& wake) override {
+    cv.wait_for(lock, std::chrono::nanoseconds(ns), wake);
+  }
+  kernels::Restriction Restriction() override { return kernels::Restriction::FromProcess(); }
+  kernels::Expected<Plan> PlanNow(const Config& config, kernels::Topology* topology) override {
+    return PlanOnHost(config, topology);
+  }
+  void Notify(std::string_view message) override { SdNotify(message); }
+  std::optional<std::chrono::milliseconds> WatchdogInterval() override { return SdWatchdogInterval(); }
+};
+
+}  // namespace
+
+std::unique_ptr<LoopEnvironment> HostEnvironment() { return std::make_unique<Host>(); }
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,52 @@
+// What the scheduler loop takes from the host besides running probes: time,
+// sleeping, the CPUs and memory nodes it may use, the plan, and systemd.
+// HostEnvironment is the real host; tests hand the loop a clock they advance
+// (tests/daemon/scheduler_loop_test.cc), so the real loop runs hours of
+// schedule in milliseconds.
+//
+// Thread safety: MonotonicNs and UnixNow are called from the loop and the
+// probe worker; everything else from the loop thread only.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "daemon/config/config.h"
+#include "daemon/probing/plan.h"
+#include "kernels/result.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+class LoopEnvironment {
+ public:
+  virtual ~LoopEnvironment() = default;
+
+  // Monotonic nanoseconds: pacing, intervals and the budget's window.
+  virtual std::int64_t MonotonicNs() = 0;
+  // Unix seconds: when runs completed, when host facts changed.
+  virtual double UnixNow() = 0;
+  // Sleeps up to `ns` or until `wake()` holds; `cv` is notified (with the
+  // mutex `lock` holds) whenever `wake()` may have changed.
+  virtual void Sleep(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, std::int64_t ns,
+                     const std::function<bool()>& wake) = 0;
+
+  // What this process may use now (container cpusets change at run time).
+  virtual kernels::Restriction Restriction() = 0;
+  // The plan `config` implies now, and the topology it was made on.
+  virtual kernels::Expected<Plan> PlanNow(const Config& config, kernels::Topology* topology) = 0;
+
+  // systemd's notify protocol (sd_notify.h).
+  virtual void Notify(std::string_view message) = 0;
+  virtual std::optional<std::chrono::milliseconds> WatchdogInterval() = 0;
+};
+
+std::unique_ptr<LoopEnvironment> HostEnvironment();
+
+}  // namespace numaprobe::daemon

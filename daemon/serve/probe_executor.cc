@@ -1,0 +1,65 @@
+#include "daemon/serve/probe_executor.h"
+
+#include "daemon/probing/buffer_pool.h"
+#include "daemon/probing/probe_runner.h"
+#include "daemon/serve/probe_worker.h"
+#include "kernels/clock.h"
+
+namespace numaprobe::daemon {
+
+namespace {
+
+namespace k = kernels;
+
+class Worker final : public ProbeExecutor {
+ public:
+  explicit Worker(ProbePriority priority) : worker_(priority) {}
+
+  void Adopt(const k::Topology& topology, const Config& config, ProbeSettings settings, ProbeLock& lock,
+             std::function<void()> on_lock_busy) override {
+    lock_ = &lock;
+    const BufferSettings buffers = BufferSettingsFrom(config);
+    // Prepared buffers cost more CPU than measuring them: keep them unless
+    // what they are made of changed.
+    if (!pool_ || pool_->settings() != buffers) pool_ = std::make_unique<BufferPool>(buffers);
+    runner_ = std::make_unique<ProbeRunner>(topology, *pool_, std::move(settings), lock, std::move(on_lock_busy));
+  }
+
+  void SetPriority(ProbePriority priority) override { worker_.SetPriority(priority); }
+
+  void Start(const Task& task, bool ends_visit, const std::atomic<bool>* stop) override {
+    // On the heap and shared: an abandoned run may outlive the loop's frame.
+    auto run = std::make_shared<ProbeRun>();
+    run_ = run;
+    worker_.Submit([this, run, task, ends_visit, stop] {
+      const std::int64_t cpu_start_ns = k::ThreadCpuNs();
+      const std::int64_t waited_before_ns = lock_->waited_ns();
+      run->record = runner_->Run(*task.kind, task.target, stop);
+      // Freeing the visit's buffers (munmap of up to hundreds of MiB) is
+      // part of what the probe costs: on the worker, inside the charge.
+      if (ends_visit) runner_->ReleaseBuffers();
+      run->lock_wait_seconds = static_cast<double>(lock_->waited_ns() - waited_before_ns) / 1e9;
+      // The kernels measure on threads of their own and report those threads'
+      // CPU time; buffer preparation runs on the worker and is counted here.
+      run->cpu_seconds = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + run->record->cpu_seconds();
+    });
+  }
+
+  bool Wait(std::chrono::milliseconds timeout) override { return worker_.Wait(timeout); }
+  ProbeRun Result() override { return *run_; }
+  void Abandon() override { worker_.Abandon(); }
+  void ReleaseBuffers() override { runner_->ReleaseBuffers(); }
+
+ private:
+  ProbeLock* lock_ = nullptr;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<ProbeRunner> runner_;
+  std::shared_ptr<ProbeRun> run_;
+  ProbeWorker worker_;  // last: destroyed (joined) first
+};
+
+}  // namespace
+
+std::unique_ptr<ProbeExecutor> WorkerExecutor(ProbePriority priority) { return std::make_unique<Worker>(priority); }
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,451 @@
+// The scheduler loop (scheduler.cc) on a scripted host and scripted probes
+// (scripted_loop.h): pacing, jitter, the duty-cycle budget, rotation,
+// baseline rounds and the state file, a reload and a cpuset change in the
+// middle of a round, stop while a probe runs, and the systemd watchdog.
+// The loop runs on its own thread as in the daemon; its clock moves only when
+// it sleeps or a probe runs, so hours of schedule take milliseconds.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "daemon/serve/scheduler.h"
+#include "daemon/serve/state.h"
+#include "tests/daemon/scripted_loop.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
+namespace numaprobe::daemon {
+namespace {
+
+using namespace scripted;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr std::int64_t kStart = 1000 * kSecond;  // the scripted clock's start
+
+std::string FreshDirectory(const std::string& name) {
+  const std::string dir = testing::TempDir() + "scheduler_loop_" + name + "_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+// Latency and bandwidth (read, write, copy) on every pair of two nodes: 4 + 12
+// runs a round, in 2 + 4 visits (SharesBuffers).
+Config TwoKindConfig(const std::string& name) {
+  Config config;
+  config.core_to_core.enabled = false;
+  config.schedule.duty_cycle = 0.01;
+  config.schedule.interval = seconds(10);
+  config.schedule.jitter = 0.1;
+  config.baseline.rounds = 2;
+  config.state_directory = FreshDirectory(name);
+  config.probe_lock_file = "";  // no host-wide lock
+  return config;
+}
+
+// The real loop on a scripted host; stopped at the end of the test.
+struct Rig {
+  ResultStore store;
+  ScriptedHost* host;
+  ScriptedExecutor* probes;
+  std::unique_ptr<Scheduler> scheduler;
+
+  Rig(Config config, ScriptedExecutor::ScriptFn script, std::optional<milliseconds> watchdog = {}) {
+    auto owned_host = std::make_unique<ScriptedHost>();
+    owned_host->watchdog = watchdog;
+    auto owned_probes = std::make_unique<ScriptedExecutor>(*owned_host, std::move(script));
+    host = owned_host.get();
+    probes = owned_probes.get();
+    auto created = Scheduler::Create(std::move(config), store, std::move(owned_host), std::move(owned_probes));
+    EXPECT_TRUE(created.ok()) << created.failure().reason;
+    scheduler = std::move(created).value();
+    scheduler->Start();
+  }
+  ~Rig() {
+    if (scheduler) {
+      EXPECT_TRUE(scheduler->Stop());
+    }
+  }
+  Snapshot Now() const { return *store.Current(); }
+};
+
+Script Ok(double cpu_seconds) {
+  Script s;
+  s.cpu_seconds = cpu_seconds;
+  return s;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Task TaskOf(const Started& run) { return Task{run.kind, run.target, run.attempt}; }
+
+// Every visit (the first run after one that does not share its buffers) starts
+// no earlier than the budget allows after the previous run: its end plus its
+// cost / duty cycle. A visit's runs follow each other without a pause.
+TEST(SchedulerLoop, PacesEveryVisitByTheCostOfTheOneBefore) {
+  const double ratio = 0.01, cost = 0.05;
+  Config config = TwoKindConfig("pacing");
+  config.schedule.duty_cycle = ratio;
+  config.schedule.interval = seconds(1);
+  Rig rig(config, [&](const Task&, int) { return Ok(cost); });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 600 * kSecond));
+  const auto runs = rig.probes->Runs();
+  ASSERT_GT(runs.size(), 32u) << "two rounds at least";
+  const auto pause_ns = static_cast<std::int64_t>(cost / ratio * kSecond);
+  int visits = 0;
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    if (runs[i].end_ns < 0) break;  // still running when the test parked the loop
+    if (SharesBuffers(TaskOf(runs[i - 1]), TaskOf(runs[i]))) {
+      EXPECT_EQ(runs[i].start_ns, runs[i - 1].end_ns) << "run " << i << " continues a visit";
+    } else {
+      ++visits;
+      EXPECT_GE(runs[i].start_ns, runs[i - 1].end_ns + pause_ns) << "run " << i;
+    }
+  }
+  EXPECT_GT(visits, 10);
+}
+
+// Rounds start `interval` x U(1 - jitter, 1 + jitter) apart: never in
+// lockstep with other hosts, never outside the bounds.
+TEST(SchedulerLoop, StartsRoundsAtJitteredIntervals) {
+  Config config = TwoKindConfig("jitter");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  config.schedule.jitter = 0.2;
+  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 3000 * kSecond));
+  const auto runs = rig.probes->Runs();
+  std::vector<std::int64_t> round_starts{runs.front().start_ns};
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    // Within a round runs follow each other within milliseconds.
+    if (runs[i].start_ns - runs[i - 1].start_ns > 10 * kSecond) round_starts.push_back(runs[i].start_ns);
+  }
+  ASSERT_GE(round_starts.size(), 20u);
+  std::set<std::int64_t> gaps;
+  for (std::size_t i = 1; i < round_starts.size(); ++i) {
+    const std::int64_t gap = round_starts[i] - round_starts[i - 1];
+    EXPECT_GE(gap, 80 * kSecond);
+    EXPECT_LE(gap, 120 * kSecond);
+    gaps.insert(gap);
+  }
+  EXPECT_GT(*gaps.rbegin() - *gaps.begin(), 10 * kSecond) << "the jitter spreads round starts";
+  EXPECT_EQ(rig.Now().rounds_completed, round_starts.size()) << "parked waiting for the next round";
+}
+
+// Over every 10-minute window, the probes' CPU is at most duty_cycle x window
+// plus one visit (budget.h's bound, with the pause taken after each visit as
+// a whole: round_tasks.h), and the budget is used: with a 1 s interval it,
+// not the interval, paces the probes.
+TEST(SchedulerLoop, KeepsEveryWindowWithinTheBudget) {
+  const double ratio = 0.02;
+  Config config = TwoKindConfig("budget");
+  config.schedule.duty_cycle = ratio;
+  config.schedule.interval = seconds(1);
+  // Uneven costs: visits that prepare buffers cost more than runs continuing them.
+  Rig rig(config,
+          [](const Task& task, int index) { return Ok(task.kind == &LatencyProbe() ? 0.3 : 0.01 * (index % 7)); });
+  const std::int64_t end = kStart + 3 * 3600 * kSecond;
+  ASSERT_TRUE(rig.host->RunUntil(end));
+  const auto runs = rig.probes->Runs();
+  double largest = 0, total = 0, visit = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (i > 0 && !SharesBuffers(TaskOf(runs[i - 1]), TaskOf(runs[i]))) visit = 0;
+    visit += runs[i].cpu_seconds;
+    largest = std::max(largest, visit);
+    total += runs[i].cpu_seconds;
+  }
+  const std::int64_t window = 600 * kSecond;
+  for (const auto& from : runs) {
+    double spent = 0;
+    for (const auto& r : runs) {
+      const std::int64_t r_end = r.end_ns < 0 ? end : r.end_ns;
+      if (r_end >= from.start_ns && r.start_ns <= from.start_ns + window) spent += r.cpu_seconds;
+    }
+    ASSERT_LE(spent, ratio * 600 + largest + 1e-9) << "window from " << from.start_ns;
+  }
+  const double used = total / (static_cast<double>(end - kStart) / kSecond);
+  EXPECT_GT(used, 0.9 * ratio) << "the budget paces the probes; it is not left idle";
+  EXPECT_LE(rig.Now().duty_cycle_ratio, ratio + largest / 600);
+}
+
+// A full round that costs more than two intervals' budget is split: the
+// representatives of each class run every round, the other visits in turn,
+// and the refresh interval exported is the cycle's.
+TEST(SchedulerLoop, RotatesWhenAFullRoundExceedsTheBudget) {
+  Config config = TwoKindConfig("rotation");
+  config.schedule.duty_cycle = 0.01;
+  config.schedule.interval = seconds(100);                    // 1 CPU-second a round
+  Rig rig(config, [](const Task&, int) { return Ok(0.2); });  // a full round: 16 x 0.2 s
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 6 * 3600 * kSecond));
+  const Snapshot now = rig.Now();
+  ASSERT_GT(now.rotation_rounds, 1);
+  EXPECT_GE(now.refresh_interval_seconds, now.rotation_rounds * 100.0);
+  // After the first (full) round: every target still runs, the representatives more often.
+  const auto runs = rig.probes->Runs();
+  std::map<std::tuple<std::string, int, int, std::string>, int> count;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto key = std::make_tuple(std::string(runs[i].kind->name()), runs[i].target.pair.cpu_node,
+                                     runs[i].target.pair.mem_node, runs[i].target.variant);
+    count[key] += i >= 16 ? 1 : 0;
+  }
+  ASSERT_EQ(count.size(), 16u);
+  int least = 1 << 30, most = 0;
+  for (const auto& [key, n] : count) {
+    least = std::min(least, n);
+    most = std::max(most, n);
+  }
+  EXPECT_GE(least, 1) << "a rotated target never ran again";
+  EXPECT_GE(most, least * 2) << "representatives run every round";
+}
+
+// The baseline takes `rounds` complete, failure-free rounds, then is
+// published and written to the state file; a round with a failed latency run
+// does not count.
+TEST(SchedulerLoop, RecordsTheBaselineFromFailureFreeRoundsAndWritesTheStateFile) {
+  Config config = TwoKindConfig("baseline");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  config.schedule.jitter = 0.1;
+  const std::string state_file = config.state_directory + "/state.json";
+  Rig rig(config, [](const Task& task, int index) {
+    Script s = Ok(0.001);
+    s.value = task.kind == &LatencyProbe() ? 8e-8 : 1e10;
+    if (index == 1) s.outcome = k::Outcome::kTimeout;  // round 1 fails
+    return s;
+  });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 150 * kSecond));  // rounds 1 and 2
+  EXPECT_EQ(rig.Now().rounds_completed, 2u);
+  EXPECT_FALSE(rig.Now().baseline_complete) << "round 1 had a failure";
+  EXPECT_EQ(rig.Now().baseline_origin, "first_start");
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));  // round 3
+  const Snapshot now = rig.Now();
+  EXPECT_EQ(now.rounds_completed, 3u);
+  ASSERT_TRUE(now.baseline_complete);
+  EXPECT_EQ(now.baseline.size(), 4u + 12u);
+  EXPECT_TRUE(now.state_write_successful);
+  const auto state = nlohmann::json::parse(Slurp(state_file));
+  EXPECT_TRUE(state["baseline"]["complete"].get<bool>());
+  EXPECT_EQ(state["baseline"]["values"].size(), 16u);
+  EXPECT_NE(Slurp(state_file).find("8e-08"), std::string::npos) << Slurp(state_file);
+}
+
+// The daemon restarted on the same state directory takes the stored
+// baseline; a reload with other measurement settings starts a new one.
+TEST(SchedulerLoop, RestoresTheBaselineAfterARestartAndStartsAnewOnNewSettings) {
+  Config config = TwoKindConfig("restart");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  config.baseline.rounds = 1;
+  const auto script = [](const Task&, int) { return Ok(0.001); };
+  {
+    Rig first(config, script);
+    ASSERT_TRUE(first.host->RunUntil(kStart + 50 * kSecond));
+    ASSERT_TRUE(first.Now().baseline_complete);
+  }
+  Rig second(config, script);
+  EXPECT_EQ(second.Now().baseline_origin, "restored");
+  EXPECT_TRUE(second.Now().baseline_complete) << "before any round";
+  EXPECT_EQ(second.Now().baseline.size(), 16u);
+  ASSERT_TRUE(second.host->RunUntil(kStart + 50 * kSecond));
+  Config next = config;
+  next.latency.loads_per_sample += 1000;
+  second.scheduler->Reload(next);
+  ASSERT_TRUE(second.host->RunUntil(kStart + 60 * kSecond));
+  EXPECT_EQ(second.Now().baseline_origin, "settings_changed");
+  EXPECT_TRUE(second.Now().baseline_complete) << "recorded anew from the round after the reload";
+  const std::string loads = "latency.loads=" + std::to_string(next.latency.loads_per_sample);
+  EXPECT_NE(Slurp(config.state_directory + "/state.json").find(loads), std::string::npos);
+}
+
+// `numaprobe baseline reset` (a marker in the state file) reaches the loop
+// through ReloadState (SIGHUP with an unchanged config): a new baseline is
+// recorded, and the round in progress goes on.
+TEST(SchedulerLoop, TakesABaselineResetWithoutCuttingTheRound) {
+  Config config = TwoKindConfig("reset");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  config.baseline.rounds = 1;
+  Rig rig(config, [](const Task&, int index) {
+    Script s = Ok(0.001);
+    s.held = index == 16 + 3;  // in the second round
+    return s;
+  });
+  rig.host->AllowUntil(kStart + 150 * kSecond);
+  ASSERT_TRUE(rig.probes->WaitForRuns(16 + 4));
+  ASSERT_TRUE(rig.Now().baseline_complete);
+  ASSERT_EQ(ResetState(config.state_directory), "");
+  rig.scheduler->ReloadState();
+  rig.probes->Release();
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 150 * kSecond));
+  const Snapshot now = rig.Now();
+  EXPECT_EQ(now.baseline_origin, "reset");
+  EXPECT_EQ(now.rounds_completed, 2u) << "the second round was not cut short";
+  EXPECT_EQ(rig.probes->Runs().size(), 32u);
+  EXPECT_EQ(rig.host->plans.load(), 1) << "a state reload does not replan";
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));
+  EXPECT_TRUE(rig.Now().baseline_complete) << "recorded anew";
+  EXPECT_EQ(rig.Now().baseline_origin, "reset");
+}
+
+// A state file that cannot be parsed is reported (origin state_file_corrupt)
+// and replaced by the new baseline.
+TEST(SchedulerLoop, ReplacesACorruptStateFile) {
+  Config config = TwoKindConfig("corrupt");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  config.baseline.rounds = 1;
+  std::filesystem::create_directories(config.state_directory);
+  std::ofstream(config.state_directory + "/state.json") << "{not json";
+  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  EXPECT_EQ(rig.Now().baseline_origin, "state_file_corrupt");
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));
+  ASSERT_TRUE(rig.Now().baseline_complete);
+  const auto state = nlohmann::json::parse(Slurp(config.state_directory + "/state.json"));
+  EXPECT_TRUE(state["baseline"]["complete"].get<bool>());
+}
+
+// A state directory that cannot be written: counted and retried every round,
+// written once it can be.
+TEST(SchedulerLoop, RetriesAFailedStateWriteEveryRound) {
+  Config config = TwoKindConfig("state_write");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  config.baseline.rounds = 1;
+  std::ofstream(config.state_directory) << "a file where the directory should be";
+  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));  // 3 rounds
+  Snapshot now = rig.Now();
+  EXPECT_TRUE(now.baseline_complete);
+  EXPECT_FALSE(now.state_write_successful);
+  EXPECT_GE(now.state_write_failures_total, 2u) << "retried after the first failure";
+  std::filesystem::remove(config.state_directory);
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 360 * kSecond));
+  now = rig.Now();
+  EXPECT_TRUE(now.state_write_successful);
+  EXPECT_TRUE(std::filesystem::exists(config.state_directory + "/state.json"));
+}
+
+// A reload in the middle of a round cuts the round short after the running
+// probe and starts a round of the new plan at once.
+TEST(SchedulerLoop, AReloadMidRoundReplansAfterTheRunningProbe) {
+  Config config = TwoKindConfig("reload");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  Rig rig(config, [](const Task&, int index) {
+    Script s = Ok(0.001);
+    s.held = index == 2;
+    return s;
+  });
+  rig.host->AllowUntil(kStart + 50 * kSecond);
+  ASSERT_TRUE(rig.probes->WaitForRuns(3));
+  Config next = config;
+  next.latency.enabled = false;
+  rig.scheduler->Reload(next);
+  rig.probes->Release();
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));
+  const auto runs = rig.probes->Runs();
+  ASSERT_EQ(runs.size(), 3u + 12u) << "the cut round, then one round of bandwidth only";
+  for (std::size_t i = 3; i < runs.size(); ++i) EXPECT_EQ(runs[i].kind, &BandwidthProbe()) << i;
+  EXPECT_LT(runs[3].start_ns - runs[2].end_ns, kSecond) << "the new round starts at once";
+  EXPECT_EQ(rig.host->plans.load(), 2);
+  EXPECT_EQ(rig.probes->adopted.load(), 2);
+  EXPECT_EQ(rig.Now().rounds_completed, 1u) << "the cut round does not count";
+}
+
+// The container's cpuset shrinks to node 0 while the loop waits: it replans
+// on what is left.
+TEST(SchedulerLoop, ReplansWhenTheCpusetShrinks) {
+  Config config = TwoKindConfig("cpuset");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(100);
+  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));
+  const std::size_t before = rig.probes->Runs().size();
+  ASSERT_EQ(before, 16u);
+  rig.host->SetRestriction({std::set<int>{0, 1}, std::set<int>{0}});
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));
+  const auto runs = rig.probes->Runs();
+  ASSERT_GT(runs.size(), before);
+  for (std::size_t i = before; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].target.pair.cpu_node, 0) << i;
+    EXPECT_EQ(runs[i].target.pair.mem_node, 0) << i;
+  }
+  EXPECT_EQ(rig.host->plans.load(), 2);
+}
+
+TEST(SchedulerLoop, StopWhileAProbeRunsCancelsIt) {
+  Config config = TwoKindConfig("stop");
+  Rig rig(config, [](const Task&, int) {
+    Script s = Ok(0.001);
+    s.held = true;
+    return s;
+  });
+  ASSERT_TRUE(rig.probes->WaitForRuns(1));
+  EXPECT_TRUE(rig.scheduler->Stop());
+  EXPECT_FALSE(rig.probes->abandoned.load());
+  EXPECT_EQ(rig.Now().runs_total.count({"latency", "cancelled"}), 1u);
+  EXPECT_EQ(rig.Now().rounds_completed, 0u);
+}
+
+// A probe starved of CPU never notices the stop: the loop gives up on it
+// (Stop returns false, the caller exits without destroying the scheduler's
+// state, which the abandoned run may still use).
+TEST(SchedulerLoop, StopAbandonsAProbeThatDoesNotNoticeIt) {
+#if defined(__SANITIZE_ADDRESS__)
+  __lsan_disable();  // the abandoned loop is left behind on purpose
+#endif
+  auto rig = std::make_unique<Rig>(TwoKindConfig("abandon"), [](const Task&, int) {
+    Script s = Ok(0.001);
+    s.deaf = true;
+    return s;
+  });
+#if defined(__SANITIZE_ADDRESS__)
+  __lsan_enable();
+#endif
+  ASSERT_TRUE(rig->probes->WaitForRuns(1));
+  EXPECT_FALSE(rig->scheduler->Stop());
+  EXPECT_TRUE(rig->probes->abandoned.load());
+  (void)rig->scheduler.release();  // as cmd_serve does: exit without destroying it
+}
+
+// With the systemd watchdog on, the loop pings at least every interval, while
+// it waits for the next round and while a long probe runs.
+TEST(SchedulerLoop, FeedsTheWatchdogWhileWaitingAndWhileAProbeRuns) {
+  Config config = TwoKindConfig("watchdog");
+  config.schedule.duty_cycle = 0.5;
+  config.schedule.interval = seconds(300);
+  Rig rig(
+      config,
+      [](const Task&, int index) {
+        Script s = Ok(0.001);
+        if (index == 20) s.seconds = 30;  // a probe waiting 30 s for the lock
+        return s;
+      },
+      milliseconds(2000));
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 3600 * kSecond));
+  const auto pings = rig.host->WatchdogPings();
+  ASSERT_GT(pings.size(), 3600u / 2);
+  for (std::size_t i = 1; i < pings.size(); ++i) ASSERT_LE(pings[i] - pings[i - 1], 2 * kSecond) << i;
+  const Started long_run = rig.probes->Runs()[20];
+  ASSERT_EQ(long_run.end_ns - long_run.start_ns, 30 * kSecond);
+  const auto during = std::count_if(pings.begin(), pings.end(),
+                                    [&](std::int64_t at) { return at > long_run.start_ns && at < long_run.end_ns; });
+  EXPECT_GE(during, 15);
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon
