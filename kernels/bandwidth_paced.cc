@@ -19,17 +19,6 @@ constexpr std::uint64_t kWarmupSpins = 1u << 22;
 
 }  // namespace
 
-const BandwidthLoops& LoopsFor(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512:
-      return kAvx512Loops;
-    case Isa::kAvx2:
-      return kAvx2Loops;
-    default:
-      return kSse2Loops;
-  }
-}
-
 void Spin(std::uint64_t spins) {
   // The empty asm claims to change the counter: the loop can be neither
   // removed nor collapsed into one subtraction.

@@ -1,6 +1,5 @@
 #include "kernels/c2c.h"
 
-#include <immintrin.h>
 
 #include <atomic>
 #include <chrono>
@@ -14,6 +13,7 @@
 #include "kernels/arena.h"
 #include "kernels/clock.h"
 #include "kernels/pin.h"
+#include "kernels/spin_hint.h"
 #include "kernels/stats.h"
 
 namespace numaprobe::kernels {
@@ -93,7 +93,7 @@ class PingPong {
   template <class Pred>
   Wait AWait(Pred done, std::int64_t sample_deadline) {
     for (unsigned spins = 1; !done(); ++spins) {
-      _mm_pause();
+      SpinHint();
       if (spins % kCheckEvery != 0) continue;
       const std::int64_t now = MonotonicNs();
       if (Stopped()) {
@@ -117,7 +117,7 @@ class PingPong {
   Wait BWait(Pred done, std::uint64_t sample) {
     const std::int64_t slow_after = MonotonicNs() + SampleNs();
     for (unsigned spins = 1; !done(); ++spins) {
-      _mm_pause();
+      SpinHint();
       if (spins % kCheckEvery != 0) continue;
       if (quit_.load(std::memory_order_acquire)) return Wait::kQuit;
       if (sample != 0 && a_word_.load(std::memory_order_acquire) == ((sample << 1) | 1)) {

@@ -1,7 +1,6 @@
 // Internal to kernels/loaded_latency.cc: the sweep's threads and handshake.
 #include "kernels/loaded_latency_run.h"
 
-#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "kernels/clock.h"
 #include "kernels/loaded_latency_load.h"
 #include "kernels/pin.h"
+#include "kernels/spin_hint.h"
 #include "kernels/stats.h"
 
 namespace numaprobe::kernels {
@@ -144,7 +144,7 @@ class LoadedRun {
     const std::int64_t start = MonotonicNs();
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       for (unsigned spins = 1; slots_[t].ack.load(std::memory_order_acquire) < boundary; ++spins) {
-        _mm_pause();
+        SpinHint();
         if (spins % kCheckEvery != 0) continue;
         if (Stopped()) return Wait::kStopped;
         const std::int64_t waited = MonotonicNs() - start;

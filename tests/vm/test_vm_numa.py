@@ -5,9 +5,14 @@ boot; the tests then assert on what each scenario saved. Only structure and
 placement are asserted, never timings: under emulation every node is the same
 host memory.
 
-Prerequisites (qemu-system-x86, cpio, busybox-static, one cached Debian kernel,
-a built numaprobe in $NUMAPROBE_BIN) missing: the tests skip saying why, or fail
-when CI=true. The daemon tests skip until `numaprobe serve --help` works.
+The guest's architecture is the binary's: an x86-64 build boots x86-64 guests,
+the release-aarch64 cross build arm64 `virt` guests (vmharness.GUEST_ARCHES), and
+the same assertions hold on both.
+
+Prerequisites (qemu-system-x86 or qemu-system-arm, cpio, busybox-static, one
+cached Debian kernel, a built numaprobe in $NUMAPROBE_BIN; for arm64 also
+qemu-user-static and the arm64 libraries) missing: the tests skip saying why, or
+fail when CI=true. The daemon tests skip until `numaprobe serve --help` works.
 """
 
 from __future__ import annotations
@@ -218,8 +223,9 @@ def serve_status() -> str | None:
     """None when `numaprobe serve` exists, else why the daemon tests skip."""
     binary = vh.default_binary()
     try:
-        p = subprocess.run([str(binary), "serve", "--help"], capture_output=True, text=True, timeout=30)
-    except OSError as e:
+        p = subprocess.run(vh.host_runner(binary) + ["serve", "--help"], capture_output=True, text=True,
+                           timeout=30)
+    except (OSError, vh.HarnessUnavailable) as e:
         return f"cannot run {binary}: {e}"
     # CLI11 answers --help with exit 0 even after an unknown word: look for serve's own usage.
     if p.returncode != 0 or not re.search(r"^Usage: \S*numaprobe serve\b", p.stdout, re.M):
