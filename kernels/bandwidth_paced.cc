@@ -29,9 +29,9 @@ double CalibrateSpinsPerNs() {
   Spin(kWarmupSpins);
   std::int64_t best = INT64_MAX;
   for (int i = 0; i < kCalibrationTries; ++i) {
-    const std::int64_t t0 = MonotonicNs();
+    const std::int64_t t0 = SampleClockNs();
     Spin(kCalibrationSpins);
-    best = std::min(best, MonotonicNs() - t0);
+    best = std::min(best, SampleClockNs() - t0);
   }
   return static_cast<double>(kCalibrationSpins) / static_cast<double>(std::max<std::int64_t>(best, 1));
 }

@@ -1,7 +1,6 @@
 // Internal to kernels/bandwidth.cc: the multi-threaded burst engine.
 #include "kernels/bandwidth_run.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -108,7 +107,7 @@ class BurstRun {
           loops_.copy(base + me.dst, base + me.src, me.bytes);
           break;
       }
-      me.end_ns = MonotonicNs();
+      me.end_ns = SampleClockNs();
       Discards why;
       me.clean = guard.Clean(why);
       me.why_unclean = why;
@@ -225,7 +224,7 @@ class BurstRun {
   }
 
   void Release(std::uint64_t gen) {
-    start_ns_ = MonotonicNs();
+    start_ns_ = SampleClockNs();
     released_.store(gen, std::memory_order_release);
   }
   bool Quit(Outcome outcome, std::string reason) {

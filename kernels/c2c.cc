@@ -1,6 +1,5 @@
 #include "kernels/c2c.h"
 
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -178,7 +177,7 @@ class PingPong {
     const std::int64_t deadline = MonotonicNs() + SampleNs();
     a_word_.store(s << 1, std::memory_order_release);
     Wait w = AWait([&] { return b_word_.load(std::memory_order_acquire) >= 2 * s - 1; }, deadline);
-    std::int64_t t0 = MonotonicNs();
+    std::int64_t t0 = SampleClockNs();
     for (std::uint64_t k = 0; w == Wait::kDone && k < R(); ++k) {
       w = AWait([&] { return line_->load(std::memory_order_acquire) == 2 * k; }, deadline);
       if (w == Wait::kDone) line_->store(2 * k + 1, std::memory_order_release);
@@ -187,7 +186,7 @@ class PingPong {
       if (k % kCheckEvery == kCheckEvery - 1 && MonotonicNs() > deadline) w = Wait::kSampleTimeout;
     }
     if (w == Wait::kDone) w = AWait([&] { return line_->load(std::memory_order_acquire) == 2 * R(); }, deadline);
-    const std::int64_t elapsed = MonotonicNs() - t0;
+    const std::int64_t elapsed = SampleClockNs() - t0;
     if (w == Wait::kQuit) return false;
     if (w == Wait::kSampleTimeout) a_word_.store((s << 1) | 1, std::memory_order_release);
     // Whatever happened, B must be done with s before the line is reused.

@@ -1,7 +1,6 @@
 // Internal to kernels/loaded_latency.cc: the sweep's threads and handshake.
 #include "kernels/loaded_latency_run.h"
 
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -191,9 +190,9 @@ class LoadedRun {
     opened_.clear();
     for (const LoadSlot& slot : slots_) opened_.push_back(slot.mark);
     guard_.Begin();
-    const std::int64_t t0 = MonotonicNs();
+    const std::int64_t t0 = SampleClockNs();
     chase_.cursor() = Chase(chase_.cursor(), spec_.loads_per_sample);
-    const std::int64_t t1 = MonotonicNs();
+    const std::int64_t t1 = SampleClockNs();
     const bool chase_clean = guard_.Clean(point.discards);
     if (const Wait w = Boundary(); w != Wait::kDone) return w;
     // Judged on both sides, so each side's count says how often it was hit.

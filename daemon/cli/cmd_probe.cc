@@ -109,7 +109,7 @@ struct ProbeCommand {
         ->transform(CLI::CheckedTransformer(kOps, CLI::ignore_case));
     sub.add_option("--threads", settings.bandwidth_threads, "Bandwidth: pinned threads per measurement")
         ->check(CLI::Range(1, 1024));
-    sub.add_option("--isa", settings.bandwidth.isa, "Bandwidth: instruction set (auto never picks avx512)")
+    sub.add_option("--isa", settings.bandwidth.isa, "Bandwidth: instruction set (auto never picks avx512 or sve)")
         ->transform(CLI::CheckedTransformer(kIsas, CLI::ignore_case));
     sub.add_option("--round-trips", settings.c2c.round_trips, "Core-to-core: round trips per sample")
         ->check(CLI::Range(10, 10'000'000));
