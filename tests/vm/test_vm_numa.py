@@ -18,8 +18,10 @@ fail when CI=true. The daemon tests skip until `numaprobe serve --help` works.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -209,6 +211,19 @@ done
 stop_serve
 """, timeout=420)
 
+# Unit-test programs run inside the 2-node guest too, named by
+# $NUMAPROBE_GUEST_UNIT_TESTS (the cross build sets it): qemu-user, which runs
+# them on the build machine, has no mbind, move_pages or get_mempolicy, so
+# their placement-dependent tests skip there and are run here, on a real
+# kernel of the target architecture with two nodes.
+GUEST_UNIT_TESTS = tuple(Path(p) for p in os.environ.get("NUMAPROBE_GUEST_UNIT_TESTS", "").split(":") if p)
+
+
+def scenario_unit_tests() -> vh.Scenario:
+    return vh.Scenario("unit_tests", "\n".join(f"run {p.name} {p.name} --gtest_brief=1" for p in GUEST_UNIT_TESTS),
+                       timeout=300)
+
+
 # ------------------------------------------------------------------------ fixtures
 
 
@@ -239,9 +254,9 @@ def serve_missing():
     return serve_status()
 
 
-def _boot(topology, scenarios):
+def _boot(topology, scenarios, **extra):
     try:
-        return vh.boot(topology, scenarios)
+        return vh.boot(topology, scenarios, **extra)
     except vh.HarnessUnavailable as e:
         unavailable(str(e))
 
@@ -253,6 +268,11 @@ def two(serve_missing):
     if serve_missing is None:
         scenarios.append(SCENARIO_SERVE_MEMS)
     scenarios.append(SCENARIO_OFFLINE_CPU)
+    if GUEST_UNIT_TESTS:
+        scenarios.append(scenario_unit_tests())
+        # The tests' fixture files, at the absolute path compiled into them.
+        return _boot(TWO, scenarios, extra_binaries=GUEST_UNIT_TESTS,
+                     host_trees=(vh.SOURCE_DIR / "tests" / "fixtures",))
     return _boot(TWO, scenarios)
 
 
@@ -515,6 +535,18 @@ def test_4k_pages(two):
     for r in probe["latency"]:
         assert_ok_result("latency", r)
         assert r["buffer"]["page_size"] == "4KiB", r["buffer"]
+
+
+def test_unit_tests_pass_on_a_multi_node_kernel(two):
+    if not GUEST_UNIT_TESTS:
+        pytest.skip("no unit-test programs named in NUMAPROBE_GUEST_UNIT_TESTS (the cross build names them)")
+    res = two["unit_tests"]
+    for program in GUEST_UNIT_TESTS:
+        out = res.text(f"{program.name}.out")
+        assert res.rc(program.name) == 0, f"{program.name} failed in the guest:\n{out[-4000:]}\n{res.describe()}"
+        assert re.search(r"^\[  PASSED  \] \d+ tests?", out, re.M), out[-2000:]
+        # Everything qemu-user could not run must have run here.
+        assert "SKIPPED" not in out, f"{program.name} skipped tests on a real kernel:\n{out[-3000:]}"
 
 
 # ---------------------------------------------------------------------------- daemon

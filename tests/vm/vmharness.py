@@ -561,9 +561,12 @@ def _library_paths(binary: Path, arch: GuestArch) -> list[tuple[Path, Path]]:
 
 
 def build_initramfs(dest: Path, binary: Path, scenarios: list[Scenario], busybox: Path,
-                    arch: GuestArch = GUEST_ARCHES["amd64"], modules: tuple[Path, ...] = ()) -> Path:
-    """Packs busybox, `binary` (as /bin/numaprobe) with its libraries, the kernel
-    `modules` /init loads, /init and the scenarios into a gzip'd newc cpio at `dest`."""
+                    arch: GuestArch = GUEST_ARCHES["amd64"], modules: tuple[Path, ...] = (),
+                    extra_binaries: tuple[Path, ...] = (), host_trees: tuple[Path, ...] = ()) -> Path:
+    """Packs busybox, `binary` (as /bin/numaprobe) and `extra_binaries` (as
+    /bin/<name>) with their libraries, the kernel `modules` /init loads, the
+    `host_trees` directories at their host paths, /init and the scenarios into
+    a gzip'd newc cpio at `dest`."""
     names = [s.name for s in scenarios]
     if len(set(names)) != len(names) or not all(re.fullmatch(r"[a-z0-9_]+", n) for n in names):
         raise ValueError(f"scenario names must be unique [a-z0-9_]+: {names}")
@@ -575,13 +578,17 @@ def build_initramfs(dest: Path, binary: Path, scenarios: list[Scenario], busybox
         shutil.copy2(busybox, root / "bin/busybox")
         for applet in APPLETS:
             (root / "bin" / applet).symlink_to("busybox")
-        shutil.copy2(binary, root / "bin/numaprobe")
-        for guest, host in _library_paths(binary, arch):
-            target = root / guest.relative_to("/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(host.resolve(), target)
+        programs = {"numaprobe": binary, **{b.name: b for b in extra_binaries}}
+        for name, program in programs.items():
+            shutil.copy2(program, root / "bin" / name)
+            for guest, host in _library_paths(program, arch):
+                target = root / guest.relative_to("/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(host.resolve(), target)
         for module in modules:
             shutil.copy2(module, root / "modules" / module.name)
+        for tree in host_trees:
+            shutil.copytree(tree, root / tree.resolve().relative_to("/"), symlinks=True)
         (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
         (root / "etc/group").write_text("root:x:0:\n")
         (root / "scenarios/lib.sh").write_text(GUEST_LIB)
@@ -696,8 +703,11 @@ def default_binary() -> Path:
 
 
 def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = None,
-         cmdline: str = "", timeout: float | None = None, workdir: Path | None = None) -> BootResult:
+         cmdline: str = "", timeout: float | None = None, workdir: Path | None = None,
+         extra_binaries: tuple[Path, ...] = (), host_trees: tuple[Path, ...] = ()) -> BootResult:
     """Boots `topology`, runs `scenarios` in order in one guest, returns their results.
+    `extra_binaries` (same architecture as `binary`) are in the guest's /bin too,
+    the `host_trees` directories at their host paths.
 
     Raises VmError (with the console tail) if the guest does not come up, dies, or
     does not finish within `timeout` seconds (default: boot allowance + the sum of
@@ -722,7 +732,8 @@ def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = 
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="numaprobe-vm-")))
         workdir.mkdir(parents=True, exist_ok=True)
         initrd = build_initramfs(workdir / "initrd.cpio.gz", binary, scenarios, tools["busybox"], arch,
-                                 kernel.modules)
+                                 kernel.modules, tuple(Path(b) for b in extra_binaries),
+                                 tuple(Path(t) for t in host_trees))
         console_path, channel_path = workdir / "console.log", workdir / "results.log"
         channel_path.write_bytes(b"")
         append = f"console={arch.console} quiet panic=-1 rdinit=/init mitigations=off {cmdline}".strip()
