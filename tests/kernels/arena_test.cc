@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/kernels/numa_syscalls.h"
+
 namespace numaprobe::kernels {
 namespace {
 
@@ -19,6 +21,7 @@ std::size_t HugetlbPoolPages() {
 }
 
 TEST(ArenaTest, CreatesVerifiedWritableMemoryOnNode0) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 3 * kMiB, .node = 0, .pages = PagePolicy::kAuto});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   EXPECT_NE(arena->data(), nullptr);
@@ -33,6 +36,7 @@ TEST(ArenaTest, CreatesVerifiedWritableMemoryOnNode0) {
 }
 
 TEST(ArenaTest, SmallPolicyGives4KiBPages) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 16 << 10, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   EXPECT_EQ(arena->info().page_kind, PageKind::kSmall4K);
@@ -43,6 +47,7 @@ TEST(ArenaTest, SmallPolicyGives4KiBPages) {
 }
 
 TEST(ArenaTest, ThpPolicyReportsTheKindItGot) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 8 * kMiB, .node = 0, .pages = PagePolicy::kThp});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   const BufferInfo& info = arena->info();
@@ -85,6 +90,7 @@ TEST(ArenaTest, InvalidSpecsAreRejected) {
 }
 
 TEST(ArenaTest, MoveTransfersOwnership) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto created = Arena::Create({.bytes = 64 << 10, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(created.ok()) << created.failure().reason;
   Arena a = std::move(created).value();
@@ -105,6 +111,7 @@ TEST(ArenaTest, MoveTransfersOwnership) {
 }
 
 TEST(ArenaTest, ReverifySamplesAndUpdatesPlacement) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 1 * kMiB, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   const PlacementReport& r = arena->Reverify(8, 1);

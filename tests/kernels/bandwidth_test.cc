@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/kernels/allowed_cpus.h"
+#include "tests/kernels/numa_syscalls.h"
 
 #include "kernels/bandwidth_loops.h"
 #include "kernels/bandwidth_paced.h"
@@ -149,6 +150,7 @@ TEST(BandwidthIsaTest, EveryIsaTheCpuRunsHasItsOwnLoops) {
 
 class MeasureBandwidthTest : public ::testing::Test {
  protected:
+  void SetUp() override { NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS(); }
   static BandwidthBuffer MakeBuffer(std::size_t bytes) {
     Expected<BandwidthBuffer> buffer = BandwidthBuffer::Create({0, bytes, PagePolicy::kAuto});
     if (!buffer) ADD_FAILURE() << buffer.failure().reason;

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/kernels/numa_syscalls.h"
+
 namespace numaprobe::kernels {
 namespace {
 
@@ -39,6 +41,7 @@ LatencyBuffer MakeBuffer(std::size_t bytes, PagePolicy pages, bool allow_cache_h
 }
 
 TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   // Test machines share their cores with builds: short samples (~1.5 ms at
   // DRAM latency) fit in a scheduler slice, and many retries are allowed,
   // since a disturbed sample is discarded rather than measured (kDisturbed).
@@ -89,6 +92,7 @@ TEST(LatencyTest, DefaultBufferHoldsTwoSamplesOfLoads) {
 // (Shared machines: a ratio of the two, and generous retries, not absolute
 // timings.)
 TEST(LatencyTest, SmallBufferIsFlushedSoItsLoadsComeFromMemory) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
 #if defined(__SANITIZE_THREAD__)
   // TSan checks shadow memory on every load of the chase, so even cached
   // loads miss (91 vs 121 ns/load seen): the timing comparison needs an
@@ -127,6 +131,7 @@ TEST(LatencyTest, InvalidStrideIsRejected) {
 }
 
 TEST(LatencyTest, StopFlagCancelsWithoutFigures) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer buffer = MakeBuffer(64 << 10, PagePolicy::kSmall);
   const std::atomic<bool> stop{true};
   const LatencyResult r = MeasureLatency(buffer, {.cpu = FirstAllowedCpu(), .stop = &stop});
@@ -136,6 +141,7 @@ TEST(LatencyTest, StopFlagCancelsWithoutFigures) {
 }
 
 TEST(LatencyTest, NonexistentCpuFailsToPinWithoutFigures) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer buffer = MakeBuffer(64 << 10, PagePolicy::kSmall);
   const LatencyResult r = MeasureLatency(buffer, {.cpu = 4095});
   EXPECT_EQ(r.outcome, Outcome::kPinFailed);
@@ -145,6 +151,7 @@ TEST(LatencyTest, NonexistentCpuFailsToPinWithoutFigures) {
 }
 
 TEST(LatencyTest, ResultDescribesTheRun) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer buffer = MakeBuffer(1 * kMiB, PagePolicy::kSmall);
   EXPECT_TRUE(IsSingleCycle(buffer.arena().data(), buffer.layout()));
   const int cpu = FirstAllowedCpu();

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/kernels/numa_syscalls.h"
+
 namespace numaprobe::kernels {
 namespace {
 
@@ -33,6 +35,7 @@ class Mapping {
 };
 
 TEST(PlacementTest, WrittenMemoryVerifiesOnItsNode) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   Mapping m(64, /*write=*/true);
   ASSERT_TRUE(m.ok());
   const PlacementReport r = VerifyPlacement(m.data(), m.bytes(), kPage, 0);
@@ -45,6 +48,7 @@ TEST(PlacementTest, WrittenMemoryVerifiesOnItsNode) {
 }
 
 TEST(PlacementTest, RejectsMemoryNotOnTheRequestedNode) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   Mapping m(32, /*write=*/true);
   ASSERT_TRUE(m.ok());
   const PlacementReport r = VerifyPlacement(m.data(), m.bytes(), kPage, 1);
@@ -73,6 +77,7 @@ TEST(PlacementTest, UnfaultedMemoryIsUnknown) {
 }
 
 TEST(PlacementTest, SamplingChecksExactlyMaxPages) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   Mapping m(256, /*write=*/true);
   ASSERT_TRUE(m.ok());
   const PlacementReport r = VerifyPlacement(m.data(), m.bytes(), kPage, 0, 10, 99);
@@ -83,6 +88,7 @@ TEST(PlacementTest, SamplingChecksExactlyMaxPages) {
 }
 
 TEST(PlacementTest, SpansSeveralBatches) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   Mapping m(4096 + 100, /*write=*/true);
   ASSERT_TRUE(m.ok());
   const PlacementReport r = VerifyPlacement(m.data(), m.bytes(), kPage, 0);
