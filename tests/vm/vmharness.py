@@ -554,6 +554,10 @@ def _library_paths(binary: Path, arch: GuestArch) -> list[tuple[Path, Path]]:
         m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+)", line)
         if m:
             guest = Path(m.group(1))
+            if sysroot and guest.is_relative_to(sysroot):
+                # Found through a RUNPATH into the sysroot (the build tree's, or
+                # the loader named by its host path): in the guest it is at the root.
+                guest = Path("/") / guest.relative_to(sysroot)
             # qemu-user reads a path from the sysroot when it is there, else from the host.
             in_sysroot = sysroot / guest.relative_to("/") if sysroot else None
             paths.append((guest, in_sysroot if in_sysroot and in_sysroot.exists() else guest))
