@@ -60,6 +60,11 @@ if(NUMAPROBE_QEMU_AARCH64)
   set(CMAKE_CROSSCOMPILING_EMULATOR "${NUMAPROBE_QEMU_AARCH64};-cpu;max;-L;${NUMAPROBE_TARGET_SYSROOT}")
 endif()
 
+# GNUInstallDirs picks Debian's multiarch lib/<triplet> only for native
+# builds; the arm64 package puts its private libraries where an arm64 Debian
+# would (tests/deploy/test_package.py checks the layout).
+set(CMAKE_INSTALL_LIBDIR lib/aarch64-linux-gnu CACHE PATH "Object code libraries (lib/aarch64-linux-gnu)")
+
 # The .deb (cmake/packaging.cmake): Debian's name for the architecture, and
 # what dpkg-shlibdeps needs to derive Depends for libraries dpkg does not know
 # on this machine: where they are, and their packages' shlibs files.
