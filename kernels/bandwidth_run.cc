@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "kernels/clock.h"
 #include "kernels/pin.h"
 #include "kernels/stats.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -67,7 +69,13 @@ class BurstRun {
     }
     for (std::thread& thread : threads) thread.join();
     for (const Slot& slot : slots_) result_.cpu_seconds += static_cast<double>(slot.cpu_ns) * 1e-9;
+    result_.clock = timer_.report();
     if (result_.outcome == Outcome::kOk) {
+      if (std::optional<Failure> coarse = timer_.Verdict("cpu " + std::to_string(spec_.cpus.front()))) {
+        result_.outcome = coarse->outcome;
+        result_.reason = std::move(coarse->reason);
+        return;
+      }
       result_.bytes_per_second = Summarize(rates_);
       result_.bytes_total = result_.bytes_per_burst * rates_.size();
     }
@@ -203,6 +211,7 @@ class BurstRun {
     } else if (!on_time || end <= start_ns_) {
       ++result_.discards.timeout;
     } else {
+      timer_.Accept(end - start_ns_);
       rates_.push_back(static_cast<double>(result_.bytes_per_burst) * 1e9 / static_cast<double>(end - start_ns_));
     }
   }
@@ -242,6 +251,7 @@ class BurstRun {
   const BandwidthRunSpec& spec_;
   BandwidthResult& result_;
   const BandwidthLoops& loops_;
+  TimerCheck timer_ = TimerCheck::Start(spec_.clock_step_ns);  // leader-only after the start
   std::vector<Slot> slots_;
   std::atomic<Gate> gate_{Gate::kClosed};
   std::atomic<std::uint64_t> released_{0};

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "kernels/clock.h"
 #include "kernels/pin.h"
 #include "kernels/stats.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -70,7 +72,13 @@ class PingPong {
     if (a.joinable()) a.join();
     if (b.joinable()) b.join();
     result_.cpu_seconds = static_cast<double>(a_cpu_ns_ + b_cpu_ns_) * 1e-9;
-    if (result_.outcome == Outcome::kOk) result_.one_way_seconds = Summarize(one_way_);
+    result_.clock = timer_.report();
+    if (result_.outcome != Outcome::kOk) return;
+    if (std::optional<Failure> coarse =
+            timer_.Verdict("cpus " + std::to_string(spec_.cpu_a) + " and " + std::to_string(spec_.cpu_b))) {
+      return Fail(coarse->outcome, std::move(coarse->reason));
+    }
+    result_.one_way_seconds = Summarize(one_way_);
   }
 
  private:
@@ -204,6 +212,7 @@ class PingPong {
     } else if (!b_clean_) {
       result_.discards += b_why_;
     } else {
+      timer_.Accept(elapsed);
       one_way_.push_back(static_cast<double>(elapsed) * 1e-9 / static_cast<double>(2 * R()));
     }
     return true;
@@ -253,7 +262,8 @@ class PingPong {
   Discards b_why_;
   std::int64_t a_cpu_ns_ = 0;  // each thread's CPU time, read after join
   std::int64_t b_cpu_ns_ = 0;
-  std::vector<double> one_way_;  // A only
+  std::vector<double> one_way_;                                // A only
+  TimerCheck timer_ = TimerCheck::Start(spec_.clock_step_ns);  // A only after the start
 };
 
 std::string Validate(const C2cSpec& spec) {

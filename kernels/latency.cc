@@ -18,6 +18,7 @@
 #include "kernels/pin.h"
 #include "kernels/placement.h"
 #include "kernels/stats.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -55,28 +56,44 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
   void*& cursor = buffer.cursor();
   cursor = Chase(cursor, spec.warmup_loads);
 
+  // Measured here, on the measuring CPU: the step is the clock's as this CPU reads it.
+  TimerCheck timer = TimerCheck::Start(spec.clock_step_ns);
   SampleGuard guard;
   const SamplingResult sampled = SampleAdaptively(
-      {spec.samples, spec.loads_per_sample, spec.max_attempts, spec.max_wall_ns, spec.stop},
-      [&](std::uint64_t loads) -> std::optional<double> {
+      {spec.samples, spec.loads_per_sample, spec.max_attempts, spec.max_wall_ns, spec.stop}, timer,
+      [&](std::uint64_t loads) -> std::optional<std::int64_t> {
         if (buffer.flushed()) buffer.Flush();
         guard.Begin();
         const std::int64_t t0 = MonotonicNs();
         cursor = Chase(cursor, loads);
         const std::int64_t t1 = MonotonicNs();
         if (!guard.Clean(result.discards)) return std::nullopt;
-        return static_cast<double>(t1 - t0) / 1e9;
+        return t1 - t0;
       },
       MonotonicNs);
   result.attempts = sampled.attempts;
   result.shortest_sample_loads = sampled.shortest_units;
+  result.longest_sample_loads = sampled.longest_units;
+  result.clock = timer.report();
   const std::vector<double>& samples = sampled.per_unit;
+  const std::string cpu = "cpu " + std::to_string(spec.cpu);
   if (sampled.cancelled) {
     return finish(Outcome::kCancelled, "stop requested after " + std::to_string(samples.size()) + " samples");
   }
+  if (std::ssize(samples) < spec.samples && sampled.clock_limited) {
+    // The clock, not the machine, kept the run from its samples: samples long
+    // enough to time would cost more than the run's CPU cap (or its deadline).
+    const int cap = spec.max_attempts > 0 ? spec.max_attempts : 3 * spec.samples;
+    result.clock.shortest_sample_seconds = static_cast<double>(sampled.too_short_ns) * 1e-9;
+    return finish(Outcome::kCoarseClock, cpu + ": " + timer.Describe(sampled.too_short_ns) + "; " +
+                                             std::to_string(spec.samples) + " samples of " +
+                                             std::to_string(sampled.needed_units) + " loads do not fit the cap of " +
+                                             std::to_string(cap) + " x " + std::to_string(spec.loads_per_sample) +
+                                             " loads and " + std::to_string(spec.max_wall_ns / 1'000'000) + " ms");
+  }
   if (std::ssize(samples) < spec.samples) {
-    return finish(Outcome::kDisturbed, "cpu " + std::to_string(spec.cpu) + ": only " + std::to_string(samples.size()) +
-                                           " of " + std::to_string(spec.samples) + " samples undisturbed in " +
+    return finish(Outcome::kDisturbed, cpu + ": only " + std::to_string(samples.size()) + " of " +
+                                           std::to_string(spec.samples) + " samples undisturbed in " +
                                            std::to_string(result.attempts) + " attempts (" +
                                            std::to_string(result.discards.context_switch) + " context switches, " +
                                            std::to_string(result.discards.migration) + " migrations)");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "kernels/loaded_latency_load.h"
 #include "kernels/pin.h"
 #include "kernels/stats.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -66,6 +68,7 @@ class LoadedRun {
     double cpu_ns = static_cast<double>(chase_cpu_ns_);
     for (const LoadSlot& slot : slots_) cpu_ns += static_cast<double>(slot.cpu_ns);
     result_.cpu_seconds = cpu_ns * 1e-9;
+    result_.clock = timer_.report();
   }
 
  private:
@@ -180,6 +183,7 @@ class LoadedRun {
   // One sample: boundary, chase, boundary. `clean` says whether every thread
   // (chase and load) ran undisturbed in between; only then is `sample` set.
   struct Sample {
+    std::int64_t ns = 0;  // the chase's duration
     double seconds_per_load = 0;
     double bytes_per_second = 0;
     std::uint64_t bytes = 0;
@@ -199,7 +203,7 @@ class LoadedRun {
     // Judged on both sides, so each side's count says how often it was hit.
     const bool loads_clean = LoadsClean(point.load_discards);
     if (!chase_clean || !loads_clean) return Wait::kDone;
-    sample = {static_cast<double>(t1 - t0) * 1e-9 / static_cast<double>(spec_.loads_per_sample), 0, 0};
+    sample = {t1 - t0, static_cast<double>(t1 - t0) * 1e-9 / static_cast<double>(spec_.loads_per_sample), 0, 0};
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       const LoadMark& a = opened_[t];
       const LoadMark& b = slots_[t].mark;
@@ -223,6 +227,7 @@ class LoadedRun {
     const int max_attempts = spec_.max_attempts > 0 ? spec_.max_attempts : 3 * spec_.samples;
     std::vector<double> latency;
     std::vector<double> rate;
+    TimerCheck timer(timer_.step_ns());  // this point's samples, judged on their own
     int attempts = 0;
     while (std::ssize(latency) < spec_.samples) {
       if (Stopped()) return Ended(point, Outcome::kCancelled, where + "stop requested");
@@ -255,9 +260,14 @@ class LoadedRun {
           break;
       }
       if (!clean) continue;
+      timer.Accept(sample.ns);
+      timer_.Accept(sample.ns);
       latency.push_back(sample.seconds_per_load);
       rate.push_back(sample.bytes_per_second);
       point.load_bytes += sample.bytes;
+    }
+    if (std::optional<Failure> coarse = timer.Verdict(where + "chase cpu " + std::to_string(spec_.chase_cpu))) {
+      return Ended(point, coarse->outcome, std::move(coarse->reason));
     }
     point.seconds_per_load = Summarize(latency);
     point.load_bytes_per_second = Summarize(rate);
@@ -289,6 +299,7 @@ class LoadedRun {
   std::size_t late_ = 0;  // the load thread a kLate wait gave up on
   std::vector<LoadMark> opened_;
   SampleGuard guard_;
+  TimerCheck timer_ = TimerCheck::Start(spec_.clock_step_ns);  // every point's samples
   std::int64_t chase_cpu_ns_ = 0;
 };
 

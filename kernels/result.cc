@@ -26,6 +26,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "timeout";
     case Outcome::kCancelled:
       return "cancelled";
+    case Outcome::kCoarseClock:
+      return "coarse_clock";
   }
   return "unknown";
 }

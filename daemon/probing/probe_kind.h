@@ -57,7 +57,7 @@ struct BaselineValue {
 };
 
 // One run's outcome and figures. Every kernel result has the common fields
-// (outcome, reason, discards, cpu_seconds); ProbeRecordOf<Result> exposes them.
+// (outcome, reason, discards, clock, cpu_seconds); ProbeRecordOf<Result> exposes them.
 class ProbeRecord {
  public:
   ProbeRecord(const ProbeKind& kind, ProbeTarget target) : kind_(&kind), target_(std::move(target)) {}
@@ -70,6 +70,7 @@ class ProbeRecord {
   virtual kernels::Outcome outcome() const = 0;
   virtual const std::string& reason() const = 0;
   virtual const kernels::Discards& discards() const = 0;
+  virtual const kernels::ClockReport& clock() const = 0;
   virtual double cpu_seconds() const = 0;  // on the kernel's measuring threads
 
  private:
@@ -86,6 +87,7 @@ class ProbeRecordOf final : public ProbeRecord {
   kernels::Outcome outcome() const override { return result_.outcome; }
   const std::string& reason() const override { return result_.reason; }
   const kernels::Discards& discards() const override { return result_.discards; }
+  const kernels::ClockReport& clock() const override { return result_.clock; }
   double cpu_seconds() const override { return result_.cpu_seconds; }
 
  private:

@@ -151,7 +151,21 @@ TEST_F(MeasureBandwidthTest, CountsBytesExactly) {
     EXPECT_GT(r.bytes_per_second.median, 0);
     EXPECT_GT(r.cpu_seconds, 0);
     EXPECT_TRUE(r.buffer.placement.verified());
+    EXPECT_GE(r.clock.shortest_sample_seconds, 100 * r.clock.resolution_seconds);
   }
+}
+
+// Bursts timed by a clock stepping 1 s span no step at all: no figure.
+TEST_F(MeasureBandwidthTest, CoarseClockIsReportedNotMeasured) {
+  BandwidthBuffer buffer = MakeBuffer(16u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kRead);
+  spec.clock_step_ns = 1'000'000'000;
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  ASSERT_EQ(r.outcome, Outcome::kCoarseClock) << r.reason;
+  EXPECT_NE(r.reason.find("fewer than the 100"), std::string::npos) << r.reason;
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1.0);
+  EXPECT_GT(r.clock.shortest_sample_seconds, 0);
+  EXPECT_EQ(r.bytes_per_second.n, 0u);
 }
 
 TEST(BandwidthBurstTest, CopySplitsItsBurstBetweenItsSidesInWholeLines) {

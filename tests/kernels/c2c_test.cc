@@ -45,6 +45,20 @@ TEST_F(C2cTest, MeasuresAPlausibleOneWayLatency) {
   EXPECT_EQ(r.line.node, 0);
   EXPECT_TRUE(r.line.placement.verified());
   EXPECT_GT(r.cpu_seconds, 0);
+  EXPECT_GE(r.clock.shortest_sample_seconds, 100 * r.clock.resolution_seconds);
+}
+
+// Round trips timed by a clock stepping 1 s span no step at all: no figure.
+TEST_F(C2cTest, CoarseClockIsReportedNotMeasured) {
+  spec_.total_timeout = std::chrono::milliseconds(2500);
+  spec_.clock_step_ns = 1'000'000'000;
+  const C2cResult r = MeasureCoreToCore(spec_);
+  ASSERT_EQ(r.outcome, Outcome::kCoarseClock) << r.reason;
+  EXPECT_NE(r.reason.find("cpus " + std::to_string(spec_.cpu_a)), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("fewer than the 100"), std::string::npos) << r.reason;
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1.0);
+  EXPECT_GT(r.clock.shortest_sample_seconds, 0);
+  EXPECT_EQ(r.one_way_seconds.n, 0u);
 }
 
 TEST_F(C2cTest, SameCpuTwiceIsInvalid) {

@@ -130,6 +130,35 @@ TEST_F(LoadedLatencyTest, OnePointPerDelayFromVerifiedBuffers) {
   }
 }
 
+// Chase samples timed by a clock stepping 1 s span no step at all: every
+// point, the reference too, says so instead of publishing a figure, and the
+// run is coarse_clock even if a busy moment disturbed another point.
+TEST_F(LoadedLatencyTest, CoarseClockIsReportedPerPointAndForTheRun) {
+  if (cpus_.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs, have " << cpus_.size();
+  LoadedLatencySpec spec = Spec({0, 6400});
+  spec.clock_step_ns = 1'000'000'000;
+  const LoadedLatencyResult r = Run(spec);
+  ASSERT_EQ(r.outcome, Outcome::kCoarseClock) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("timed too coarsely"));
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1.0);
+  std::vector<LoadedLatencyPoint> all = r.points;
+  all.push_back(r.reference);
+  int coarse = 0;
+  for (const LoadedLatencyPoint& p : all) {
+    EXPECT_NE(p.outcome, Outcome::kOk) << "delay " << p.delay_ns;
+    EXPECT_EQ(p.seconds_per_load.n, 0u);
+    EXPECT_EQ(p.load_bytes, 0u);
+    if (p.outcome == Outcome::kCoarseClock) {
+      ++coarse;
+      EXPECT_THAT(p.reason, HasSubstr("fewer than the 100"));
+    } else {
+      EXPECT_EQ(p.outcome, Outcome::kDisturbed) << p.reason;
+      EXPECT_GT(p.discards.total() + p.load_discards.total(), 0u) << p.reason;
+    }
+  }
+  EXPECT_GT(coarse, 0);
+}
+
 TEST_F(LoadedLatencyTest, InjectedDelayLowersTheLoadBandwidth) {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "sanitizers instrument every vector load: bandwidth is not meaningful";

@@ -156,9 +156,11 @@ class LatencyKind final : public ProbeKind {
               {"cpu_node", p.cpu_node},
               {"mem_node", p.mem_node},
               {"loads_per_sample", r.loads_per_sample},
-              // Samples tried, and the shortest after preemptions (kernels/adaptive_sampling.h).
+              // Samples tried, the shortest after preemptions and the longest the
+              // clock asked for (kernels/adaptive_sampling.h).
               {"attempts", r.attempts},
               {"shortest_sample_loads", r.shortest_sample_loads},
+              {"longest_sample_loads", r.longest_sample_loads},
               {"flushed", r.flushed},
               {"stride_bytes", r.stride},
               {"window_bytes", r.window_bytes},
