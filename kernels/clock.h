@@ -1,6 +1,9 @@
-// The two clocks probes use. clock_gettime(CLOCK_MONOTONIC) goes through the vDSO
-// (~25 ns), negligible against samples of 10^4+ loads; thread CPU time is what the
-// daemon's duty-cycle budget is charged in.
+// The two clocks probes use, read only here. clock_gettime(CLOCK_MONOTONIC) goes
+// through the vDSO (~25 ns), negligible against samples of 10^4+ loads; thread CPU
+// time is what the daemon's duty-cycle budget is charged in. Every run measures the
+// step of MonotonicNs() and refuses samples shorter than 100 steps
+// (timer_resolution.h), so a port that reads another counter here (arm64's
+// CNTVCT_EL0 ticks at 1-50 MHz) is checked the same way.
 #pragma once
 
 #include <time.h>
