@@ -42,7 +42,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/numaprobe/numaprobe")
 # Depends: derived from the binary's shared libraries by dpkg-shlibdeps
-# (libnuma1, libhwloc15, ...); nothing is listed by hand.
+# (libnuma1, libhwloc15, libssl3, zlib1g, ...; Boost.Asio and Beast are
+# header-only, compiled in); nothing is listed by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The extended description; CPack puts the summary above it as the synopsis.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION

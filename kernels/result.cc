@@ -26,6 +26,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "timeout";
     case Outcome::kCancelled:
       return "cancelled";
+    case Outcome::kThreadLimit:
+      return "thread_limit";
   }
   return "unknown";
 }

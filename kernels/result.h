@@ -28,6 +28,7 @@ enum class Outcome {
   kDisturbed,            // too many samples discarded (context switch, migration)
   kTimeout,              // a partner thread did not answer in time (c2c)
   kCancelled,            // the caller's stop flag was raised
+  kThreadLimit,          // a thread the measurement needs could not be created (task limit)
 };
 
 std::string_view OutcomeName(Outcome outcome);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "daemon/common/host_info.h"
+#include "daemon/common/task_limits.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
 #include "daemon/common/wall_clock.h"
@@ -25,6 +26,7 @@
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
 #include "kernels/clock.h"
+#include "kernels/thread_start.h"
 
 namespace numaprobe::daemon {
 
@@ -321,7 +323,7 @@ class Scheduler::Loop {
     };
     auto job = std::make_shared<Job>(Job{task, {}, 0, 0});
     spdlog::debug("starting {}", Describe(task));
-    worker_.Submit([this, job, ends_visit] {
+    const std::string not_started = worker_.Submit([this, job, ends_visit] {
       const std::int64_t cpu_start_ns = k::ThreadCpuNs();
       const std::int64_t waited_before_ns = lock_.waited_ns();
       job->ran = Execute(job->task);
@@ -333,9 +335,10 @@ class Scheduler::Loop {
       // CPU time; buffer preparation runs on the worker and is counted here.
       job->cost = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + job->ran.record->cpu_seconds();
     });
+    if (!not_started.empty()) job->ran.record = task.kind->NotRun(task.target, k::Outcome::kThreadLimit, not_started);
     bool warned_wait = false;
     std::int64_t published_ns = start_ns;
-    while (!worker_.Wait(std::chrono::milliseconds(50))) {
+    while (not_started.empty() && !worker_.Wait(std::chrono::milliseconds(50))) {
       SdNotify("WATCHDOG=1");
       ReloadStateIfAsked();
       WatchLockWait(warned_wait, published_ns);
@@ -372,7 +375,9 @@ class Scheduler::Loop {
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
     } else if (outcome != k::Outcome::kCancelled) {
-      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(outcome), ran.record->reason());
+      // A thread that could not be created: say which limit was reached.
+      spdlog::warn("{}: {}: {}{}", Describe(task), k::OutcomeName(outcome), ran.record->reason(),
+                   outcome == k::Outcome::kThreadLimit ? " (" + DescribeTaskLimits() + ")" : "");
     }
     // Disturbed runs are retried once at the end of the round, within the budget.
     if (will_retry) {
@@ -477,8 +482,11 @@ Scheduler::~Scheduler() {
   }
 }
 
-void Scheduler::Start() {
-  thread_ = std::thread([this] { finished_ = loop_->Run(); });
+std::string Scheduler::Start() {
+  auto started = k::StartThread("scheduler", [this] { finished_ = loop_->Run(); });
+  if (!started.ok()) return started.failure().reason + " (" + DescribeTaskLimits() + ")";
+  thread_ = std::move(started).value();
+  return "";
 }
 
 bool Scheduler::Stop() {

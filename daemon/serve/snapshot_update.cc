@@ -22,7 +22,8 @@ constexpr k::Outcome kAllOutcomes[] = {k::Outcome::kOk,
                                        k::Outcome::kPinFailed,
                                        k::Outcome::kDisturbed,
                                        k::Outcome::kTimeout,
-                                       k::Outcome::kCancelled};
+                                       k::Outcome::kCancelled,
+                                       k::Outcome::kThreadLimit};
 constexpr k::Outcome kPlacementOutcomes[] = {k::Outcome::kBindFailed, k::Outcome::kPlacementMismatch,
                                              k::Outcome::kPlacementUnverified};
 constexpr const char* kDiscardReasons[] = {"context_switch", "migration", "timeout"};
