@@ -287,7 +287,7 @@ TEST(Http, GzipWhenTheScraperAcceptsIt) {
   EXPECT_THAT(identity, HasSubstr("numaprobe_build_info"));
 }
 
-// Deadlines (daemon/web/http_session.h): a kept-alive connection idle for
+// Deadlines (daemon/web/connection_limits.h): a kept-alive connection idle for
 // kKeepAliveTimeout and a request line that never ends within kHeaderTimeout
 // are closed by the server.
 TEST(Http, ClosesIdleKeptAliveConnectionsAndUnfinishedRequests) {
