@@ -64,8 +64,9 @@ class BurstRun {
       gate_.store(Gate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
       gate_.store(Gate::kAbandoned, std::memory_order_release);
-      result_.outcome = Outcome::kAllocFailed;
-      result_.reason = std::string("starting a measuring thread: ") + e.what();
+      result_.outcome = Outcome::kThreadLimit;
+      result_.reason = "cannot create measuring thread " + std::to_string(threads.size() + 1) + " of " +
+                       std::to_string(slots_.size()) + ": " + e.what();
     }
     for (std::thread& thread : threads) thread.join();
     for (const Slot& slot : slots_) result_.cpu_seconds += static_cast<double>(slot.cpu_ns) * 1e-9;

@@ -67,7 +67,8 @@ class PingPong {
       gate_.store(Gate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
       gate_.store(Gate::kAbandoned, std::memory_order_release);
-      Fail(Outcome::kAllocFailed, std::string("starting a ping-pong thread: ") + e.what());
+      Fail(Outcome::kThreadLimit,
+           std::string("cannot create ping-pong thread ") + (a.joinable() ? "2" : "1") + " of 2: " + e.what());
     }
     if (a.joinable()) a.join();
     if (b.joinable()) b.join();

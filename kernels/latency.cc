@@ -19,6 +19,7 @@
 #include "kernels/placement.h"
 #include "kernels/stats.h"
 #include "kernels/timer_resolution.h"
+#include "kernels/thread_start.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -170,14 +171,13 @@ LatencyResult MeasureLatency(LatencyBuffer& buffer, const LatencyRunSpec& spec) 
     return result;
   }
   // A fresh thread, so pinning never changes the caller's affinity.
-  try {
-    std::thread worker(RunPinned, std::ref(buffer), std::cref(spec), std::ref(result));
-    worker.join();
-  } catch (const std::system_error& e) {
-    // Thread creation fails only under resource exhaustion: report, don't crash the daemon.
-    result.outcome = Outcome::kAllocFailed;
-    result.reason = std::string("measuring thread: ") + e.what();
+  auto worker = StartThread("measuring", [&] { RunPinned(buffer, spec, result); });
+  if (!worker.ok()) {
+    result.outcome = worker.failure().outcome;
+    result.reason = worker.failure().reason;
+    return result;
   }
+  worker.value().join();
   return result;
 }
 

@@ -60,7 +60,8 @@ class LoadedRun {
       gate_.store(Gate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
       gate_.store(Gate::kAbandoned, std::memory_order_release);
-      Fail(Outcome::kAllocFailed, std::string("starting a measuring thread: ") + e.what());
+      Fail(Outcome::kThreadLimit, "cannot create measuring thread " + std::to_string(loads.size() + 1) + " of " +
+                                      std::to_string(slots_.size() + 1) + ": " + e.what());
     }
     if (chase.joinable()) chase.join();
     control_.quit.store(true, std::memory_order_release);  // already set unless the chase thread never ran

@@ -28,6 +28,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "cancelled";
     case Outcome::kCoarseClock:
       return "coarse_clock";
+    case Outcome::kThreadLimit:
+      return "thread_limit";
   }
   return "unknown";
 }

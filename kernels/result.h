@@ -29,11 +29,13 @@ enum class Outcome {
   kTimeout,              // a partner thread did not answer in time (c2c)
   kCancelled,            // the caller's stop flag was raised
   kCoarseClock,          // samples spanned too few steps of the clock for a 1% figure (timer_resolution.h)
+  kThreadLimit,          // a thread the measurement needs could not be created (task limit)
 };
 inline constexpr Outcome kAllOutcomes[] = {
     Outcome::kOk,         Outcome::kInvalidSpec,       Outcome::kNotAllowed,          Outcome::kAllocFailed,
     Outcome::kBindFailed, Outcome::kPlacementMismatch, Outcome::kPlacementUnverified, Outcome::kPinFailed,
-    Outcome::kDisturbed,  Outcome::kTimeout,           Outcome::kCancelled,           Outcome::kCoarseClock};
+    Outcome::kDisturbed,  Outcome::kTimeout,           Outcome::kCancelled,           Outcome::kCoarseClock,
+    Outcome::kThreadLimit};
 
 std::string_view OutcomeName(Outcome outcome);
 

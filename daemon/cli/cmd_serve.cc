@@ -57,9 +57,7 @@ std::optional<WebConfig> LoadWebChecked(const std::string& path) {
   if (web.tls) {
     // The certificate files are read here, so a bad one fails the start or
     // the reload before the running server is touched.
-    std::string error = LoadCivetwebOpenSsl();
-    if (error.empty()) error = CheckTls(*web.tls);
-    if (!error.empty()) {
+    if (const std::string error = CheckTls(*web.tls); !error.empty()) {
       spdlog::error("{}: {}", path, error);
       return std::nullopt;
     }
@@ -188,7 +186,10 @@ struct ServeCommand {
     }
     running.server = std::move(server).value();
     for (int port : running.server->ListeningPorts()) spdlog::info("Listening on port {}", port);
-    running.scheduler->Start();
+    if (const std::string failed = running.scheduler->Start(); !failed.empty()) {
+      spdlog::error("cannot start probing: {}", failed);
+      return false;
+    }
     SdNotify("READY=1\nSTATUS=Probing");
     return true;
   }

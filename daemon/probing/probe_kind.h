@@ -96,6 +96,15 @@ class ProbeRecordOf final : public ProbeRecord {
 
 using RecordPtr = std::shared_ptr<const ProbeRecord>;
 
+// ProbeKind::NotRun for a kind whose records hold a `Result`.
+template <class Result>
+RecordPtr NotRunRecord(const ProbeKind& kind, const ProbeTarget& target, kernels::Outcome outcome, std::string reason) {
+  Result result;
+  result.outcome = outcome;
+  result.reason = std::move(reason);
+  return std::make_shared<ProbeRecordOf<Result>>(kind, target, std::move(result));
+}
+
 // The result type of a record of a kind that knows it made it.
 template <class Result>
 const Result& ResultOf(const ProbeRecord& record) {
@@ -188,6 +197,9 @@ class ProbeKind {
   virtual std::string Describe(const ProbeTarget& target) const = 0;
   // Runs one target; returns kCancelled if `stop` is raised.
   virtual RecordPtr Run(ProbeRunner& runner, const ProbeTarget& target, const std::atomic<bool>* stop) const = 0;
+  // The record of a run that could not even start (`outcome`: the thread to
+  // run it on could not be created), counted like any failed run.
+  virtual RecordPtr NotRun(const ProbeTarget& target, kernels::Outcome outcome, std::string reason) const = 0;
 
   // The figure the baseline keeps for a successful record; none for kinds
   // without a baseline. A failed run of a kind with a baseline leaves the

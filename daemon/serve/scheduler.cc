@@ -8,6 +8,7 @@
 #include <random>
 
 #include "daemon/common/host_info.h"
+#include "daemon/common/task_limits.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
 #include "daemon/probing/probe_lock.h"
@@ -20,6 +21,7 @@
 #include "daemon/serve/rotation.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
+#include "kernels/thread_start.h"
 
 namespace numaprobe::daemon {
 
@@ -338,7 +340,9 @@ class Scheduler::Loop {
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
     } else if (outcome != k::Outcome::kCancelled) {
-      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(outcome), ran.record->reason());
+      // A thread that could not be created: say which limit was reached.
+      spdlog::warn("{}: {}: {}{}", Describe(task), k::OutcomeName(outcome), ran.record->reason(),
+                   outcome == k::Outcome::kThreadLimit ? " (" + DescribeTaskLimits() + ")" : "");
     }
     // Disturbed runs are retried once at the end of the round, within the budget.
     if (will_retry) {
@@ -450,8 +454,11 @@ Scheduler::~Scheduler() {
   }
 }
 
-void Scheduler::Start() {
-  thread_ = std::thread([this] { finished_ = loop_->Run(); });
+std::string Scheduler::Start() {
+  auto started = k::StartThread("scheduler", [this] { finished_ = loop_->Run(); });
+  if (!started.ok()) return started.failure().reason + " (" + DescribeTaskLimits() + ")";
+  thread_ = std::move(started).value();
+  return "";
 }
 
 bool Scheduler::Stop() {

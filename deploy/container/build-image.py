@@ -24,8 +24,8 @@ empty base (`FROM scratch`): no shell, no package manager, no libc tools.
    image, which fails the build if a library is missing.
 
 Libraries a program opens with dlopen(3) by name are not found by step 3
-unless they are in the .deb (numaprobe's TLS shims are) or linked by
-something that is. Needs python3, mmdebstrap, readelf (binutils), dpkg-deb
+unless they are in the .deb or linked by something that is (numaprobe
+opens none). Needs python3, mmdebstrap, readelf (binutils), dpkg-deb
 and one of the engines; root, or mmdebstrap's unshare mode (subuids).
 """
 import argparse

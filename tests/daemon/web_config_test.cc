@@ -63,9 +63,27 @@ TEST(WebConfig, ReadsTheExporterToolkitKeys) {
   EXPECT_EQ(c.basic_auth_users.at("alice"), kSecretHash);
 }
 
+TEST(WebConfig, ReadsTheTlsNamesAsGiven) {
+  const auto result = ParseWebConfig(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n"
+      "  client_ca_file: ca\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n"
+      "  curve_preferences: [X25519, CurveP256]\n  prefer_server_cipher_suites: false\n"
+      "  client_allowed_sans: [scraper.example, 10.0.0.1]\n");
+  ASSERT_TRUE(std::holds_alternative<WebConfig>(result));
+  const WebConfig::Tls& tls = *std::get<WebConfig>(result).tls;
+  EXPECT_EQ(tls.cipher_suites, std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"});
+  EXPECT_EQ(tls.curve_preferences, (std::vector<std::string>{"X25519", "CurveP256"}));
+  EXPECT_FALSE(tls.prefer_server_cipher_suites);
+  EXPECT_EQ(tls.client_allowed_sans, (std::vector<std::string>{"scraper.example", "10.0.0.1"}));
+}
+
 TEST(WebConfig, ErrorsNameTheKey) {
-  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: []\n"),
-              HasSubstr("tls_server_config.cipher_suites: not supported"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cert: inline\n"),
+              HasSubstr("tls_server_config.cert: not supported"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: TLS_X\n"),
+              HasSubstr("tls_server_config.cipher_suites: expected a list of strings"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_allowed_sans: [x]\n"),
+              HasSubstr("tls_server_config.client_allowed_sans: needs a verified client certificate"));
   EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  bogus: 1\n"),
               HasSubstr("tls_server_config.bogus"));
   EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS10\n"),
@@ -112,7 +130,7 @@ TEST(BasicAuth, AcceptsOnlyTheRightPassword) {
   EXPECT_FALSE(auth.Allows(Header("alice:").c_str()));
   EXPECT_FALSE(auth.Allows(Header("bob:secret").c_str()));
   EXPECT_FALSE(auth.Allows(Header("alicesecret").c_str()));
-  EXPECT_FALSE(auth.Allows(nullptr));
+  EXPECT_FALSE(auth.Allows(""));  // no Authorization header
   EXPECT_FALSE(auth.Allows("Bearer abc"));
   EXPECT_FALSE(auth.Allows("Basic !!!!"));
   EXPECT_FALSE(auth.Allows("Basic YWxpY2U6c2VjcmV0="));  // bad padding

@@ -2,9 +2,8 @@
 promise is tested"): a 1 MiB URI, 10,000 headers, a 1 MiB header value and a
 POST announcing a huge body each get a 4xx answer or a closed connection,
 never a crash or a hang, and 200 of them do not grow the daemon's resident
-memory by more than RSS_GROWTH_BOUND (the request buffer is preallocated per
-civetweb thread, max_request_size 16 KiB; nothing should be kept)."""
-import os
+memory by more than RSS_GROWTH_BOUND (a connection's buffer is at most 32 KiB
+and freed with it: daemon/web/connection_limits.h; nothing should be kept)."""
 import re
 import socket
 import threading
@@ -15,17 +14,9 @@ import pytest
 from daemon import Daemon, write_config
 
 MIB = 1 << 20
-# Measured: a few hundred KiB over 200 requests (malloc arenas settling in
-# threads that served their first oversized request). 16 MiB is the margin: a
-# leak of the oversized input itself (1 MiB a request) would be 100+ MiB.
+# 16 MiB is the margin for malloc arenas settling: a leak of the oversized
+# input itself (1 MiB a request) would be 100+ MiB.
 RSS_GROWTH_BOUND = 16 * MIB
-# TSan keeps shadow memory and per-thread state for each of the 1024 civetweb
-# workers the first time it wakes: 16.5 MiB of growth over the 200 requests on
-# an idle machine, 77.2 MiB beside `stress-ng --cpu 1` (slower answers spread
-# the requests over more workers). That is as much as leaking the inputs would
-# cost, so under TSan the memory check cannot tell a leak from a new worker:
-# it runs in the release and ASan builds (both passed beside stress-ng).
-TSAN = "thread" in os.environ.get("NUMAPROBE_SANITIZER", "")
 
 HOSTILE = {
     "1 MiB URI": b"GET /" + b"a" * MIB + b" HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -111,9 +102,6 @@ def test_each_gets_4xx_or_closed(daemon, name):
 
 
 def test_200_oversized_requests_do_not_grow_memory(daemon):
-    if TSAN:
-        pytest.skip("under TSan, resident memory grows with every civetweb worker first woken (77 MiB beside a "
-                    "busy loop): no bound separates that from a leak; release and ASan builds check it")
     names = list(HOSTILE)
     for name in names * 4:  # warm-up: first use of buffers and arenas
         send_hostile(daemon.port, HOSTILE[name])

@@ -242,3 +242,58 @@ def test_bad_files_fail_start_naming_key_and_path(run, tmp_path, pki, key, bad):
             "--web.listen-address", "127.0.0.1:0", timeout=30)
     assert r.returncode == 1, r.stderr
     assert f"tls_server_config.{key}" in r.stderr and str(path) in r.stderr, r.stderr
+
+
+def test_cipher_suites_and_curves_enforced(numaprobe_bin, tmp_path, pki):
+    """cipher_suites and curve_preferences by their Go names limit what a TLS
+    1.2 handshake may pick; prefer_server_cipher_suites decides between two
+    suites both sides allow."""
+    suites = "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"
+    extra = "  max_version: TLS12\n" + suites + "  curve_preferences: [CurveP384]\n"
+    with start(numaprobe_bin, tmp_path, tls_config(pki, extra)) as d:
+        refused, out = handshake(d.port, "-cipher", "ECDHE-ECDSA-CHACHA20-POLY1305")
+        assert not refused, out
+        refused, out = handshake(d.port, "-groups", "P-256")
+        assert not refused, out
+        # P-256 offered too: the server's ECDSA P-256 certificate needs it; the key exchange is P-384.
+        completed, out = handshake(d.port, "-groups", "P-256:P-384")
+        assert completed and re.search(r"Server Temp Key: ECDH, (secp384r1|P-384)", out), out
+        # Both offered, the client preferring AES-256: the server's order wins.
+        completed, out = handshake(d.port, "-cipher", "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256")
+        assert completed and "Cipher is ECDHE-ECDSA-AES128-GCM-SHA256" in out, out
+    extra += "  prefer_server_cipher_suites: false\n"
+    with start(numaprobe_bin, tmp_path, tls_config(pki, extra)) as d:
+        completed, out = handshake(d.port, "-cipher", "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256")
+        assert completed and "Cipher is ECDHE-ECDSA-AES256-GCM-SHA384" in out, out
+
+
+def test_unknown_cipher_suite_fails_start_naming_it(run, tmp_path, pki):
+    web = tmp_path / "web.yml"
+    web.write_text(tls_config(pki, "  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n"))
+    r = run("serve", "--config.file", write_config(str(tmp_path)), "--web.listen-address", "127.0.0.1:0",
+            "--web.config.file", str(web))
+    assert r.returncode == 1
+    assert "tls_server_config.cipher_suites: unknown or insecure suite" in r.stderr, r.stderr
+    assert "TLS_RSA_WITH_RC4_128_SHA" in r.stderr, r.stderr
+
+
+def test_client_ca_names_sent(numaprobe_bin, tmp_path, pki):
+    """The CertificateRequest lists client_ca_file's CA, as Go's server does."""
+    extra = f"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: {pki['client_ca'][0]}\n"
+    with start(numaprobe_bin, tmp_path, tls_config(pki, extra)) as d:
+        _, out = handshake(d.port, "-cert", str(pki["client"][0]), "-key", str(pki["client"][1]))
+        names = out.split("Acceptable client certificate CA names", 1)
+        assert len(names) == 2, out
+        assert "CN = client-ca" in names[1].split("---", 1)[0], out
+
+
+def test_client_allowed_sans(numaprobe_bin, tmp_path, pki):
+    """A verified client certificate must carry one of client_allowed_sans
+    (the client's SANs are DNS:localhost and IP:127.0.0.1)."""
+    verify = f"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: {pki['client_ca'][0]}\n"
+    with start(numaprobe_bin, tmp_path, tls_config(pki, verify + "  client_allowed_sans: [other.example]\n")) as d:
+        code, status, out = curl(d.port, ca=pki["ca"][0], cert=pki["client"])
+        assert code != 0 and status == 0, out
+    with start(numaprobe_bin, tmp_path, tls_config(pki, verify + "  client_allowed_sans: [other.example, 127.0.0.1]\n")) as d:
+        code, status, out = curl(d.port, ca=pki["ca"][0], cert=pki["client"])
+        assert code == 0 and status == 200 and METRIC in out, out

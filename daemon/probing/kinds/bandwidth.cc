@@ -45,6 +45,9 @@ class BandwidthKind final : public ProbeKind {
     return fmt::format("{} bandwidth cpu {} -> node {}", t.variant, t.pair.cpu, t.pair.mem_node);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::BandwidthResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::BandwidthResult result;
     result.op = OpOf(t);

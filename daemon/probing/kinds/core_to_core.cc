@@ -37,6 +37,9 @@ class CoreToCoreKind final : public ProbeKind {
     return fmt::format("core-to-core cpu {} <-> cpu {}", t.c2c.cpu_a, t.c2c.cpu_b);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::C2cResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::C2cResult result;
     result.cpu_a = t.c2c.cpu_a;

@@ -43,6 +43,9 @@ class LatencyKind final : public ProbeKind {
     return fmt::format("latency cpu {} -> node {}", t.pair.cpu, t.pair.mem_node);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::LatencyResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::LatencyResult result;
     result.buffer.node = t.pair.mem_node;

@@ -67,6 +67,9 @@ class LoadedLatencyKind final : public ProbeKind {
     return fmt::format("loaded latency ({} traffic) cpu {} -> node {}", t.variant, t.pair.cpu, t.pair.mem_node);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::LoadedLatencyResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     const ProbeSettings& settings = runner.settings();
     k::LoadedLatencySpec spec = settings.loaded_latency;

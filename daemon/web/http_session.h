@@ -1,0 +1,60 @@
+// One accepted HTTP or HTTPS connection, served on the server's event loop
+// (daemon/web/http.h): read a request, answer it (http_reply.h), and again
+// while the client keeps the connection alive. No thread waits on a
+// connection: a slow or idle client costs a socket and a small buffer.
+//
+// Every wait has its own deadline, and requests a size limit
+// (daemon/web/connection_limits.h): slow clients are dropped rather than
+// served forever. Requests past kHeaderLimit or kBodyLimit bytes get 431 or
+// 413, malformed ones 400, and the connection is closed.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+
+#include "daemon/web/connection_limits.h"
+
+namespace boost::asio::ssl {
+class context;
+}
+
+namespace numaprobe::daemon {
+
+struct Site;
+
+// How many connections are open; each session holds one Slot while it lives.
+class OpenConnections {
+ public:
+  class Slot {
+   public:
+    explicit Slot(std::atomic<int>& count) : count_(&count) { count_->fetch_add(1); }
+    ~Slot() {
+      if (count_ != nullptr) count_->fetch_sub(1);
+    }
+    Slot(Slot&& other) noexcept : count_(other.count_) { other.count_ = nullptr; }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+    Slot& operator=(Slot&&) = delete;
+
+   private:
+    std::atomic<int>* count_;
+  };
+  int count() const { return count_.load(); }
+  Slot Take() { return Slot(count_); }
+
+ private:
+  std::atomic<int> count_{0};
+};
+
+// Serves `socket` until the client or a timeout ends it. With `tls`, the
+// connection speaks TLS only (a handshake first).
+void Serve(boost::asio::ip::tcp::socket socket, const std::shared_ptr<boost::asio::ssl::context>& tls, const Site& site,
+           OpenConnections::Slot slot);
+
+// Over the cap on open connections: a plain-HTTP client gets a 503 saying so,
+// then the connection is closed; a TLS one is closed at once (answering would
+// cost the handshake the cap is there to avoid).
+void Refuse(boost::asio::ip::tcp::socket socket, bool tls, const Site& site, int open);
+
+}  // namespace numaprobe::daemon
