@@ -1,6 +1,6 @@
 // `numaprobe serve`: the long-running exporter. The main thread owns signals
-// (SIGTERM/SIGINT stop, SIGHUP reloads); the scheduler thread probes; civetweb
-// threads serve HTTP from the ResultStore.
+// (SIGTERM/SIGINT stop, SIGHUP reloads); the scheduler thread probes; the
+// HTTP server's threads serve from the ResultStore.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
