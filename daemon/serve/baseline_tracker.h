@@ -45,10 +45,14 @@ class BaselineTracker {
 
   // On every (re)plan and every SIGHUP. The state file is also how `numaprobe
   // baseline reset` and `baseline accept` reach a running daemon: they replace
-  // the baseline in the file by a marker, then SIGHUP. `facts` are HostFacts,
-  // `topology` the TopologySignature; `unix_now` dates a fact change.
+  // the baseline in the file by a marker, then SIGHUP. `topology` is the
+  // TopologySignature; `unix_now` dates a fact change.
   void Load(const std::string& fingerprint, const std::string& settings, const std::string& topology,
-            const std::map<std::string, std::string>& facts, double unix_now);
+            const HostObservation& host, double unix_now);
+  // Every round: records each fact that changed since the last look as a
+  // host change (logged, kept, saved with a complete baseline), whether the
+  // baseline is complete or still being recorded.
+  void ObserveHost(const HostObservation& host, double unix_now);
   // A reload: the state directory and the number of rounds (which applies to
   // a recording in progress at once).
   void Reconfigure(std::string state_directory, int rounds);
