@@ -16,8 +16,8 @@ namespace numaprobe::daemon {
 
 struct HmatTarget {
   int mem_node = -1;
-  int access_class = 0;             // 0: any initiator, 1: CPU initiators
-  std::vector<int> initiators;      // node ids linked beside the figures
+  int access_class = 0;         // 0: any initiator, 1: CPU initiators
+  std::vector<int> initiators;  // node ids linked beside the figures
   std::optional<double> read_latency_seconds;
   std::optional<double> write_latency_seconds;
   std::optional<double> read_bandwidth_bytes_per_second;

@@ -11,12 +11,31 @@ namespace numaprobe::daemon {
 const std::vector<std::string_view>& WatchedCmdlineParameters() {
   // NUMA placement, page sizes, CPU idle and frequency, mitigations, IOMMU,
   // isolation: each changes latency or bandwidth by itself.
-  static const std::vector<std::string_view> kNames = {
-      "numa",       "numa_balancing",     "transparent_hugepage", "default_hugepagesz",   "hugepagesz",
-      "hugepages",  "hugetlb_free_vmemmap", "kernelcore",         "movablecore",          "movable_node",
-      "mitigations", "intel_idle.max_cstate", "processor.max_cstate", "idle",               "intel_pstate",
-      "amd_pstate", "cpufreq.default_governor", "intel_iommu",    "amd_iommu",            "iommu",
-      "iommu.passthrough", "iommu.strict", "isolcpus",            "nohz_full",            "nosmt"};
+  static const std::vector<std::string_view> kNames = {"numa",
+                                                       "numa_balancing",
+                                                       "transparent_hugepage",
+                                                       "default_hugepagesz",
+                                                       "hugepagesz",
+                                                       "hugepages",
+                                                       "hugetlb_free_vmemmap",
+                                                       "kernelcore",
+                                                       "movablecore",
+                                                       "movable_node",
+                                                       "mitigations",
+                                                       "intel_idle.max_cstate",
+                                                       "processor.max_cstate",
+                                                       "idle",
+                                                       "intel_pstate",
+                                                       "amd_pstate",
+                                                       "cpufreq.default_governor",
+                                                       "intel_iommu",
+                                                       "amd_iommu",
+                                                       "iommu",
+                                                       "iommu.passthrough",
+                                                       "iommu.strict",
+                                                       "isolcpus",
+                                                       "nohz_full",
+                                                       "nosmt"};
   return kNames;
 }
 

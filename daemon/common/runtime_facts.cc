@@ -73,8 +73,7 @@ RuntimeFacts ReadRuntimeFacts(const FactRoots& roots, const std::map<int, std::v
   read.Line("numa_balancing", roots.proc + "/sys/kernel/numa_balancing");
   for (const auto& [node, cpus] : probe_cpus) {
     read.Set(fmt::format("cpufreq_governor.node{}", node), CommonValue(roots.sys, cpus, "scaling_governor"));
-    read.Set(fmt::format("cpufreq_epp.node{}", node),
-             CommonValue(roots.sys, cpus, "energy_performance_preference"));
+    read.Set(fmt::format("cpufreq_epp.node{}", node), CommonValue(roots.sys, cpus, "energy_performance_preference"));
   }
   if (const auto cmdline = kernels::ReadSmallFile(roots.proc + "/cmdline")) {
     for (auto& [field, value] : CmdlineFacts(*cmdline)) facts.fields[field] = std::move(value);

@@ -36,7 +36,7 @@ struct MemoryErrorCounts {
 struct RuntimeFacts {
   std::map<std::string, std::string> fields;
   std::vector<NodeMemory> nodes;
-  std::optional<MemoryErrorCounts> memory_errors;                // nullopt: no EDAC driver
+  std::optional<MemoryErrorCounts> memory_errors;              // nullopt: no EDAC driver
   std::optional<unsigned long long> hardware_corrupted_bytes;  // /proc/meminfo HardwareCorrupted
   // Fields read as "unknown" this time, for the caller to log once.
   std::vector<std::string> unknown;

@@ -25,7 +25,7 @@ struct TestHooks {
   double latency_scale = 1;    // multiplies every latency figure
   double bandwidth_scale = 1;  // multiplies every bandwidth figure
   bool fault_injection_active() const { return latency_scale != 1 || bandwidth_scale != 1; }
-  std::string fact_root;        // "" : the real /proc and /sys
+  std::string fact_root;  // "" : the real /proc and /sys
   bool active() const { return fault_injection_active() || !host_overrides.empty() || !fact_root.empty(); }
 };
 

@@ -33,8 +33,7 @@ struct HmatComparison {
 // One entry per measured (cpu_node, mem_node) pair the HMAT has a figure for,
 // sorted by pair. `records` may hold any kinds; only successful latency and
 // bandwidth records count.
-std::vector<HmatComparison> CompareWithHmat(const std::vector<HmatTarget>& hmat,
-                                            const std::vector<RecordPtr>& records);
+std::vector<HmatComparison> CompareWithHmat(const std::vector<HmatTarget>& hmat, const std::vector<RecordPtr>& records);
 
 // "Advertised by the firmware (ACPI HMAT)" and "Measured / advertised": none
 // when the host has no HMAT.

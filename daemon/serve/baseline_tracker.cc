@@ -193,7 +193,9 @@ bool BaselineTracker::RecordHostChanges(Baseline& stored, const Now& now) {
 // The recording in progress, or the complete baseline in memory, matches
 // today's topology and settings: it goes on; a complete one records the host
 // changes as a restored one would.
-void BaselineTracker::KeepMine(const Now& now) { ObserveHost(HostObservation(now.facts, now.memory_errors), now.unix_now); }
+void BaselineTracker::KeepMine(const Now& now) {
+  ObserveHost(HostObservation(now.facts, now.memory_errors), now.unix_now);
+}
 
 std::map<std::string, std::string> BaselineTracker::WithMemoryErrors(const HostObservation& host, Baseline& baseline) {
   std::map<std::string, std::string> facts = host.facts;
@@ -215,7 +217,7 @@ std::map<std::string, std::string> BaselineTracker::WithMemoryErrors(const HostO
   errors_since_baseline_ = MemoryErrorCounts{now.corrected - then.corrected, now.uncorrected - then.uncorrected};
   facts["memory_errors_since_baseline"] = errors_since_baseline_->uncorrected > 0 ? "uncorrected"
                                           : errors_since_baseline_->corrected > 0 ? "corrected"
-                                                                                   : "none";
+                                                                                  : "none";
   return facts;
 }
 

@@ -43,8 +43,7 @@ HostObservation HostWatch::Observe(std::map<std::string, std::string> static_fac
   const std::set<std::string> unknown(last_.unknown.begin(), last_.unknown.end());
   for (const std::string& field : unknown) {
     if (unknown_logged_.insert(field).second) {
-      spdlog::info("host fact {} cannot be read on this host (file missing or unreadable): exported as unknown",
-                   field);
+      spdlog::info("host fact {} cannot be read on this host (file missing or unreadable): exported as unknown", field);
     }
   }
   // Readable again: a later loss is logged again.

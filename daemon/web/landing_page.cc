@@ -83,11 +83,12 @@ std::string RenderHostFacts(const Snapshot& s) {
   for (const auto& [field, value] : s.runtime_facts.fields) html += Field(field, value);
   html += "</table>\n";
   if (s.host_changes.empty()) return html;
-  html += "<h2>Host changes since the baseline</h2>\n<table class=\"facts\">\n<tr><th>field</th><th>before</th>"
-          "<th>after</th><th>seen (Unix time)</th></tr>\n";
+  html +=
+      "<h2>Host changes since the baseline</h2>\n<table class=\"facts\">\n<tr><th>field</th><th>before</th>"
+      "<th>after</th><th>seen (Unix time)</th></tr>\n";
   for (const HostChange& c : s.host_changes) {
-    html += "<tr><th>" + HtmlEscape(c.field) + "</th><td>" + HtmlEscape(c.before) + "</td><td>" +
-            HtmlEscape(c.after) + "</td><td>" + Format(c.unix_seconds, 0) + "</td></tr>\n";
+    html += "<tr><th>" + HtmlEscape(c.field) + "</th><td>" + HtmlEscape(c.before) + "</td><td>" + HtmlEscape(c.after) +
+            "</td><td>" + Format(c.unix_seconds, 0) + "</td></tr>\n";
   }
   return html + "</table>\n";
 }

@@ -75,8 +75,7 @@ void AppendHmat(const Snapshot& s, std::vector<MetricFamily>& out) {
       " advertised by the firmware (ACPI HMAT) from the best initiators of initiator_class (any, cpu) to mem_node "
       "(op: read, write); absent without an HMAT.";
   FamilyBuilder latency("numaprobe_hmat_latency_seconds", "Access latency" + where, MetricType::Gauge);
-  FamilyBuilder bandwidth("numaprobe_hmat_bandwidth_bytes_per_second", "Access bandwidth" + where,
-                          MetricType::Gauge);
+  FamilyBuilder bandwidth("numaprobe_hmat_bandwidth_bytes_per_second", "Access bandwidth" + where, MetricType::Gauge);
   FamilyBuilder initiators("numaprobe_hmat_initiators_info",
                            "The initiator nodes the HMAT figures of mem_node and initiator_class apply to; always 1.",
                            MetricType::Gauge);

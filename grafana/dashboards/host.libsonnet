@@ -2523,6 +2523,199 @@
             uid: '${datasource}',
           },
         },
+        {
+          type: 'row',
+          title: 'Host facts and firmware-advertised figures (ACPI HMAT)',
+          collapsed: false,
+          panels: [],
+          id: 35,
+          gridPos: {
+            h: 1,
+            w: 24,
+            x: 0,
+            y: 91,
+          },
+        },
+        {
+          type: 'bargauge',
+          title: 'Measured / advertised latency (ACPI HMAT)',
+          description: 'Measured idle latency of each pair over the read latency the firmware advertises (ACPI HMAT) for its CPU node, numaprobe_memory_latency_hmat_ratio. Above 100%: slower than advertised. Compare with peers of the same CPU model and firmware, not with 100%. Empty on hosts without an HMAT.',
+          fieldConfig: {
+            defaults: {
+              unit: 'percentunit',
+              color: {
+                mode: 'thresholds',
+              },
+              thresholds: {
+                mode: 'absolute',
+                steps: [
+                  {
+                    color: 'green',
+                    value: null,
+                  },
+                ],
+              },
+              min: 0,
+            },
+            overrides: [],
+          },
+          options: {
+            reduceOptions: {
+              calcs: [
+                'lastNotNull',
+              ],
+              fields: '',
+              values: false,
+            },
+            orientation: 'horizontal',
+            displayMode: 'basic',
+            showUnfilled: true,
+          },
+          targets: [
+            {
+              datasource: {
+                type: 'prometheus',
+                uid: '${datasource}',
+              },
+              editorMode: 'code',
+              expr: 'numaprobe_memory_latency_hmat_ratio{job=~"$job",instance=~"$instance"}',
+              refId: 'A',
+              instant: true,
+              range: false,
+              format: 'time_series',
+              legendFormat: '{{cpu_node}}→{{mem_node}}',
+            },
+          ],
+          id: 36,
+          gridPos: {
+            h: 8,
+            w: 8,
+            x: 0,
+            y: 92,
+          },
+          datasource: {
+            type: 'prometheus',
+            uid: '${datasource}',
+          },
+        },
+        {
+          type: 'bargauge',
+          title: 'Measured / advertised bandwidth (ACPI HMAT)',
+          description: 'Measured read and write bandwidth of each pair over the bandwidth the firmware advertises (ACPI HMAT) for its CPU node, numaprobe_memory_bandwidth_hmat_ratio. Below 100%: less than advertised (a slower memory speed, a missing channel, a CXL link at lower width). Empty on hosts without an HMAT.',
+          fieldConfig: {
+            defaults: {
+              unit: 'percentunit',
+              color: {
+                mode: 'thresholds',
+              },
+              thresholds: {
+                mode: 'absolute',
+                steps: [
+                  {
+                    color: 'green',
+                    value: null,
+                  },
+                ],
+              },
+              min: 0,
+            },
+            overrides: [],
+          },
+          options: {
+            reduceOptions: {
+              calcs: [
+                'lastNotNull',
+              ],
+              fields: '',
+              values: false,
+            },
+            orientation: 'horizontal',
+            displayMode: 'basic',
+            showUnfilled: true,
+          },
+          targets: [
+            {
+              datasource: {
+                type: 'prometheus',
+                uid: '${datasource}',
+              },
+              editorMode: 'code',
+              expr: 'numaprobe_memory_bandwidth_hmat_ratio{job=~"$job",instance=~"$instance"}',
+              refId: 'A',
+              instant: true,
+              range: false,
+              format: 'time_series',
+              legendFormat: '{{op}} {{cpu_node}}→{{mem_node}}',
+            },
+          ],
+          id: 37,
+          gridPos: {
+            h: 8,
+            w: 8,
+            x: 8,
+            y: 92,
+          },
+          datasource: {
+            type: 'prometheus',
+            uid: '${datasource}',
+          },
+        },
+        {
+          type: 'table',
+          title: 'Host facts',
+          description: 'The host settings numaprobe reads every probe round and on reload (numaprobe_host_fact_info): transparent huge pages, NUMA balancing, cpufreq governor and energy-performance preference per node, watched boot parameters, memory tiering, EDAC. Their changes are the orange "Host changes" annotations; docs/runbook.md says what each does.',
+          fieldConfig: {
+            defaults: {},
+            overrides: [],
+          },
+          options: {
+            showHeader: true,
+          },
+          transformations: [
+            {
+              id: 'organize',
+              options: {
+                excludeByName: {
+                  Time: true,
+                  Value: true,
+                  __name__: true,
+                  instance: true,
+                  job: true,
+                },
+                indexByName: {
+                  field: 0,
+                  value: 1,
+                },
+                renameByName: {},
+              },
+            },
+          ],
+          targets: [
+            {
+              datasource: {
+                type: 'prometheus',
+                uid: '${datasource}',
+              },
+              editorMode: 'code',
+              expr: 'numaprobe_host_fact_info{job=~"$job",instance=~"$instance"}',
+              refId: 'A',
+              instant: true,
+              range: false,
+              format: 'table',
+            },
+          ],
+          id: 38,
+          gridPos: {
+            h: 8,
+            w: 8,
+            x: 16,
+            y: 92,
+          },
+          datasource: {
+            type: 'prometheus',
+            uid: '${datasource}',
+          },
+        },
       ],
       refresh: '1m',
       schemaVersion: 38,

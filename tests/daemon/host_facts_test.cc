@@ -76,12 +76,11 @@ TEST(HostFactsTest, CpufreqIsOneValuePerNodeOrMixed) {
 TEST(HostFactsTest, CommandLineParametersByNameTheRestAsAHash) {
   const RuntimeFacts before = Read("cmdline", "before");
   EXPECT_EQ(before.fields.at("cmdline.mitigations"), "unset");
-  EXPECT_THAT(Changed("cmdline"),
-              UnorderedElementsAre(Pair("cmdline.mitigations", Pair("unset", "off")),
-                                   Pair("cmdline.hugepagesz", Pair("unset", "1G,2M")),
-                                   Pair("cmdline.hugepages", Pair("unset", "4,512")),
-                                   Pair("cmdline.intel_idle.max_cstate", Pair("unset", "1")),
-                                   Pair("cmdline.nohz_full", Pair("unset", "on"))))
+  EXPECT_THAT(Changed("cmdline"), UnorderedElementsAre(Pair("cmdline.mitigations", Pair("unset", "off")),
+                                                       Pair("cmdline.hugepagesz", Pair("unset", "1G,2M")),
+                                                       Pair("cmdline.hugepages", Pair("unset", "4,512")),
+                                                       Pair("cmdline.intel_idle.max_cstate", Pair("unset", "1")),
+                                                       Pair("cmdline.nohz_full", Pair("unset", "on"))))
       << "the other parameters did not change, so neither does their hash";
 }
 
@@ -97,9 +96,8 @@ TEST(HostFactsTest, TheHashCoversUnwatchedParametersButNotTheKernelImage) {
 }
 
 TEST(HostFactsTest, MemoryTiering) {
-  EXPECT_THAT(Changed("tiering"),
-              UnorderedElementsAre(Pair("demotion_enabled", Pair("false", "true")),
-                                   Pair("memory_tiers", Pair("tier4:0-2", "tier4:0-1;tier22:2"))));
+  EXPECT_THAT(Changed("tiering"), UnorderedElementsAre(Pair("demotion_enabled", Pair("false", "true")),
+                                                       Pair("memory_tiers", Pair("tier4:0-2", "tier4:0-1;tier22:2"))));
 }
 
 TEST(HostFactsTest, NodeMemoryAndHugepagePools) {
@@ -117,10 +115,10 @@ TEST(HostFactsTest, EdacDimmsErrorsAndPoisonedMemory) {
   const RuntimeFacts before = Read("edac", "before");
   const RuntimeFacts after = Read("edac", "after");
   EXPECT_THAT(Changed("edac"),
-              UnorderedElementsAre(
-                  Pair("edac_memory", Pair("controllers=2 dimms=4 size_mib=65536 types=Registered-DDR4",
-                                           "controllers=2 dimms=3 size_mib=49152 types=Registered-DDR4")),
-                  Pair("hardware_corrupted_bytes", Pair("0", "8192"))));
+              UnorderedElementsAre(Pair("edac_memory",
+                                        Pair("controllers=2 dimms=4 size_mib=65536 types=Registered-DDR4",
+                                             "controllers=2 dimms=3 size_mib=49152 types=Registered-DDR4")),
+                                   Pair("hardware_corrupted_bytes", Pair("0", "8192"))));
   ASSERT_TRUE(before.memory_errors && after.memory_errors);
   EXPECT_EQ(before.memory_errors->corrected, 2u);
   EXPECT_EQ(after.memory_errors->corrected, 9u);
@@ -132,9 +130,9 @@ TEST(HostFactsTest, AHostWithoutTheFilesHasUnknownFactsNotErrors) {
   const std::string root = Tree("absent", "nowhere");
   ASSERT_FALSE(std::filesystem::exists(root));
   const RuntimeFacts facts = ReadRuntimeFacts({root + "/proc", root + "/sys"}, kProbeCpus);
-  for (const char* field : {"thp_enabled", "thp_defrag", "numa_balancing", "cpufreq_governor.node0",
-                            "cpufreq_epp.node1", "cmdline.other_hash", "demotion_enabled", "memory_tiers",
-                            "hardware_corrupted_bytes"}) {
+  for (const char* field :
+       {"thp_enabled", "thp_defrag", "numa_balancing", "cpufreq_governor.node0", "cpufreq_epp.node1",
+        "cmdline.other_hash", "demotion_enabled", "memory_tiers", "hardware_corrupted_bytes"}) {
     EXPECT_EQ(facts.fields.at(field), kUnknownFact) << field;
     EXPECT_THAT(facts.unknown, Contains(field));
   }
@@ -147,15 +145,16 @@ TEST(HostFactsTest, AHostWithoutTheFilesHasUnknownFactsNotErrors) {
 TEST(HostFactsTest, SncModeIsCpuNodesPerPackage) {
   EXPECT_EQ(ReadHostInfo("cpu", Tree("snc", "before") + "/proc", Tree("snc", "before") + "/sys").nodes_per_package,
             "1");
-  EXPECT_EQ(ReadHostInfo("cpu", Tree("snc", "after") + "/proc", Tree("snc", "after") + "/sys").nodes_per_package,
-            "2")
+  EXPECT_EQ(ReadHostInfo("cpu", Tree("snc", "after") + "/proc", Tree("snc", "after") + "/sys").nodes_per_package, "2")
       << "SNC2, the CPU-less node not counted";
   EXPECT_EQ(ReadHostInfo("cpu", "/nonexistent/proc", "/nonexistent/sys").nodes_per_package, kUnknownFact);
 }
 
 TEST(HostFactsTest, Hypervisor) {
-  const HostInfo before = ReadHostInfo("cpu", Tree("hypervisor", "before") + "/proc", Tree("hypervisor", "before") + "/sys");
-  const HostInfo after = ReadHostInfo("cpu", Tree("hypervisor", "after") + "/proc", Tree("hypervisor", "after") + "/sys");
+  const HostInfo before =
+      ReadHostInfo("cpu", Tree("hypervisor", "before") + "/proc", Tree("hypervisor", "before") + "/sys");
+  const HostInfo after =
+      ReadHostInfo("cpu", Tree("hypervisor", "after") + "/proc", Tree("hypervisor", "after") + "/sys");
   EXPECT_EQ(before.hypervisor, "none");
   EXPECT_EQ(after.hypervisor, "QEMU Standard PC (Q35 + ICH9, 2009)");
   EXPECT_EQ(after.microcode, "0x2b000590");

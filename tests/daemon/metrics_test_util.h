@@ -44,12 +44,18 @@ inline Snapshot FixedSnapshot() {
   using kernels::BandwidthOp;
   using kernels::CpuRelation;
   Snapshot s;
-  s.host = {"Example CPU 9000 @ 2.40GHz", "0xa0011d1", "6.1.0-13-amd64", "1.4.9", "madvise", "tsc", false};
-  s.host.hypervisor = "none";
-  s.host.nodes_per_package = "1";
-  // Node 0 advertised to CPU initiators on node 0 (with a write latency),
+  // HMAT: node 0 advertised to CPU initiators on node 0 (with write figures),
   // node 1 to any initiator on nodes 0-1 (no write figures).
-  s.host.hmat = {{0, 1, {0}, 8.0e-8, 9.0e-8, 2.5e10, 1.5e10}, {1, 0, {0, 1}, 1.2e-7, std::nullopt, 1.0e10, std::nullopt}};
+  s.host = {"Example CPU 9000 @ 2.40GHz",
+            "0xa0011d1",
+            "6.1.0-13-amd64",
+            "1.4.9",
+            "madvise",
+            "tsc",
+            false,
+            "none",
+            "1",
+            {{0, 1, {0}, 8.0e-8, 9.0e-8, 2.5e10, 1.5e10}, {1, 0, {0, 1}, 1.2e-7, std::nullopt, 1.0e10, std::nullopt}}};
   s.runtime_facts.fields = {{"thp_enabled", "madvise"},
                             {"thp_defrag", "madvise"},
                             {"numa_balancing", "0"},

@@ -41,7 +41,8 @@ bool Same(const Baseline& a, const Baseline& b) {
     return x.memory_errors ? std::make_tuple(true, x.memory_errors->corrected, x.memory_errors->uncorrected)
                            : std::make_tuple(false, 0ULL, 0ULL);
   };
-  return errors(a) == errors(b) && std::tie(a.fingerprint, a.topology, a.facts, a.settings, a.created, a.complete) ==
+  return errors(a) == errors(b) &&
+         std::tie(a.fingerprint, a.topology, a.facts, a.settings, a.created, a.complete) ==
              std::tie(b.fingerprint, b.topology, b.facts, b.settings, b.created, b.complete) &&
          SameList(a.values, b.values, same_value) && SameList(a.spread, b.spread, same_value) &&
          SameList(a.changes, b.changes, same_change);
