@@ -2535,10 +2535,14 @@
             x: 0,
             y: 91,
           },
+          datasource: {
+            type: 'prometheus',
+            uid: '${datasource}',
+          },
         },
         {
           type: 'bargauge',
-          title: 'Measured / advertised latency (ACPI HMAT)',
+          title: 'Measured / advertised latency ratio (ACPI HMAT)',
           description: 'Measured idle latency of each pair over the read latency the firmware advertises (ACPI HMAT) for its CPU node, numaprobe_memory_latency_hmat_ratio. Above 100%: slower than advertised. Compare with peers of the same CPU model and firmware, not with 100%. Empty on hosts without an HMAT.',
           fieldConfig: {
             defaults: {
@@ -2600,7 +2604,7 @@
         },
         {
           type: 'bargauge',
-          title: 'Measured / advertised bandwidth (ACPI HMAT)',
+          title: 'Measured / advertised bandwidth ratio (ACPI HMAT)',
           description: 'Measured read and write bandwidth of each pair over the bandwidth the firmware advertises (ACPI HMAT) for its CPU node, numaprobe_memory_bandwidth_hmat_ratio. Below 100%: less than advertised (a slower memory speed, a missing channel, a CXL link at lower width). Empty on hosts without an HMAT.',
           fieldConfig: {
             defaults: {
@@ -2665,7 +2669,9 @@
           title: 'Host facts',
           description: 'The host settings numaprobe reads every probe round and on reload (numaprobe_host_fact_info): transparent huge pages, NUMA balancing, cpufreq governor and energy-performance preference per node, watched boot parameters, memory tiering, EDAC. Their changes are the orange "Host changes" annotations; docs/runbook.md says what each does.',
           fieldConfig: {
-            defaults: {},
+            defaults: {
+              unit: 'none',
+            },
             overrides: [],
           },
           options: {
