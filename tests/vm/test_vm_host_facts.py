@@ -37,7 +37,7 @@ HUGEPAGES_NODE1 = "/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_
 CONFIG = """\
 probes:
   latency: {enabled: true, buffer_size: 4MiB, samples: 3, loads_per_sample: 2000}
-  bandwidth: {enabled: false}
+  bandwidth: {enabled: false, buffer_size: 4MiB, burst_size: 1MiB, bursts: 2}
   core_to_core: {enabled: false}
 schedule: {duty_cycle: 0.5, interval: 1s, jitter: 0}
 memory: {budget: 64MiB, pages: auto}
