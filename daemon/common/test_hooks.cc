@@ -14,6 +14,7 @@ constexpr const char* kMode = "NUMAPROBE_TEST_MODE";
 constexpr const char* kOverrides = "NUMAPROBE_TEST_HOST_OVERRIDES";
 constexpr const char* kScaleLatency = "NUMAPROBE_TEST_SCALE_LATENCY";
 constexpr const char* kScaleBandwidth = "NUMAPROBE_TEST_SCALE_BANDWIDTH";
+constexpr const char* kFactRoot = "NUMAPROBE_TEST_FACT_ROOT";
 
 std::string ParseScale(const char* name, const char* text, double& out) {
   char* end = nullptr;
@@ -32,19 +33,26 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
   const char* overrides = getenv(kOverrides);
   const char* scale_latency = getenv(kScaleLatency);
   const char* scale_bandwidth = getenv(kScaleBandwidth);
-  if (overrides == nullptr && scale_latency == nullptr && scale_bandwidth == nullptr) return "";
+  const char* fact_root = getenv(kFactRoot);
+  if (overrides == nullptr && scale_latency == nullptr && scale_bandwidth == nullptr && fact_root == nullptr) {
+    return "";
+  }
   const char* mode = getenv(kMode);
   if (mode == nullptr || std::string(mode) != "1") {
     return fmt::format(
-        "test-only hooks ({}, {}, {}) are set but {}=1 is not: refusing to run with faked host facts "
+        "test-only hooks ({}, {}, {}, {}) are set but {}=1 is not: refusing to run with faked host facts "
         "or figures outside tests",
-        kOverrides, kScaleLatency, kScaleBandwidth, kMode);
+        kOverrides, kScaleLatency, kScaleBandwidth, kFactRoot, kMode);
   }
   if (scale_latency != nullptr) {
     if (auto error = ParseScale(kScaleLatency, scale_latency, hooks.latency_scale); !error.empty()) return error;
   }
   if (scale_bandwidth != nullptr) {
     if (auto error = ParseScale(kScaleBandwidth, scale_bandwidth, hooks.bandwidth_scale); !error.empty()) return error;
+  }
+  if (fact_root != nullptr) {
+    if (fact_root[0] != '/') return fmt::format("{}={}: expected an absolute directory", kFactRoot, fact_root);
+    hooks.fact_root = fact_root;
   }
   if (overrides != nullptr) {
     static const std::set<std::string> kFields = {"kernel", "microcode", "firmware", "cpu_model", "numaprobe_version"};
@@ -67,6 +75,11 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
 
 std::string ReadTestHooks(TestHooks& hooks) {
   return ReadTestHooks(hooks, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
+FactRoots FactRootsOf(const TestHooks& hooks) {
+  if (hooks.fact_root.empty()) return FactRoots{};
+  return FactRoots{hooks.fact_root + "/proc", hooks.fact_root + "/sys"};
 }
 
 void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host) {

@@ -3,6 +3,8 @@
 // changing the machine:
 //   NUMAPROBE_TEST_HOST_OVERRIDES="kernel=6.6.13-amd64,microcode=0x2"
 //   NUMAPROBE_TEST_SCALE_LATENCY=1.15, NUMAPROBE_TEST_SCALE_BANDWIDTH=0.8
+//   NUMAPROBE_TEST_FACT_ROOT=DIR: host facts (host_info.h, runtime_facts.h,
+//   hmat.h) are read from DIR/proc and DIR/sys, a fixture tree a test edits
 // They are honoured only together with NUMAPROBE_TEST_MODE=1; set without it
 // they are an error (`serve` refuses to start), so a production host cannot
 // run with faked figures by accident.
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "daemon/common/host_info.h"
+#include "daemon/common/runtime_facts.h"
 
 namespace numaprobe::daemon {
 
@@ -22,7 +25,8 @@ struct TestHooks {
   double latency_scale = 1;    // multiplies every latency figure
   double bandwidth_scale = 1;  // multiplies every bandwidth figure
   bool fault_injection_active() const { return latency_scale != 1 || bandwidth_scale != 1; }
-  bool active() const { return fault_injection_active() || !host_overrides.empty(); }
+  std::string fact_root;  // "" : the real /proc and /sys
+  bool active() const { return fault_injection_active() || !host_overrides.empty() || !fact_root.empty(); }
 };
 
 using GetEnv = std::function<const char*(const char*)>;
@@ -31,6 +35,9 @@ using GetEnv = std::function<const char*(const char*)>;
 // variable (a hook without NUMAPROBE_TEST_MODE=1, a malformed value).
 std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv);
 std::string ReadTestHooks(TestHooks& hooks);
+
+// Where host facts are read: the fixture tree of NUMAPROBE_TEST_FACT_ROOT, else /proc and /sys.
+FactRoots FactRootsOf(const TestHooks& hooks);
 
 // Applies the overrides of the HostInfo fields (kernel, microcode, firmware, cpu_model).
 void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host);

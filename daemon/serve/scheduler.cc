@@ -15,6 +15,7 @@
 #include "daemon/probing/probe_settings.h"
 #include "daemon/serve/baseline_tracker.h"
 #include "daemon/serve/budget.h"
+#include "daemon/serve/host_watch.h"
 #include "daemon/serve/lock_wait_meter.h"
 #include "daemon/serve/probe_executor.h"
 #include "daemon/serve/recent_figures.h"
@@ -71,6 +72,7 @@ class Scheduler::Loop {
         executor_(std::move(executor)) {
     // cmd_serve refused to start on an invalid hook; nothing is faked then.
     if (!ReadTestHooks(test_).empty()) test_ = TestHooks{};
+    host_watch_ = HostWatch(FactRootsOf(test_));
     Adopt(std::move(plan));
   }
 
@@ -105,6 +107,7 @@ class Scheduler::Loop {
       baseline_.BeginRound();
       bool cycle_complete = true;
       for (int r = 0; r < rounds && cycle_complete; ++r) {
+        CheckHost();
         const std::int64_t round_start = env_->MonotonicNs();
         const RoundEnd end = RunRound(RoundOfCycle(rotation, rounds, r));
         if (end == RoundEnd::kAbandoned) return false;
@@ -256,7 +259,7 @@ class Scheduler::Loop {
     settings.test_latency_scale = test_.latency_scale;  // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
     settings.test_bandwidth_scale = test_.bandwidth_scale;
     executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { OnLockBusy(); });
-    host_ = ReadHostInfo(topology_.cpu_model);
+    host_ = host_watch_.ReadInfo(topology_.cpu_model);
     ApplyHostOverrides(test_, host_);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
     baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
@@ -275,11 +278,27 @@ class Scheduler::Loop {
   }
 
   void LoadBaseline() {
+    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), HostNow(), env_->UnixNow());
+    store_.Update([&](Snapshot& s) { s.runtime_facts = host_watch_.last(); });
+  }
+
+  // Every round: a setting changed at run time (THP, NUMA balancing, a
+  // hugepage pool) is a host change the next figures are read against.
+  void CheckHost() {
+    baseline_.ObserveHost(HostNow(), env_->UnixNow());
+    store_.Update([&](Snapshot& s) {
+      s.runtime_facts = host_watch_.last();
+      baseline_.Publish(s);
+    });
+  }
+
+  // Every fact as it is now: HostFacts of the planned host and the runtime facts.
+  HostObservation HostNow() {
     auto facts = HostFacts(host_, config_.memory.pages, kVersion);
     if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
       facts["numaprobe_version"] = it->second;
     }
-    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), facts, env_->UnixNow());
+    return host_watch_.Observe(std::move(facts), ProbeCpusByNode(plan_, topology_));
   }
 
   // On the worker thread, when a probe finds another process probing.
@@ -416,6 +435,7 @@ class Scheduler::Loop {
   std::int64_t duty_published_ns_ = 0;
   DutyBudget budget_;
   BaselineTracker baseline_;
+  HostWatch host_watch_;
   RecentFigures recent_;
   TaskCostEstimate costs_;
   int announced_rounds_ = 0;  // the rotation last logged (0: none yet since the last plan)

@@ -84,6 +84,7 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<MetricFamil
   AppendFigures(snapshot, out);
   AppendDistance(snapshot, out);
   AppendBaselineFamilies(snapshot, out);
+  AppendHostFamilies(snapshot, out);
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {

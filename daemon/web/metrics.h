@@ -37,6 +37,9 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<prometheus:
 // smoothed figures compared with it (metrics_baseline.cc).
 void AppendBaselineFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// The host facts and the firmware's advertised figures beside the measured
+// ones (metrics_host.cc).
+void AppendHostFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 
 // The standard process_* families of the client libraries, read from
 // <proc_root>/self and <proc_root>/stat (prometheus-cpp has no such

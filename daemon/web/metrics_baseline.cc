@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/serve/baseline.h"
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
 #include "kernels/bandwidth.h"
@@ -100,12 +101,20 @@ void AppendBaselineFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
   out.push_back(bandwidth_recent.Build());
 
   FamilyBuilder changes("numaprobe_host_change_timestamp_seconds",
-                        "Unix time the daemon first saw a change of a host fact (field: kernel, microcode, firmware, "
-                        "numaprobe_version, cpu_model, page_size) from before to after since the baseline was "
-                        "recorded; the baseline stays the reference. Cleared by numaprobe baseline accept or reset.",
+                        "Unix time the daemon first saw the last change of a host fact (field: kernel, microcode, "
+                        "firmware, numaprobe_version, cpu_model, page_size, hypervisor, nodes_per_package, or a "
+                        "runtime fact of numaprobe_host_fact_info, nodeN.mem_total_bytes, nodeN.hugepages_SIZE, "
+                        "memory_errors_since_baseline) from before to after since the baseline was recorded; the "
+                        "baseline stays the reference. One series per field at most, of the last " +
+                            std::to_string(kMaxHostChanges) +
+                            " changes kept. Cleared by numaprobe baseline accept or reset.",
                         MetricType::Gauge);
-  for (const HostChange& c : s.host_changes) {
-    changes.Add({{"field", c.field}, {"before", c.before}, {"after", c.after}}, c.unix_seconds);
+  // The last change of each field: a setting flipped back and forth is one
+  // series, not one per flip.
+  std::map<std::string, const HostChange*> last;
+  for (const HostChange& c : s.host_changes) last[c.field] = &c;
+  for (const auto& [field, c] : last) {
+    changes.Add({{"field", c->field}, {"before", c->before}, {"after", c->after}}, c->unix_seconds);
   }
   out.push_back(changes.Build());
 
