@@ -252,15 +252,16 @@ local p = import 'panels.libsonnet';
           hide=['Time', 'instance', 'job', 'threads'],
         ),
         p.row('Host facts and firmware-advertised figures (ACPI HMAT)'),
-        p.matrix(
-          'Measured / advertised latency (ACPI HMAT)',
+        p.table(
+          'Measured / advertised latency ratio (ACPI HMAT)',
           "Measured idle latency of each pair over the read latency the firmware advertises (ACPI HMAT) for its CPU node's initiator class. Above 100%: slower than advertised. Compare with peers of the same CPU model and firmware rather than with 100%. Empty when the host's firmware publishes no HMAT.",
-          'numaprobe_memory_latency_hmat_ratio{%s}' % host,
+          [iq('numaprobe_memory_latency_hmat_ratio{%(host)s}')],
           'percentunit',
           w=8,
+          hide=['Time', '__name__', 'instance', 'job'],
         ),
         p.table(
-          'Measured / advertised bandwidth (ACPI HMAT)',
+          'Measured / advertised bandwidth ratio (ACPI HMAT)',
           "Measured read and write bandwidth of each pair over what the firmware advertises (ACPI HMAT). Below 100%: less than advertised (a slower memory speed, a missing channel, a CXL link at lower width). Empty when the host's firmware publishes no HMAT.",
           [iq('numaprobe_memory_bandwidth_hmat_ratio{%(host)s}')],
           'percentunit',
