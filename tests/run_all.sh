@@ -22,7 +22,7 @@ build_and_test() {
   ctest --preset "$1"
 }
 
-stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format'
+stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format && bash .ci/check-references'
 for preset in release asan tsan fuzz; do
   stage "$preset" build_and_test "$preset"
 done

@@ -27,7 +27,7 @@ from typing import Iterable
 # - bandwidth 3.1%: the robust standard deviation (1.4826 x MAD) of the read
 #   figures around their median, measured with bench/round_noise.py on the
 #   real daemon (default probe settings) on this project's 2-CPU build machine
-#   while other engineers compiled on it (load 10-19);
+#   while other builds ran on it (load 10-19);
 # - latency 1.0%: no latency figure at the default settings survived that load
 #   (every run disturbed), so this is the project's idle measurement (one figure
 #   moves 1-1.5% round to round: 1.0% per figure). With 8x shorter samples the
