@@ -18,8 +18,8 @@
 #include "kernels/pin.h"
 #include "kernels/placement.h"
 #include "kernels/stats.h"
-#include "kernels/timer_resolution.h"
 #include "kernels/thread_start.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {

@@ -278,7 +278,8 @@ class Scheduler::Loop {
   }
 
   void LoadBaseline() {
-    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), HostNow(), env_->UnixNow());
+    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), HostNow(),
+                   env_->UnixNow());
     store_.Update([&](Snapshot& s) { s.runtime_facts = host_watch_.last(); });
   }
 
