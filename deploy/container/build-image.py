@@ -319,6 +319,7 @@ def main():
         # No network: nothing in the build downloads, and podman then sets up
         # no bridge or firewall rules.
         subprocess.run([engine, "build", "--network=none", "-f", str(context / "Containerfile"),
+                        "--label", f"org.opencontainers.image.source={deb_field(deb, 'Homepage')}",
                         "-t", tag, str(context)], check=True)
         log(f"{tag} built by {engine} in {time.monotonic() - t0:.0f} s")
 

@@ -62,10 +62,10 @@ while [ $i -lt 120 ] && kill -0 $SERVE_PID 2>/dev/null; do
   sleep 1; i=$((i + 1))
 done
 note "baseline complete after $i s"
+date +%s >"$OUT/flipping_at"
 echo never >/sys/kernel/mm/transparent_hugepage/enabled
 echo $((1 - $(cat /proc/sys/kernel/numa_balancing))) >/proc/sys/kernel/numa_balancing
 echo 8 >{HUGEPAGES_NODE1}
-date +%s >"$OUT/flipped_at"
 scrape metrics_at_flip
 save balancing_after /proc/sys/kernel/numa_balancing
 save pool_after {HUGEPAGES_NODE1}
@@ -73,7 +73,7 @@ i=0
 while [ $i -lt 60 ] && kill -0 $SERVE_PID 2>/dev/null; do
   scrape metrics_after
   if grep -q 'field="thp_enabled"' "$OUT/metrics_after" && grep -q 'field="numa_balancing"' "$OUT/metrics_after" &&
-     grep -q 'field="node1.hugepages_2048kB"' "$OUT/metrics_after"; then break; fi
+     grep -q 'after="8",before="[0-9]*",field="node1.hugepages_2048kB"' "$OUT/metrics_after"; then break; fi
   sleep 1; i=$((i + 1))
 done
 date +%s >"$OUT/seen_at"
@@ -172,21 +172,30 @@ def test_runtime_changes_are_change_events_within_a_round(guest):
     new_balancing = guest.text("balancing_after").strip()
     assert old_balancing != new_balancing, "the guest could not switch kernel.numa_balancing"
     assert guest.text("pool_after").strip() == "8", "node 1's pool did not grow"
-    events = {l["field"]: (l["before"], l["after"], v)
-              for l, v in samples(after, "numaprobe_host_change_timestamp_seconds")}
+    changes = sorted(((l["field"], v, l["before"], l["after"])
+                      for l, v in samples(after, "numaprobe_host_change_timestamp_seconds")),
+                     key=lambda c: c[1])
+    events = {field: (before_value, after_value, when) for field, when, before_value, after_value in changes}
     assert "thp_enabled" in events and events["thp_enabled"][1] == "never", events
     assert events["numa_balancing"][:2] == (old_balancing, new_balancing), events
-    assert events["node1.hugepages_2048kB"][:2] == ("0", "8"), events
-    flipped, seen = int(guest.text("flipped_at")), int(guest.text("seen_at"))
-    for field, (_, _, when) in events.items():
+    # The kernel grows a pool a page at a time and nr_hugepages counts up while
+    # `echo 8` runs, so a round that reads it mid-growth logs a step (0 -> 7)
+    # and the next round the rest (7 -> 8). The log's steps must chain from 0
+    # to 8; the metric keeps the last step of a field.
+    log = guest.text("serve.log")
+    pool_steps = re.findall(r"host node1\.hugepages_2048kB changed: (\S+) -> (\S+);", log)
+    assert pool_steps and pool_steps[0][0] == "0" and pool_steps[-1][1] == "8", (pool_steps, log[-3000:])
+    assert all(pool_steps[i][1] == pool_steps[i + 1][0] for i in range(len(pool_steps) - 1)), pool_steps
+    assert events["node1.hugepages_2048kB"][:2] == pool_steps[-1], (events, pool_steps)
+    flipping, seen = int(guest.text("flipping_at")), int(guest.text("seen_at"))
+    for field, when, _, _ in changes:
         if field in ("thp_enabled", "numa_balancing", "node1.hugepages_2048kB"):
-            assert flipped - 1 <= when <= seen + 1, (field, when, flipped, seen)
+            assert flipping - 1 <= when <= seen + 1, (field, when, flipping, seen)
     # Within a round: the round under way when the settings changed, and the
     # next one, which reads the facts before its first probe.
     assert rounds(after) - rounds(at_flip) <= 2, (rounds(at_flip), rounds(after))
     assert 'numaprobe_host_fact_info{field="thp_enabled",value="never"} 1' in after.splitlines()
     assert 'numaprobe_node_hugepages{node="1",page_size="2048kB"} 8' in after.splitlines()
     assert "numaprobe_baseline_complete 1" in after.splitlines(), "host changes keep the baseline"
-    log = guest.text("serve.log")
     assert "host thp_enabled changed" in log, log[-3000:]
     assert guest.text("serve.rc").strip() == "0", log[-3000:]
