@@ -20,6 +20,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/config_values.h"
 #include "daemon/output/json_report.h"
+#include "daemon/output/json_text.h"
 #include "daemon/output/svg_plot.h"
 #include "daemon/output/table_report.h"
 #include "daemon/probing/buffer_pool.h"
@@ -211,7 +212,7 @@ struct ProbeCommand {
     Measure(topology, *lock, ListRuns(topology, p), report);
     if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {
-      std::cout << ReportToJson(report, topology, p).dump(2) << '\n';
+      std::cout << JsonText(ReportToJson(report, topology, p)) << '\n';
     } else {
       std::cout << FormatReport(report);
     }

@@ -84,11 +84,6 @@ int NextSignal(const sigset_t& signals) {
   }
 }
 
-// "HOST:0" -> "HOST:PORT": the listener a restart binds again.
-std::string WithPort(const std::string& address, int port) {
-  return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
-}
-
 struct ServeCommand {
   std::string config_file;
   std::string web_config_file;
@@ -158,6 +153,10 @@ struct ServeCommand {
     for (const auto& [field, value] : hooks.host_overrides) {
       spdlog::error("TEST MODE: host fact {} overridden to \"{}\" (NUMAPROBE_TEST_HOST_OVERRIDES)", field, value);
     }
+    if (!hooks.fact_root.empty()) {
+      spdlog::error("TEST MODE: host facts read from {} instead of /proc and /sys (NUMAPROBE_TEST_FACT_ROOT)",
+                    hooks.fact_root);
+    }
     if (hooks.fault_injection_active()) {
       spdlog::error(
           "TEST FAULT INJECTION ACTIVE: latency figures x{}, bandwidth figures x{}; these figures are fake "
@@ -201,7 +200,7 @@ struct ServeCommand {
     SdNotify("RELOADING=1");
     spdlog::info("Received SIGHUP, reloading {}", config_file.empty() ? "(built-in defaults)" : config_file);
     std::optional<Config> next = LoadChecked(config_file);
-    const bool web_ok = ReloadWeb(running.server, running.store);
+    const bool web_ok = ReloadWeb(*running.server);
     running.store.Update([&](Snapshot& s) {
       s.config_reload_successful = next.has_value() && web_ok;
       if (next) s.config_reload_unix_seconds = UnixNow();
@@ -238,47 +237,27 @@ struct ServeCommand {
     return kExitOk;
   }
 
-  // SIGHUP for --web.config.file: a changed, valid file restarts the HTTP
-  // server with it (connections in flight finish first; the listening sockets
-  // are closed for the milliseconds of the restart). An invalid file keeps
-  // the running one.
-  bool ReloadWeb(std::unique_ptr<HttpServer>& server, const ResultStore& store) {
+  // SIGHUP for --web.config.file: a changed, valid file applies to every
+  // request from now on (HttpServer::Reconfigure: the listeners stay open and
+  // responses in flight finish). An invalid file keeps the running one.
+  bool ReloadWeb(HttpServer& server) {
     if (web_config_file.empty()) return true;
     std::optional<WebConfig> next = LoadWebChecked(web_config_file);
     if (!next) {
       spdlog::error("web config reload failed: keeping the running web configuration");
       return false;
     }
-    // With TLS, an unchanged file still restarts the server: the certificate
-    // files it names may have been replaced in place (cert-manager, certbot),
-    // and OpenSSL read them only at start.
+    // With TLS, an unchanged file is still applied: the certificate files it
+    // names may have been replaced in place (cert-manager, certbot), and
+    // OpenSSL reads them only when a context is made.
     if (*next == http.web && !next->tls) return true;
-    HttpOptions options = http;
-    options.web = *next;
-    // Same ports as now, so a ":0" test listener keeps its port.
-    const std::vector<int> ports = server->ListeningPorts();
-    for (std::size_t i = 0; i < options.listen_addresses.size() && i < ports.size(); ++i) {
-      options.listen_addresses[i] = WithPort(options.listen_addresses[i], ports[i]);
+    if (std::string problem = server.Reconfigure(*next); !problem.empty()) {
+      spdlog::error("web config reload failed: {}; keeping the running web configuration", problem);
+      return false;
     }
-    server.reset();
-    auto started = HttpServer::Start(options, store);
-    if (started.ok()) {
-      server = std::move(started).value();
-      http.web = *next;
-      spdlog::info("web configuration reloaded");
-      return true;
-    }
-    spdlog::error("web config reload failed: {}; restarting with the running web configuration",
-                  started.failure().reason);
-    HttpOptions old = options;
-    old.web = http.web;
-    auto restarted = HttpServer::Start(old, store);
-    if (!restarted.ok()) {
-      spdlog::critical("cannot serve HTTP any more: {}", restarted.failure().reason);
-      std::_Exit(kExitFailure);
-    }
-    server = std::move(restarted).value();
-    return false;
+    http.web = *next;
+    spdlog::info("web configuration reloaded");
+    return true;
   }
 };
 

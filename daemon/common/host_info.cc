@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "daemon/common/printable_text.h"
 #include "daemon/common/sysfs_values.h"
 #include "kernels/cpulist.h"
 #include "kernels/file_read.h"
@@ -71,6 +72,10 @@ HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root
   info.hmat = ReadHmat(sys_root);
   info.thp = BracketedChoice(ReadFirstLine(sys_root + "/kernel/mm/transparent_hugepage/enabled"));
   info.clocksource = ReadFirstLine(sys_root + "/devices/system/clocksource/clocksource0/current_clocksource");
+  for (std::string* text : {&info.cpu_model, &info.microcode, &info.kernel, &info.firmware, &info.thp,
+                            &info.clocksource, &info.hypervisor, &info.nodes_per_package}) {
+    *text = PrintableText(*text);
+  }
   return info;
 }
 

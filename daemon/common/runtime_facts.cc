@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "daemon/common/kernel_cmdline.h"
+#include "daemon/common/printable_text.h"
 #include "daemon/common/sysfs_values.h"
 #include "kernels/file_read.h"
 
@@ -83,6 +84,7 @@ RuntimeFacts ReadRuntimeFacts(const FactRoots& roots, const std::map<int, std::v
   read.Line("demotion_enabled", roots.sys + "/kernel/mm/numa/demotion_enabled");
   read.Set("memory_tiers", MemoryTiers(roots.sys));
   ReadMemoryFacts(roots, facts);
+  for (auto& [field, value] : facts.fields) value = PrintableText(value);
   return facts;
 }
 

@@ -36,6 +36,10 @@ std::vector<std::string> PidsDirectories(const std::string& root, const std::str
     dirs.push_back(base + path);
     path = path.substr(0, path.rfind('/'));
   }
+  // The mount's root last: in a container with its own cgroup namespace the
+  // path reads "/" and the container's limit is the root's pids.max (on the
+  // host the root cgroup has none, so this adds nothing there).
+  dirs.push_back(base);
   return dirs;
 }
 

@@ -339,7 +339,11 @@ class Scheduler::Loop {
     std::optional<BaselineValue> baseline;
     if (ran.record->ok()) baseline = task.kind->BaselineOf(*ran.record, config_.targets.per_cpu);
     budget_.Charge(start_ns, end_ns, cost);
-    if (outcome != k::Outcome::kCancelled) costs_.Observe(task.kind, cost, starts_visit);
+    // A cancelled run, or one that could not start its threads, says nothing
+    // of what the kind costs: learning its ~0 s would plan full rounds.
+    if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit) {
+      costs_.Observe(task.kind, cost, starts_visit);
+    }
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
     if (ok && baseline) {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "daemon/output/json_text.h"
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -198,12 +200,12 @@ std::optional<std::string> FormatState(const Baseline& baseline, std::string& er
     state["baseline"]["memory_errors"] = {{"corrected", baseline.memory_errors->corrected},
                                           {"uncorrected", baseline.memory_errors->uncorrected}};
   }
-  return state.dump(2) + "\n";
+  return JsonText(state) + "\n";
 }
 
 std::string FormatMarker(const std::string& marker) {
   const json state = {{"format", kFormatVersion}, {"marker", marker}};
-  return state.dump(2) + "\n";
+  return JsonText(state) + "\n";
 }
 
 }  // namespace numaprobe::daemon

@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "daemon/common/task_limits.h"
 #include "daemon/web/connection_limits.h"
 #include "daemon/web/http_reply.h"
 #include "daemon/web/http_session.h"
@@ -69,11 +70,20 @@ Expected<tcp::acceptor> Listen(asio::io_context& io, const std::string& address,
   return acceptor;
 }
 
+// The TLS context `web` asks for (its files read now), or null for plain HTTP.
+Expected<std::shared_ptr<asio::ssl::context>> TlsContextFor(const WebConfig& web) {
+  if (!web.tls) return std::shared_ptr<asio::ssl::context>();
+  return MakeTlsContext(*web.tls);
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(const HttpOptions& options, const ResultStore& store)
-      : site(options.telemetry_path, store, options.web), max_connections(MaxConnections()) {}
+  Impl(const HttpOptions& options, const ResultStore& result_store, std::shared_ptr<asio::ssl::context> tls)
+      : telemetry_path(options.telemetry_path),
+        store(result_store),
+        current(ServingConfig{std::make_shared<const Site>(telemetry_path, store, options.web), std::move(tls)}),
+        max_connections(MaxConnections()) {}
 
   // Accepts the next connection on `acceptor`, forever (until the loop stops).
   void Accept(tcp::acceptor& acceptor) {
@@ -84,26 +94,44 @@ struct HttpServer::Impl {
       }
       ErrorCode ignored;
       socket.set_option(tcp::no_delay(true), ignored);  // one write per response; never wait for an ACK
-      const int open = connections.count();
-      if (open >= max_connections) {
-        if (!refusing.exchange(true)) {
-          spdlog::warn("http: {} connections open, the limit (file descriptors): refusing new ones until fewer are",
-                       open);
-        }
-        Refuse(std::move(socket), tls != nullptr, site, open);
-      } else {
-        if (refusing.exchange(false)) spdlog::info("http: accepting connections again ({} open)", open);
-        Serve(std::move(socket), tls, site, connections.Take());
+      try {
+        Dispatch(std::move(socket));
+      } catch (const std::exception& e) {
+        // Out of memory for a session or its SSL object: this connection is
+        // dropped (its socket closes), the server goes on.
+        spdlog::warn("http: cannot serve a connection: {}", e.what());
       }
       Accept(acceptor);
     });
+  }
+
+  // Serves `socket`, or refuses it over the cap on open connections.
+  void Dispatch(tcp::socket socket) {
+    const int open = connections.count();
+    const ServingConfig now = current.Get();
+    if (open >= max_connections) {
+      if (!refusing.exchange(true)) {
+        spdlog::warn("http: {} connections open, the limit (file descriptors): refusing new ones until fewer are",
+                     open);
+      }
+      Refuse(std::move(socket), now.tls != nullptr, *now.site, open);
+    } else {
+      if (refusing.exchange(false)) spdlog::info("http: accepting connections again ({} open)", open);
+      Serve(std::move(socket), current, now, connections.Take());
+    }
   }
 
   // Out of file descriptors (EMFILE, ENFILE) or another transient failure:
   // try again shortly rather than spin. Stopping (operation_aborted): done.
   void AcceptFailed(tcp::acceptor& acceptor, const ErrorCode& error) {
     if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
-    spdlog::warn("http: accept: {}; retrying in 100 ms", error.message());
+    // At most one line a minute: an outage of descriptors retries ten times a second.
+    const auto now = std::chrono::steady_clock::now();
+    const auto last = last_accept_warning.load();
+    if (last == std::chrono::steady_clock::time_point{} || now - last >= std::chrono::minutes(1)) {
+      last_accept_warning = now;
+      spdlog::warn("http: accept: {}; retrying every 100 ms (logged at most once a minute)", error.message());
+    }
     auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(100));
     timer->async_wait([this, timer, &acceptor](const ErrorCode&) { Accept(acceptor); });
   }
@@ -114,8 +142,8 @@ struct HttpServer::Impl {
     for (int i = 0; i < kHttpThreads; ++i) {
       auto thread = kernels::StartThread("HTTP server", [this] { io.run(); });
       if (!thread.ok()) {
-        if (threads.empty()) return thread.failure().reason;
-        spdlog::warn("http: {} (task limit reached); serving with {} of {} threads", thread.failure().reason,
+        if (threads.empty()) return thread.failure().reason + " (" + DescribeTaskLimits() + ")";
+        spdlog::warn("http: {} ({}); serving with {} of {} threads", thread.failure().reason, DescribeTaskLimits(),
                      threads.size(), kHttpThreads);
         break;
       }
@@ -132,11 +160,13 @@ struct HttpServer::Impl {
     for (std::thread& thread : threads) thread.join();
   }
 
-  Site site;
+  const std::string telemetry_path;
+  const ResultStore& store;
+  CurrentConfig current;
   const int max_connections;
   OpenConnections connections;
   std::atomic<bool> refusing{false};
-  std::shared_ptr<asio::ssl::context> tls;  // null: plain HTTP
+  std::atomic<std::chrono::steady_clock::time_point> last_accept_warning{};  // {}: never
   std::vector<int> ports;
   // Declared after what the handlers use, so destroyed before it: pending
   // handlers (and the sessions they hold) go with the io_context.
@@ -155,16 +185,21 @@ HttpServer::~HttpServer() {
 
 std::vector<int> HttpServer::ListeningPorts() const { return impl_->ports; }
 
+std::string HttpServer::Reconfigure(const WebConfig& web) {
+  auto tls = TlsContextFor(web);
+  if (!tls.ok()) return tls.failure().reason;
+  impl_->current.Set(
+      ServingConfig{std::make_shared<const Site>(impl_->telemetry_path, impl_->store, web), std::move(tls).value()});
+  return "";
+}
+
 kernels::Expected<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options, const ResultStore& store) {
   if (std::string problem = OptionsProblem(options); !problem.empty()) {
     return Failure{Outcome::kInvalidSpec, std::move(problem)};
   }
-  auto impl = std::make_unique<Impl>(options, store);
-  if (options.web.tls) {
-    auto context = MakeTlsContext(*options.web.tls);
-    if (!context.ok()) return context.failure();
-    impl->tls = std::move(context).value();
-  }
+  auto tls = TlsContextFor(options.web);
+  if (!tls.ok()) return tls.failure();
+  auto impl = std::make_unique<Impl>(options, store, std::move(tls).value());
   const bool ipv6 = Ipv6Usable();
   if (!ipv6) spdlog::debug("http: IPv6 not available; \":PORT\" listens on IPv4 only");
   for (const std::string& address : options.listen_addresses) {

@@ -15,8 +15,8 @@
 // limit); past the cap a client gets a 503 and is closed.
 //
 // Thread safety: the server's threads serve requests concurrently with the
-// scheduler's ResultStore::Update. Start and the destructor are called from
-// one thread; ListeningPorts() is safe from any.
+// scheduler's ResultStore::Update. Start, Reconfigure and the destructor are
+// called from one thread; ListeningPorts() is safe from any.
 #pragma once
 
 #include <memory>
@@ -55,6 +55,13 @@ class HttpServer {
 
   // The bound ports, in listen_addresses order (port 0 resolved to the real one).
   std::vector<int> ListeningPorts() const;
+
+  // A reloaded web config (TLS, basic auth, headers) for every request from
+  // now on, without closing the listeners or cutting a response in flight;
+  // the TLS files are read again even when their names did not change (they
+  // may have been replaced in place). On an error, names the problem and
+  // keeps the running configuration.
+  std::string Reconfigure(const WebConfig& web);
 
  private:
   struct Impl;

@@ -44,9 +44,9 @@ std::pair<unsigned, const char*> ReadFailure(const ErrorCode& error) {
 template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Stream stream, const Site& site, OpenConnections::Slot slot,
-          std::shared_ptr<asio::ssl::context> tls = nullptr)
-      : stream_(std::move(stream)), site_(site), slot_(std::move(slot)), tls_(std::move(tls)) {}
+  Session(Stream stream, const CurrentConfig& current, std::shared_ptr<asio::ssl::context> tls,
+          OpenConnections::Slot slot)
+      : stream_(std::move(stream)), current_(current), slot_(std::move(slot)), tls_(std::move(tls)) {}
 
   void Start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
@@ -108,10 +108,21 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
   void Fail(const ErrorCode& error) {
     const auto [status, text] = ReadFailure(error);
-    if (status != 0) Send(ErrorReply(site_, status, text));
+    if (status != 0) Send(ErrorReply(*current_.Get().site, status, text));
   }
 
-  void Answer() { Send(Reply(site_, parser_->get())); }
+  void Answer() {
+    const ServingConfig now = current_.Get();
+    // The connection was set up under a TLS configuration (or plain HTTP)
+    // that a reload has replaced: answering would serve the new settings
+    // over the old channel. Closing unanswered lets the client retry on a
+    // new connection (HTTP clients do for an idempotent GET on a reused one).
+    if (now.tls != tls_) {
+      Close();
+      return;
+    }
+    Send(Reply(*now.site, parser_->get()));
+  }
 
   void Send(HttpResponse response) {
     response_ = std::move(response);
@@ -147,9 +158,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   Stream stream_;
-  const Site& site_;
+  const CurrentConfig& current_;
   OpenConnections::Slot slot_;
-  std::shared_ptr<asio::ssl::context> tls_;  // kept alive for the stream's SSL object
+  // The context the connection was accepted under (null: plain HTTP); also
+  // keeps alive what the stream's SSL object refers to.
+  std::shared_ptr<asio::ssl::context> tls_;
   // Room for a whole header: a larger one fails on header_limit (431) first.
   beast::flat_buffer buffer_{2 * kHeaderLimit};
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -177,13 +190,14 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 
 }  // namespace
 
-void Serve(asio::ip::tcp::socket socket, const std::shared_ptr<asio::ssl::context>& tls, const Site& site,
+void Serve(asio::ip::tcp::socket socket, const CurrentConfig& current, const ServingConfig& now,
            OpenConnections::Slot slot) {
-  if (tls != nullptr) {
-    std::make_shared<Session<TlsStream>>(TlsStream(PlainStream(std::move(socket)), *tls), site, std::move(slot), tls)
+  if (now.tls != nullptr) {
+    std::make_shared<Session<TlsStream>>(TlsStream(PlainStream(std::move(socket)), *now.tls), current, now.tls,
+                                         std::move(slot))
         ->Start();
   } else {
-    std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), site, std::move(slot))->Start();
+    std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), current, nullptr, std::move(slot))->Start();
   }
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <memory>
+#include <mutex>
 
 #include "daemon/web/connection_limits.h"
 
@@ -47,9 +48,40 @@ class OpenConnections {
   std::atomic<int> count_{0};
 };
 
-// Serves `socket` until the client or a timeout ends it. With `tls`, the
-// connection speaks TLS only (a handshake first).
-void Serve(boost::asio::ip::tcp::socket socket, const std::shared_ptr<boost::asio::ssl::context>& tls, const Site& site,
+// What connections are served with: the answers' settings and, for HTTPS,
+// the TLS context. A web-config reload replaces both at once.
+struct ServingConfig {
+  std::shared_ptr<const Site> site;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // null: plain HTTP
+};
+
+// The ServingConfig now in force. Each request is answered under the one
+// current when it arrives, so a reload reaches kept-alive connections too (a
+// revoked password stops working at once); a request already being answered
+// finishes under the one it started with.
+class CurrentConfig {
+ public:
+  explicit CurrentConfig(ServingConfig config) : config_(std::move(config)) {}
+  ServingConfig Get() const {
+    std::lock_guard lock(mutex_);
+    return config_;
+  }
+  void Set(ServingConfig config) {
+    std::lock_guard lock(mutex_);
+    config_ = std::move(config);
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  ServingConfig config_;
+};
+
+// Serves `socket` under `current` (`now` is its value at accept) until the
+// client or a timeout ends it. With TLS, the connection speaks TLS only (a
+// handshake first); once the TLS configuration is replaced, the connection
+// is closed at its next request and the client reconnects under the new one.
+// `current` must outlive the session (the server's io_context does).
+void Serve(boost::asio::ip::tcp::socket socket, const CurrentConfig& current, const ServingConfig& now,
            OpenConnections::Slot slot);
 
 // Over the cap on open connections: a plain-HTTP client gets a 503 saying so,

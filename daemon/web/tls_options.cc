@@ -244,6 +244,10 @@ std::string Configure(SSL_CTX* ctx, const WebConfig::Tls& tls) {
     return Rejected("cert_file", tls.cert_file, "not a PEM certificate");
   }
   if (auto error = Unreadable("key_file", tls.key_file); !error.empty()) return error;
+  // Without a callback OpenSSL asks for an encrypted key's pass phrase on the
+  // terminal, or reads stdin: the daemon would block at start or on SIGHUP.
+  // Refusing the key is the answer (no pass phrase is configured).
+  SSL_CTX_set_default_passwd_cb(ctx, [](char*, int, int, void*) { return 0; });
   if (SSL_CTX_use_PrivateKey_file(ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
     return Rejected("key_file", tls.key_file, "not a PEM private key (encrypted keys are not supported)");
   }

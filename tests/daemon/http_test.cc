@@ -235,6 +235,35 @@ TEST(Http, KeepAliveFollowsTheRequestAndIsAnnounced) {
   }
 }
 
+// A reloaded web config reaches a kept-alive connection at its next request
+// (a password added or revoked applies at once); a config that cannot be used
+// is refused, naming the problem, and the running one stays.
+TEST(Http, ReconfigureAppliesToKeptAliveConnectionsAndKeepsTheOldOneOnError) {
+  ResultStore store;
+  auto server = StartOrDie(store);
+  ASSERT_NE(server, nullptr);
+  const int port = server->ListeningPorts()[0];
+  Connection conn(port);
+  const std::string healthy = "GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n";
+  EXPECT_THAT(conn.Exchange(healthy).first, HasSubstr("HTTP/1.1 200 OK\r\n"));
+
+  WebConfig with_auth;
+  with_auth.headers = {{"X-Reloaded", "yes"}};
+  with_auth.basic_auth_users = {{"alice", "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O"}};
+  ASSERT_EQ(server->Reconfigure(with_auth), "");
+  const auto [head, body] = conn.Exchange(healthy);
+  EXPECT_THAT(head, HasSubstr("HTTP/1.1 401 Unauthorized\r\n"));
+  EXPECT_THAT(head, HasSubstr("\r\nX-Reloaded: yes\r\n"));
+
+  WebConfig bad_tls;
+  bad_tls.tls = WebConfig::Tls{};
+  bad_tls.tls->cert_file = "/nonexistent/numaprobe-test.crt";
+  bad_tls.tls->key_file = "/nonexistent/numaprobe-test.key";
+  EXPECT_THAT(server->Reconfigure(bad_tls), HasSubstr("tls_server_config.cert_file"));
+  EXPECT_THAT(conn.Exchange(healthy).first, HasSubstr("HTTP/1.1 401 Unauthorized\r\n")) << "the old config runs";
+  EXPECT_EQ(Fetch(port, "/-/healthy").status, 401);
+}
+
 // Open connections cost the server no thread: 64 that send nothing and 64
 // that sent half a request line do not delay a scrape (the 500-client version
 // of this is tests/integration/test_http_slowloris.py). The bound leaves room

@@ -305,6 +305,17 @@ TEST_F(StateTest, NonFiniteValueIsRefused) {
   EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kMissing);
 }
 
+// A string that is not UTF-8 (from firmware, say) must not make the writer
+// throw: that would end the process every time the baseline is saved.
+TEST_F(StateTest, TextThatIsNotUtf8IsWrittenReplaced) {
+  Baseline baseline = Sample();
+  baseline.facts = {{"firmware", "V\xff"}};
+  ASSERT_EQ(SaveState(dir_, baseline), "");
+  const LoadedState state = LoadState(dir_);
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  EXPECT_EQ(state.baseline->facts.at("firmware"), "V\xef\xbf\xbd");  // U+FFFD
+}
+
 TEST_F(StateTest, ResetRemovesTheBaseline) {
   ASSERT_EQ(SaveState(dir_, Sample()), "");
   ASSERT_EQ(ResetState(dir_), "");

@@ -54,5 +54,15 @@ TEST_F(DescribeTaskLimitsTest, ReadsTheV1PidsHierarchyOnHybridHosts) {
               HasSubstr("cgroup pids.max 24 (24 in use, " + root_ + "/fs/pids/test-group)"));
 }
 
+// A container with its own cgroup namespace sees its cgroup as "/": its limit
+// is the pids.max at the mount's root.
+TEST_F(DescribeTaskLimitsTest, ReadsTheRootInAPrivateCgroupNamespace) {
+  Write("/proc-self-cgroup", "0::/\n");
+  Write("/fs/pids.max", "64\n");
+  Write("/fs/pids.current", "63\n");
+  EXPECT_THAT(DescribeTaskLimits(root_ + "/fs", root_ + "/proc-self-cgroup"),
+              HasSubstr("cgroup pids.max 64 (63 in use, " + root_ + "/fs)"));
+}
+
 }  // namespace
 }  // namespace numaprobe::daemon

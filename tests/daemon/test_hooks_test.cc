@@ -75,5 +75,17 @@ TEST(HostInfoTest, FirmwareIsTheBiosVersionOrUnknown) {
   std::filesystem::remove_all(root);
 }
 
+// Firmware strings are arbitrary bytes; facts are printable ASCII, so they
+// can go into JSON and label values (daemon/common/printable_text.h).
+TEST(HostInfoTest, BytesOutsidePrintableAsciiBecomeQuestionMarks) {
+  const std::string root = ::testing::TempDir() + "/numaprobe-hostinfo-bytes";
+  std::filesystem::create_directories(root + "/sys/class/dmi/id");
+  std::ofstream(root + "/sys/class/dmi/id/bios_version") << "V\xff\x01 2\xc3\n";
+  const HostInfo host = ReadHostInfo("cpu\xfe", root + "/proc", root + "/sys");
+  EXPECT_EQ(host.firmware, "V?? 2?");
+  EXPECT_EQ(host.cpu_model, "cpu?");
+  std::filesystem::remove_all(root);
+}
+
 }  // namespace
 }  // namespace numaprobe::daemon

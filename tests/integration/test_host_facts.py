@@ -61,6 +61,7 @@ def test_runtime_changes_are_seen_within_a_round_and_persist(tmp_path):
     root = fact_tree(tmp_path)
     with start(tmp_path, root, "1s") as d:
         wait_baseline(d)
+        assert f"TEST MODE: host facts read from {root} " in d.logs(), d.logs()[-3000:]
         m = d.metrics()
         assert has_sample(m, 'numaprobe_host_fact_info{field="thp_enabled",value="madvise"} 1'), m
         assert has_sample(m, 'numaprobe_host_fact_info{field="numa_balancing",value="0"} 1')

@@ -244,6 +244,32 @@ def test_bad_files_fail_start_naming_key_and_path(run, tmp_path, pki, key, bad):
     assert f"tls_server_config.{key}" in r.stderr and str(path) in r.stderr, r.stderr
 
 
+def test_encrypted_key_fails_start_without_asking_for_a_pass_phrase(numaprobe_bin, tmp_path, pki):
+    # OpenSSL's default is to prompt on the terminal or read stdin: with a pipe
+    # that stays open (a supervisor's, `docker run -i`), start would block.
+    encrypted = tmp_path / "encrypted.key"
+    r = openssl("pkey", "-in", str(pki["server"][1]), "-aes256", "-passout", "pass:secret", "-out", str(encrypted))
+    assert r.returncode == 0, r.stderr
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config:\n  cert_file: {pki['server'][0]}\n  key_file: {encrypted}\n")
+    log = tmp_path / "serve.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([numaprobe_bin, "serve", "--config.file", write_config(str(tmp_path)),
+                                 "--web.config.file", str(web), "--web.listen-address", "127.0.0.1:0"],
+                                stdin=subprocess.PIPE, stdout=out, stderr=out, text=True)
+        try:
+            proc.wait(timeout=30)  # stdin stays open and unwritten meanwhile
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            pytest.fail("serve blocked on an encrypted key_file (waiting for a pass phrase?)")
+        finally:
+            proc.stdin.close()
+    err = log.read_text()
+    assert proc.returncode == 1, err
+    assert "tls_server_config.key_file" in err and "encrypted keys are not supported" in err, err
+
+
 def test_cipher_suites_and_curves_enforced(numaprobe_bin, tmp_path, pki):
     """cipher_suites and curve_preferences by their Go names limit what a TLS
     1.2 handshake may pick; prefer_server_cipher_suites decides between two
