@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 SOURCE = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 CHECK = SOURCE / ".ci" / "check-kinds"
 
@@ -43,10 +45,30 @@ def run(root):
     return subprocess.run([sys.executable, str(CHECK), "--root", str(root)], capture_output=True, text=True)
 
 
-def copy_tree(tmp_path):
-    root = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """One copy of daemon/ for the module; each test's changes are undone after it."""
+    root = tmp_path_factory.mktemp("repo")
     shutil.copytree(SOURCE / "daemon", root / "daemon", ignore=shutil.ignore_patterns("*.o", "generated"))
     return root
+
+
+@pytest.fixture
+def tree(pristine):
+    """The copy, with write(path, text) that plants or replaces a file until the test ends."""
+    saved = {}
+
+    def write(rel, text):
+        path = pristine / rel
+        saved.setdefault(path, path.read_text() if path.exists() else None)
+        path.write_text(text)
+
+    yield pristine, write
+    for path, text in saved.items():
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
 
 
 def test_this_tree_passes():
@@ -55,9 +77,9 @@ def test_this_tree_passes():
     assert "check-kinds: ok" in result.stdout
 
 
-def test_a_kind_named_in_shared_code_fails_naming_each_line(tmp_path):
-    root = copy_tree(tmp_path)
-    (root / "daemon/web/planted.cc").write_text(PLANTED)
+def test_a_kind_named_in_shared_code_fails_naming_each_line(tree):
+    root, write = tree
+    write("daemon/web/planted.cc", PLANTED)
     result = run(root)
     assert result.returncode == 1
     reported = {int(line.split(":")[1]): line for line in result.stderr.splitlines()
@@ -67,24 +89,23 @@ def test_a_kind_named_in_shared_code_fails_naming_each_line(tmp_path):
         assert what in reported[number], reported[number]
 
 
-def test_a_module_may_name_its_kind(tmp_path):
-    root = copy_tree(tmp_path)
-    (root / "daemon/probing/kinds/planted.cc").write_text(PLANTED)
+def test_a_module_may_name_its_kind(tree):
+    root, write = tree
+    write("daemon/probing/kinds/planted.cc", PLANTED)
     assert run(root).returncode == 0
 
 
-def test_a_remaining_entry_that_no_longer_names_a_kind_fails(tmp_path):
-    root = copy_tree(tmp_path)
-    (root / "daemon/serve/rotation.cc").write_text("// no kind here any more\n")
+def test_a_remaining_entry_that_no_longer_names_a_kind_fails(tree):
+    root, write = tree
+    write("daemon/serve/rotation.cc", "// no kind here any more\n")
     result = run(root)
     assert result.returncode == 1
     assert "remove from REMAINING: daemon/serve/rotation.cc" in result.stderr
 
 
-def test_a_kind_the_check_does_not_know_fails(tmp_path):
-    root = copy_tree(tmp_path)
-    (root / "daemon/probing/kinds/stream_triad.cc").write_text(
-        'std::string_view name() const override { return "stream_triad"; }\n')
+def test_a_kind_the_check_does_not_know_fails(tree):
+    root, write = tree
+    write("daemon/probing/kinds/stream_triad.cc", 'std::string_view name() const override { return "stream_triad"; }\n')
     result = run(root)
     assert result.returncode == 1
     assert "kind 'stream_triad' is not in KIND_WORDS" in result.stderr
