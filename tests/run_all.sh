@@ -22,7 +22,7 @@ build_and_test() {
   ctest --preset "$1"
 }
 
-stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format && bash .ci/check-references'
+stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format && bash .ci/check-references && python3 .ci/check-kinds'
 for preset in release asan tsan fuzz; do
   stage "$preset" build_and_test "$preset"
 done

@@ -16,6 +16,7 @@
 #include "daemon/common/wall_clock.h"
 #include "daemon/config/config.h"
 #include "daemon/config/web_config.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
@@ -146,7 +147,7 @@ struct ServeCommand {
   // hooks themselves are malformed.
   static bool ReportTestHooks() {
     TestHooks hooks;
-    if (auto error = ReadTestHooks(hooks); !error.empty()) {
+    if (auto error = ReadTestHooks(hooks, TestScaledKinds()); !error.empty()) {
       spdlog::error("{}", error);
       return false;
     }
@@ -158,10 +159,8 @@ struct ServeCommand {
                     hooks.fact_root);
     }
     if (hooks.fault_injection_active()) {
-      spdlog::error(
-          "TEST FAULT INJECTION ACTIVE: latency figures x{}, bandwidth figures x{}; these figures are fake "
-          "(numaprobe_test_fault_injection_active 1)",
-          hooks.latency_scale, hooks.bandwidth_scale);
+      spdlog::error("TEST FAULT INJECTION ACTIVE: {}; these figures are fake (numaprobe_test_fault_injection_active 1)",
+                    hooks.DescribeScales(" figures"));
     }
     return true;
   }

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/common/wall_clock.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
@@ -12,14 +13,14 @@ BaselineTracker::BaselineTracker(std::string state_directory, int rounds)
     : state_directory_(std::move(state_directory)), rounds_(rounds), recorder_(rounds) {}
 
 std::string MeasurementSettings(const Config& config) {
-  const auto& l = config.latency;
-  const auto& b = config.bandwidth;
-  // memory.budget is part of it: it caps the automatically sized latency buffer.
-  return fmt::format(
-      "latency.stride={};latency.buffer={};latency.loads={};bandwidth.buffer={};bandwidth.burst={};"
-      "bandwidth.bursts={};bandwidth.threads={};memory.budget={};memory.pages={}",
-      l.stride_bytes, l.buffer_bytes, l.loads_per_sample, b.buffer_bytes, b.burst_bytes, b.bursts, b.threads,
-      config.memory.budget_bytes, kernels::PagePolicyName(config.memory.pages));
+  std::string settings;
+  for (const ProbeKind* kind : ProbeTable()) {
+    const std::string part = kind->SettingsFingerprint(config);
+    if (!part.empty()) settings += part + ";";
+  }
+  // memory.budget is part of it: it caps automatically sized probe buffers.
+  return settings + fmt::format("memory.budget={};memory.pages={}", config.memory.budget_bytes,
+                                kernels::PagePolicyName(config.memory.pages));
 }
 
 void BaselineTracker::Reconfigure(std::string state_directory, int rounds) {

@@ -13,6 +13,7 @@
 #include "daemon/common/version.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/baseline_tracker.h"
 #include "daemon/serve/budget.h"
 #include "daemon/serve/host_watch.h"
@@ -71,7 +72,7 @@ class Scheduler::Loop {
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
     // cmd_serve refused to start on an invalid hook; nothing is faked then.
-    if (!ReadTestHooks(test_).empty()) test_ = TestHooks{};
+    if (!ReadTestHooks(test_, TestScaledKinds()).empty()) test_ = TestHooks{};
     host_watch_ = HostWatch(FactRootsOf(test_));
     Adopt(std::move(plan));
   }
@@ -256,8 +257,8 @@ class Scheduler::Loop {
       }
     }
     ProbeSettings settings = ProbeSettingsFrom(config_);
-    settings.test_latency_scale = test_.latency_scale;  // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
-    settings.test_bandwidth_scale = test_.bandwidth_scale;
+    // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
+    settings.test_scales.insert(test_.scales.begin(), test_.scales.end());
     executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { OnLockBusy(); });
     host_ = host_watch_.ReadInfo(topology_.cpu_model);
     ApplyHostOverrides(test_, host_);
@@ -404,8 +405,8 @@ class Scheduler::Loop {
     refresh_interval_seconds_ =
         rounds * std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
     if (test_.fault_injection_active()) {
-      spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled (latency x{}, bandwidth x{}); never in production",
-                    test_.latency_scale, test_.bandwidth_scale);
+      spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled ({}); never in production",
+                    test_.DescribeScales(""));
     }
     store_.Update([&](Snapshot& s) {
       ++s.rounds_completed;

@@ -49,8 +49,7 @@ struct ProbeConfigInfo {
 struct Snapshot {
   HostInfo host;
   std::string fingerprint;
-  bool per_cpu = false;
-  int bandwidth_threads = 1;
+  FigureContext figure_context;  // how the figures are labelled (per-CPU mode, threads)
 
   // (cpu_node, mem_node) -> firmware distance, for every planned node pair.
   std::map<std::pair<int, int>, int> distances;

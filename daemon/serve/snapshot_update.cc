@@ -92,8 +92,7 @@ void SetPlanFacts(Snapshot& s, const Config& config, const k::Topology& topology
                   const HostInfo& host, const std::string& fingerprint) {
   s.host = host;
   s.fingerprint = fingerprint;
-  s.per_cpu = config.targets.per_cpu;
-  s.bandwidth_threads = config.bandwidth.threads;
+  s.figure_context = FigureContextFrom(config);
   s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
   s.distances.clear();
   for (const auto& p : plan.memory_pairs)

@@ -13,7 +13,6 @@
 
 #include "daemon/probing/probe_table.h"
 #include "daemon/web/family_builder.h"
-#include "kernels/bandwidth.h"
 #include "kernels/clock.h"
 #include "kernels/topology.h"
 
@@ -58,11 +57,10 @@ class BuilderSink final : public FigureSink {
 // The families of every kind the daemon probes, in probe-table order, from
 // its published records; a kind it does not probe adds nothing.
 void AppendFigures(const Snapshot& s, std::vector<MetricFamily>& out) {
-  const FigureContext context{s.per_cpu, s.bandwidth_threads};
   for (const ProbeKind* kind : ProbeTable()) {
     if (!s.probes.contains(std::string(kind->name()))) continue;
     BuilderSink sink(kind->Families());
-    kind->AppendFigures(s.FiguresOf(*kind), context, sink);
+    kind->AppendFigures(s.FiguresOf(*kind), s.figure_context, sink);
     sink.BuildInto(out);
   }
 }

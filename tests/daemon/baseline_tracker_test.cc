@@ -19,6 +19,32 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The settings text saved with every baseline: a different text for the same
+// settings would discard every host's baseline on upgrade, so it is frozen.
+// The first is the text of a state file a daemon wrote
+// (tests/fuzz/corpus/fuzz_state/daemon_state.json).
+TEST(MeasurementSettings, TextIsFrozen) {
+  Config c;
+  c.latency.buffer_bytes = 64u << 20;
+  c.latency.loads_per_sample = 5000;
+  c.bandwidth.buffer_bytes = 64u << 20;
+  c.bandwidth.burst_bytes = 4u << 20;
+  c.bandwidth.bursts = 3;
+  c.memory.budget_bytes = 512u << 20;
+  EXPECT_EQ(MeasurementSettings(c),
+            "latency.stride=128;latency.buffer=67108864;latency.loads=5000;bandwidth.buffer=67108864;"
+            "bandwidth.burst=4194304;bandwidth.bursts=3;bandwidth.threads=1;memory.budget=536870912;memory.pages=auto");
+  EXPECT_EQ(
+      MeasurementSettings(Config{}),
+      "latency.stride=128;latency.buffer=0;latency.loads=40000;bandwidth.buffer=268435456;"
+      "bandwidth.burst=33554432;bandwidth.bursts=5;bandwidth.threads=1;memory.budget=335544320;memory.pages=auto");
+  // Settings of kinds without a baseline are not part of it.
+  Config other = c;
+  other.core_to_core.samples = 3;
+  other.loaded_latency.samples = 2;
+  EXPECT_EQ(MeasurementSettings(other), MeasurementSettings(c));
+}
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 

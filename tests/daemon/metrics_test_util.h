@@ -125,8 +125,7 @@ inline Snapshot FixedSnapshot() {
 // Per-CPU mode on node 0 (CPUs 2 and 3) with `threads` bandwidth threads.
 inline Snapshot PerCpuSnapshot(int threads) {
   Snapshot s;
-  s.per_cpu = true;
-  s.bandwidth_threads = threads;
+  s.figure_context = {true, threads};
   s.probes = {"latency", "bandwidth", "core_to_core"};
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}};
   s.figures = {Latency(2, 0, 0, 1.0e-7), Latency(2, 0, 1, 1.5e-7), Latency(3, 0, 0, 0.8e-7), Latency(3, 0, 1, 1.2e-7),

@@ -107,6 +107,12 @@ class CoreToCoreKind final : public ProbeKind {
     return {section};
   }
 
+  void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
+    flags.AddInt("--round-trips", settings.c2c.round_trips, 10, 10'000'000, "Core-to-core: round trips per sample");
+  }
+  // --samples (the latency kind's flag) counts core-to-core samples too.
+  void AfterFlags(ProbeSettings& settings) const override { settings.c2c.samples = settings.latency.samples; }
+
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);
     const C2cPair& p = record.target().c2c;

@@ -1,5 +1,5 @@
 // The probe kinds, one module each under probing/kinds/. Only the probe table
-// (probe_table.cc) names them; everything else iterates the table.
+// (kinds/probe_table.cc) names them; everything else iterates the table.
 #pragma once
 
 #include "daemon/probing/probe_kind.h"

@@ -8,6 +8,7 @@
 
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/memory_buffers.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
 #include "kernels/latency.h"
@@ -52,7 +53,7 @@ class LatencyKind final : public ProbeKind {
     const ProbeLockHold hold = runner.Acquire(stop);
     result.cpu = runner.ChooseCpus(t.pair, 1).front();  // after the lock: idle now, not before the wait
     if (!runner.Cancelled(hold, result)) {
-      auto buffer = runner.pool().Latency(t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
+      auto buffer = ChaseBuffer(runner, t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
       if (!buffer.ok()) {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
@@ -61,19 +62,29 @@ class LatencyKind final : public ProbeKind {
         spec.cpu = result.cpu;
         spec.stop = stop;
         result = k::MeasureLatency(*buffer.value(), spec);
-        ScaleForTest(result.seconds_per_load, runner.settings().test_latency_scale);
-        if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kLatency, t.pair.mem_node);
+        ScaleForTest(result.seconds_per_load, runner.settings().TestScaleOf(name()));
+        if (IsPlacementOutcome(result.outcome)) DropChaseBuffer(runner, t.pair.mem_node);
       }
     }
     return std::make_shared<Record>(*this, t, std::move(result));
   }
 
   bool HasBaseline() const override { return true; }
+  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_latency", "seconds"}; }
+  std::string SettingsFingerprint(const Config& config) const override {
+    const auto& l = config.latency;
+    return fmt::format("latency.stride={};latency.buffer={};latency.loads={}", l.stride_bytes, l.buffer_bytes,
+                       l.loads_per_sample);
+  }
+  bool TestScaled() const override { return true; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
-    return BaselineValue{"latency",  per_cpu ? p.cpu : -1,
-                         p.cpu_node, p.mem_node,
-                         "",         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
+    return BaselineValue{std::string(name()),
+                         per_cpu ? p.cpu : -1,
+                         p.cpu_node,
+                         p.mem_node,
+                         "",
+                         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -148,6 +159,17 @@ class LatencyKind final : public ProbeKind {
     ReportSection section = matrix.Build(notes.notes());
     section.title = fmt::format("Idle memory latency (ns, median; pages: {})", page_list.empty() ? "-" : page_list);
     return {section};
+  }
+
+  void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
+    flags.AddCountChoice("--stride", settings.stride, {64, 128, 256, 512, 1024, 2048, 4096},
+                         "Latency: bytes between chased elements (power of two, 64-4096)");
+    flags.AddSize(
+        "--latency-buffer", settings.latency_buffer_bytes,
+        "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)");
+    flags.AddInt("--samples", settings.latency.samples, 1, 1000, "Latency and core-to-core samples per pair");
+    flags.AddCount("--loads", settings.latency.loads_per_sample, 100, 1'000'000'000,
+                   "Latency: dependent loads per sample");
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

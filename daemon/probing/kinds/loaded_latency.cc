@@ -10,6 +10,7 @@
 
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/memory_buffers.h"
 #include "daemon/probing/probe_runner.h"
 #include "kernels/loaded_latency.h"
 
@@ -98,13 +99,13 @@ class LoadedLatencyKind final : public ProbeKind {
     }
     const ProbeLockHold hold = runner.Acquire(stop);
     if (runner.Cancelled(hold, result)) return std::make_shared<Record>(*this, t, std::move(result));
-    auto chase = runner.pool().Latency(t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
+    auto chase = ChaseBuffer(runner, t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
     if (!chase.ok()) {
       result.outcome = chase.failure().outcome;
       result.reason = chase.failure().reason;
       return std::make_shared<Record>(*this, t, std::move(result));
     }
-    auto load = runner.pool().Bandwidth(t.pair.mem_node);
+    auto load = StreamBuffer(runner, t.pair.mem_node);
     if (!load.ok()) {
       result.outcome = load.failure().outcome;
       result.reason = load.failure().reason;
@@ -112,8 +113,8 @@ class LoadedLatencyKind final : public ProbeKind {
     }
     result = k::MeasureLoadedLatency(*chase.value(), *load.value(), spec);
     if (IsPlacementOutcome(result.outcome)) {
-      runner.pool().Drop(BufferPool::Kind::kLatency, t.pair.mem_node);
-      runner.pool().Drop(BufferPool::Kind::kBandwidth, t.pair.mem_node);
+      DropChaseBuffer(runner, t.pair.mem_node);
+      DropStreamBuffer(runner, t.pair.mem_node);
     }
     return std::make_shared<Record>(*this, t, std::move(result));
   }

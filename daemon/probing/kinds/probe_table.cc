@@ -1,3 +1,4 @@
+// The one list that names every kind (kinds.h); everything else iterates it.
 #include "daemon/probing/probe_table.h"
 
 #include "daemon/probing/kinds/kinds.h"
@@ -12,6 +13,14 @@ const std::vector<const ProbeKind*>& ProbeTable() {
       &LoadedLatencyProbe(),
   };
   return table;
+}
+
+std::vector<std::string> TestScaledKinds() {
+  std::vector<std::string> names;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (kind->TestScaled()) names.emplace_back(kind->name());
+  }
+  return names;
 }
 
 }  // namespace numaprobe::daemon
