@@ -304,4 +304,14 @@ void BaselineTracker::Publish(Snapshot& s) const {
   s.memory_errors_since_baseline = errors_since_baseline_;
 }
 
+std::optional<double> BaselineTracker::ValueOf(const BaselineValue& figure) const {
+  if (!recorder_.complete()) return std::nullopt;
+  for (const BaselineValue& v : recorder_.baseline().values) {
+    if (v.probe == figure.probe && v.cpu == figure.cpu && v.cpu_node == figure.cpu_node &&
+        v.mem_node == figure.mem_node && v.op == figure.op)
+      return v.value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace numaprobe::daemon

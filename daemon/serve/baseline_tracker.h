@@ -67,6 +67,9 @@ class BaselineTracker {
   void EndRound();
 
   void Publish(Snapshot& s) const;
+  // The complete baseline's value for the series of `figure` (same probe,
+  // CPU, pair and op); none while recording or for a series it lacks.
+  std::optional<double> ValueOf(const BaselineValue& figure) const;
 
  private:
   std::string state_directory_;

@@ -78,8 +78,8 @@ struct Snapshot {
   RuntimeFacts runtime_facts;
   // EDAC errors counted since the baseline; absent without EDAC.
   std::optional<MemoryErrorCounts> memory_errors_since_baseline;
-  // Median of each latency/bandwidth series' last 3 successful figures
-  // (RecentFigures); a series appears once it has 3 since start or replan.
+  // Median of each latency/bandwidth series' last 5 successful figures
+  // (RecentFigures); a series appears once it has 5 since start or replan.
   std::vector<BaselineValue> recent_medians;
   // Expected seconds between two figures of one series: max(schedule.interval,
   // duration of the last complete round), times rotation_rounds.

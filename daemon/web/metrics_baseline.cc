@@ -34,8 +34,8 @@ const std::string kHow =
     "firmware, CPU model and numaprobe upgrades keep it (see numaprobe_host_change_timestamp_seconds).";
 const std::string kSpreadHow = ": (max - min) / median of the per-round figures the baseline value was recorded from.";
 const std::string kRecentHow =
-    " over the series' last 3 successful figures; absent until the series has 3 figures since start or the last "
-    "replan. Compare it with the baseline: one outlier figure moves it not at all.";
+    " over the series' last 5 successful figures; absent until the series has 5 figures since start or the last "
+    "replan. Compare it with the baseline: one or two outlier figures move it not at all.";
 
 // In this order, each for every kind with a baseline in probe-table order.
 const Stage kStages[] = {

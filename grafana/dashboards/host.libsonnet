@@ -74,7 +74,7 @@ local p = import 'panels.libsonnet';
 
         p.matrix(
           'Latency drift: recent median / baseline',
-          'Per pair, the recent median latency (median of the last 3 figures) over the baseline, minus 1: what NumaProbeLatencyDrift compares. Red from +%g%%, the alert level (it also has to hold for %s).' % [c.latencyDriftThreshold * 100, c.driftHeldWindow],
+          'Per pair, the recent median latency (median of the last 5 figures) over the baseline, minus 1: what NumaProbeLatencyDrift compares. Red from +%g%%, the alert level (it also has to hold for %s).' % [c.latencyDriftThreshold * 100, c.driftFor],
           'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%s} - 1' % host,
           'percentunit',
           driftSteps,
@@ -127,7 +127,7 @@ local p = import 'panels.libsonnet';
         ),
         p.timeseries(
           'Latency per pair',
-          'Recent median per CPU node → memory node pair (median of the last 3 figures, what the alerts use). One colour per pair on every panel.',
+          'Recent median per CPU node → memory node pair (median of the last 5 figures, what the alerts use). One colour per pair on every panel.',
           [q('quantile without(cpu) (0.5, numaprobe_memory_latency_recent_median_seconds{%(host)s})', pair)],
           's',
         ),
@@ -168,7 +168,7 @@ local p = import 'panels.libsonnet';
         ) + { repeat: 'op', repeatDirection: 'h', maxPerRow: 3, fieldConfig+: { defaults+: { decimals: 1 } } },
         p.timeseries(
           'Bandwidth per pair',
-          'Recent median bandwidth per pair and op (median of the last 3 figures).',
+          'Recent median bandwidth per pair and op (median of the last 5 figures).',
           [q('max without(threads) (numaprobe_memory_bandwidth_recent_median_bytes_per_second{%(host)s,op=~"$op"})', pair + ' {{op}}')],
           'Bps',
         ),

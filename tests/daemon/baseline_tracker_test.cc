@@ -114,6 +114,21 @@ TEST_F(BaselineTrackerTest, FirstStartRecordsAMedianWithItsSpreadAndPersistsIt) 
   ASSERT_THAT(state.baseline->spread, SizeIs(1));
 }
 
+TEST_F(BaselineTrackerTest, ValueOfASeriesOnlyOnceTheBaselineIsComplete) {
+  BaselineTracker tracker(dir_, 3);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  Record(tracker, {100, 104});
+  EXPECT_FALSE(tracker.ValueOf(Latency(1, 0)).has_value()) << "still recording";
+  Record(tracker, {98});
+  ASSERT_TRUE(tracker.ValueOf(Latency(1, 0)).has_value());
+  EXPECT_DOUBLE_EQ(*tracker.ValueOf(Latency(1, 0)), 100);
+  EXPECT_FALSE(tracker.ValueOf(Latency(0, 0)).has_value()) << "a pair the baseline lacks";
+  BaselineValue bandwidth = Latency(1, 0);
+  bandwidth.probe = "bandwidth";
+  bandwidth.op = "read";
+  EXPECT_FALSE(tracker.ValueOf(bandwidth).has_value()) << "another probe of the same pair";
+}
+
 TEST_F(BaselineTrackerTest, KernelAndMicrocodeChangesKeepTheBaselineAndAreRecordedAcrossRestarts) {
   {
     BaselineTracker tracker(dir_, 1);

@@ -20,30 +20,50 @@ BaselineValue Figure(const std::string& probe, int mem_node, double value, const
   return v;
 }
 
-TEST(RecentFiguresTest, AbsentUntilThreeFigures) {
+TEST(RecentFiguresTest, AbsentUntilFiveFigures) {
   RecentFigures recent;
-  recent.Add(Figure("latency", 1, 100));
-  recent.Add(Figure("latency", 1, 101));
+  for (double v : {100.0, 101.0, 98.0, 102.0}) recent.Add(Figure("latency", 1, v));
   EXPECT_THAT(recent.Medians(), IsEmpty());
   recent.Add(Figure("latency", 1, 99));
   ASSERT_THAT(recent.Medians(), SizeIs(1));
   EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 100);
 }
 
-TEST(RecentFiguresTest, OneOutlierDoesNotMoveTheMedianAndOldFiguresDropOut) {
+TEST(RecentFiguresTest, TwoOutliersDoNotMoveTheMedianAndOldFiguresDropOut) {
   RecentFigures recent;
-  for (double v : {100.0, 150.0, 101.0}) recent.Add(Figure("latency", 1, v));
+  for (double v : {100.0, 150.0, 101.0, 160.0, 99.0}) recent.Add(Figure("latency", 1, v));
   EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 101);
-  // A sustained rise: two of the last three.
+  // A sustained rise: three of the last five.
   recent.Add(Figure("latency", 1, 115));
-  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 150, 101, 115";
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 150, 101, 160, 99, 115";
   recent.Add(Figure("latency", 1, 116));
-  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 101, 115, 116";
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 116) << "window is 101, 160, 99, 115, 116";
+}
+
+TEST(RecentFiguresTest, ConfirmsAFigureThatLeavesItsBandWhileTheMedianIsInside) {
+  RecentFigures recent;
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 106), 100.0)) << "no median yet: confirm";
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 106), std::nullopt)) << "no baseline";
+  for (double v : {100.0, 101.0, 99.0, 100.0, 102.0}) recent.Add(Figure("latency", 1, v));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 105), 100.0)) << "on the band: inside";
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 105.5), 100.0));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 80), 100.0)) << "faster is no regression";
+  // Bandwidth regresses downwards, with its own band.
+  for (double v : {100.0, 101.0, 99.0, 100.0, 102.0}) recent.Add(Figure("bandwidth", 1, v, "read"));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 91, "read"), 100.0));
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("bandwidth", 1, 89, "read"), 100.0));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 130, "read"), 100.0));
+  // Once the median itself is beyond the band, nothing more is confirmed:
+  // the step is established and further runs would only cost CPU.
+  for (double v : {110.0, 111.0, 109.0}) recent.Add(Figure("latency", 1, v));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 112), 100.0));
+  // Core-to-core has no baseline comparison.
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("core_to_core", 1, 200), 100.0));
 }
 
 TEST(RecentFiguresTest, SeriesAreSeparateByPairOpAndCpu) {
   RecentFigures recent;
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < RecentFigures::kWindow; ++i) {
     recent.Add(Figure("latency", 0, 1));
     recent.Add(Figure("latency", 1, 2));
     recent.Add(Figure("bandwidth", 1, 3, "read"));
@@ -64,7 +84,7 @@ TEST(RecentFiguresTest, SeriesAreSeparateByPairOpAndCpu) {
 
 TEST(RecentFiguresTest, ClearStartsOver) {
   RecentFigures recent;
-  for (int i = 0; i < 3; ++i) recent.Add(Figure("latency", 1, 100));
+  for (std::size_t i = 0; i < RecentFigures::kWindow; ++i) recent.Add(Figure("latency", 1, 100));
   recent.Clear();
   recent.Add(Figure("latency", 1, 100));
   EXPECT_THAT(recent.Medians(), IsEmpty());
