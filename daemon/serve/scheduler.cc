@@ -136,7 +136,7 @@ class Scheduler::Loop {
         break;
       }
       const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
-      if (!RunTask(tasks[i], tasks, !continues, ends_visit)) return RoundEnd::kAbandoned;
+      if (!RunTask(tasks[i], tasks, i, !continues, ends_visit)) return RoundEnd::kAbandoned;
     }
     executor_->ReleaseBuffers();  // also after a round cut short mid-visit
     return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
@@ -315,7 +315,7 @@ class Scheduler::Loop {
 
   // Runs `task` on the executor while this thread keeps the watchdog fed and
   // watches for stop. False if stopping left it unfinished.
-  bool RunTask(const Task& task, std::vector<Task>& round, bool starts_visit, bool ends_visit) {
+  bool RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit, bool ends_visit) {
     const std::int64_t start_ns = env_->MonotonicNs();
     spdlog::debug("starting {}", Describe(task));
     executor_->Start(task, ends_visit, &stop_);
@@ -347,7 +347,12 @@ class Scheduler::Loop {
     }
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
+    bool confirm = false;
     if (ok && baseline) {
+      // A figure beyond its band while the series' median is inside it is
+      // measured again at once (RecentFigures::NeedsConfirmation); the
+      // figure of a confirmation never is.
+      confirm = !task.confirmation && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline));
       baseline_.Observe(*baseline);
       recent_.Add(*baseline);
     }
@@ -375,6 +380,8 @@ class Scheduler::Loop {
       retry.attempt = 1;
       round.push_back(retry);
     }
+    // After the last use of `task`: inserting into `round` may move it.
+    if (confirm) QueueConfirmations(round, index, RecentFigures::kConfirmationRuns);
     return true;
   }
 
