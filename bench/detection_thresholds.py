@@ -27,7 +27,7 @@ Mechanisms (one per line of the table):
   (max - min) / median, at least the fixed threshold);
 - confirmation: a figure beyond a band around the baseline whose recent
   median was inside it makes the daemon measure the pair `confirm` more times
-  at once (each run 0.5-2 min after the previous one: a latency run
+  next (each run a visit of its own, 0.5-2 min after the previous one: a latency run
   costs ~45 ms and a bandwidth visit ~260 ms of the 0.6 CPU-s a 5-min interval pays), so that the median of 3
   is over the suspicious figure and its confirmations.
 

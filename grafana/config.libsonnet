@@ -40,7 +40,7 @@
     bandwidthDropThreshold: 0.13,
     // Both drift alerts: how long the recent median must stay beyond the
     // threshold. No longer hold: the daemon confirms a suspicious figure with
-    // 4 more runs at once, so the median already stands on fresh figures.
+    // 4 more runs next, so the median already stands on fresh figures.
     driftFor: '5m',
 
     // NumaProbeRemoteLocalRatioOutlier: distance from the cohort median, as a

@@ -5,7 +5,8 @@
 //
 // It also decides when a figure is confirmed: a figure beyond its band around
 // the baseline, while the series' median is inside it, is measured
-// kConfirmationRuns more times at once. The median of 5 then stands on the
+// kConfirmationRuns more times next, each run a visit of its own after the
+// budget's pause (round_tasks.h). The median of 5 then stands on the
 // suspicious figure and its confirmations within minutes, where waiting for
 // rounds would take hours on a big host (30-minute rounds: the drift alerts'
 // promise, docs/detection.md, "Confirmation runs"); a healthy outlier is

@@ -8,7 +8,7 @@
 namespace numaprobe::daemon {
 
 bool SharesBuffers(const Task& a, const Task& b) {
-  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node && a.confirmation == b.confirmation;
+  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node && !a.confirmation && !b.confirmation;
 }
 
 std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology) {

@@ -350,7 +350,7 @@ class Scheduler::Loop {
     bool confirm = false;
     if (ok && baseline) {
       // A figure beyond its band while the series' median is inside it is
-      // measured again at once (RecentFigures::NeedsConfirmation); the
+      // measured again next (RecentFigures::NeedsConfirmation); the
       // figure of a confirmation never is.
       confirm = !task.confirmation && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline));
       baseline_.Observe(*baseline);
@@ -381,7 +381,11 @@ class Scheduler::Loop {
       round.push_back(retry);
     }
     // After the last use of `task`: inserting into `round` may move it.
-    if (confirm) QueueConfirmations(round, index, RecentFigures::kConfirmationRuns);
+    if (confirm) {
+      spdlog::debug("{}: figure beyond its band, {} confirmation runs next", Describe(round[index]),
+                    RecentFigures::kConfirmationRuns);
+      QueueConfirmations(round, index, RecentFigures::kConfirmationRuns);
+    }
     return true;
   }
 

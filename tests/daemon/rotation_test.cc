@@ -89,10 +89,10 @@ TEST(RoundTasks, ConfirmationsAreTheNextVisitOfTheirOwn) {
     EXPECT_EQ(Key(tasks[i]), Key(suspicious));
   }
   EXPECT_FALSE(tasks[6].confirmation);
-  // The confirmations are one visit: after the budget's pause, buffers prepared once.
-  EXPECT_EQ(static_cast<std::size_t>(Visits(tasks)), visits + 1);
+  // Each confirmation is a visit of its own: after the budget's pause.
+  EXPECT_EQ(static_cast<std::size_t>(Visits(tasks)), visits + 4);
   EXPECT_FALSE(SharesBuffers(tasks[1], tasks[2]));
-  EXPECT_TRUE(SharesBuffers(tasks[2], tasks[5]));
+  EXPECT_FALSE(SharesBuffers(tasks[2], tasks[3]));
   // At the end of the round they are simply its last visit.
   const std::size_t last = tasks.size() - 1;
   QueueConfirmations(tasks, last, 2);

@@ -34,9 +34,9 @@ OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85}
 # What the daemon publishes as the recent median (daemon/serve/recent_figures.h):
 # the median of a series' last RECENT_WINDOW figures; a figure beyond its band
 # around the baseline (BAND, in the bad direction) while that median is inside
-# it is measured CONFIRM_RUNS more times at once, each run CONFIRM_GAP_S after
-# the previous one (the duty-cycle budget's pause after a latency run or a
-# bandwidth visit: 0.5-2 min at the default budget).
+# it is measured CONFIRM_RUNS more times next, each run CONFIRM_GAP_S after
+# the previous one (each is a visit of its own, round_tasks.h: the duty-cycle
+# budget's pause after one run, 0.5-2 min at the default budget).
 RECENT_WINDOW = 5
 CONFIRM_RUNS = RECENT_WINDOW - 1
 BAND = {"latency": 0.05, "bandwidth": 0.10}

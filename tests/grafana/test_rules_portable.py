@@ -43,7 +43,7 @@ RULE_FIELDS = {"record", "alert", "expr", "for", "labels", "annotations"}
 TEMPLATE_FUNCTIONS = {"query", "first", "value", "label", "sortByLabel", "humanize", "humanizeDuration",
                       "humanizePercentage", "humanizeTimestamp", "title", "toUpper", "toLower", "match",
                       "reReplaceAll", "stripPort", "printf", "eq", "ne", "lt", "le", "gt", "ge", "and", "or",
-                      "not", "len", "index"}
+                      "not", "len", "index", "urlquery"}
 TEMPLATE_KEYWORDS = {"if", "else", "end", "with", "range", "define", "template", "block"}
 
 

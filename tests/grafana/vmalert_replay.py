@@ -21,6 +21,7 @@ Two things differ from Prometheus and are handled here, not in the rules:
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -80,16 +81,38 @@ def import_lines(p: Placed) -> list[str]:
     return out
 
 
-def replay_rules(rules_dir: Path, workdir: Path) -> list[Path]:
-    """Copies of the rule files without annotations, recording groups first."""
-    out = []
+def replay_levels(rules_dir: Path, workdir: Path) -> list[Path]:
+    """Copies of the rule files without annotations, split by dependency
+    level: level 0 reads only scraped series, level n reads what levels below
+    n record. vmalert replays rule by rule and reads recorded series back from
+    the single node, so each level is replayed (and its results flushed and
+    made searchable) before the next one starts; within a level no rule waits
+    for another."""
+    rules = []  # (level, file, group, rule)
     for name in ("recording.yaml", "alerts.yaml"):
         doc = yaml.safe_load((rules_dir / name).read_text(encoding="utf-8"))
         for group in doc["groups"]:
             for rule in group["rules"]:
                 rule.pop("annotations", None)
-        path = workdir / f"replay-{name}"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+                rules.append([0, name, group, rule])
+    recorded = {r["record"] for _, _, _, r in rules if "record" in r}
+    level_of: dict[str, int] = {}
+    for _ in range(len(rules)):  # a chain is at most as long as the rules
+        for entry in rules:
+            deps = [level_of.get(m, 0) + 1 for m in recorded if m in re.findall(r"[\w:]+", entry[3]["expr"])]
+            entry[0] = max(deps, default=0)
+            if "record" in entry[3]:
+                level_of[entry[3]["record"]] = entry[0]
+    out = []
+    for level in sorted({entry[0] for entry in rules}):
+        groups: dict[tuple[str, str], dict] = {}
+        for lv, name, group, rule in rules:
+            if lv == level:
+                key = (name, group["name"])
+                groups.setdefault(key, {**{k: v for k, v in group.items() if k != "rules"}, "rules": []})
+                groups[key]["rules"].append(rule)
+        path = workdir / f"replay-level{level}.yaml"
+        path.write_text(yaml.safe_dump({"groups": list(groups.values())}, sort_keys=False))
         out.append(path)
     return out
 
@@ -119,27 +142,28 @@ def run(scenarios: dict[str, tuple[sg.Scenario, list[sg.SeriesData]]], rules_dir
             for p in placed:
                 http(f"{url}/api/v1/import", "\n".join(import_lines(p)).encode())
             http(f"{url}/internal/force_flush")
-            rules = replay_rules(rules_dir, work)
             t_from = placed[0].start
             t_to = placed[-1].start + placed[-1].scenario.duration_s
             fmt = "%Y-%m-%dT%H:%M:%SZ"
-            cmd = [VMALERT, *[f"-rule={r}" for r in rules], f"-datasource.url={url}",
-                   f"-remoteWrite.url={url}", f"-evaluationInterval={EVAL_S}s", f"-datasource.queryStep={EVAL_S}s",
-                   f"-replay.timeFrom={time.strftime(fmt, time.gmtime(t_from))}",
-                   f"-replay.timeTo={time.strftime(fmt, time.gmtime(t_to))}",
-                   "-replay.disableProgressBar", "-replay.maxDatapointsPerQuery=10000",
-                   "-remoteWrite.flushInterval=1s", "-replay.rulesDelay=5s", "-disableAlertgroupLabel",
-                   f"-httpListenAddr=127.0.0.1:{free_port()}"]
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
-            if res.returncode != 0:
-                raise RuntimeError(f"vmalert replay failed ({res.returncode}):\n{res.stdout[-3000:]}"
-                                   f"\n{res.stderr[-3000:]}")
-            # A restart: the single node then searches everything written (1.79
-            # left some freshly written ALERTS series out of searches until then).
-            vm.terminate()
-            vm.wait(timeout=60)
-            vm = subprocess.Popen(args, stdout=vm_log, stderr=subprocess.STDOUT)
-            wait_ready(url, vm, work / "vm.log")
+            for level in replay_levels(rules_dir, work):
+                cmd = [VMALERT, f"-rule={level}", f"-datasource.url={url}", f"-remoteWrite.url={url}",
+                       f"-evaluationInterval={EVAL_S}s", f"-datasource.queryStep={EVAL_S}s",
+                       f"-replay.timeFrom={time.strftime(fmt, time.gmtime(t_from))}",
+                       f"-replay.timeTo={time.strftime(fmt, time.gmtime(t_to))}",
+                       "-replay.disableProgressBar", "-replay.maxDatapointsPerQuery=10000",
+                       "-replay.rulesDelay=0s", "-disableAlertgroupLabel",
+                       f"-httpListenAddr=127.0.0.1:{free_port()}"]
+                # vmalert flushes its remote write queue before it exits.
+                res = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+                if res.returncode != 0:
+                    raise RuntimeError(f"vmalert replay of {level.name} failed ({res.returncode}):\n"
+                                       f"{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
+                # A restart: the single node then searches everything written
+                # (1.79 left some freshly written series out of searches until then).
+                vm.terminate()
+                vm.wait(timeout=60)
+                vm = subprocess.Popen(args, stdout=vm_log, stderr=subprocess.STDOUT)
+                wait_ready(url, vm, work / "vm.log")
             fired = {p.name: firing(url, p) for p in placed}
         finally:
             vm.terminate()
