@@ -248,6 +248,12 @@ class ProbeKind {
   // probe-table order (serve/baseline_tracker.cc). Changing it discards every
   // saved baseline, so its text is frozen.
   virtual std::string SettingsFingerprint(const Config& /*config*/) const { return ""; }
+  // How far a figure may lie from its baseline in the direction of a
+  // regression before the scheduler confirms it with more runs
+  // (serve/recent_figures.h), as a signed fraction of the baseline: +0.05, a
+  // figure more than 5% above is suspicious; -0.10, more than 10% below. None:
+  // never confirmed.
+  virtual std::optional<double> ConfirmationBand() const { return std::nullopt; }
   // Whether test fault injection may scale its figures
   // (NUMAPROBE_TEST_SCALE_<NAME>, common/test_hooks.h): a kind that says yes
   // multiplies its figures by ProbeSettings::test_scales[name()].

@@ -1,6 +1,7 @@
 #include "daemon/serve/recent_figures.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -26,17 +27,15 @@ void RecentFigures::Add(const BaselineValue& figure) {
   while (last.size() > kWindow) last.pop_front();
 }
 
-bool RecentFigures::NeedsConfirmation(const BaselineValue& figure, std::optional<double> baseline) const {
-  if (!baseline || *baseline <= 0) return false;
-  const bool latency = figure.probe == "latency";
-  if (!latency && figure.probe != "bandwidth") return false;
+bool RecentFigures::NeedsConfirmation(const BaselineValue& figure, std::optional<double> baseline, double band) const {
+  if (!baseline || *baseline <= 0 || band == 0) return false;
   // How far a value is from the baseline in the direction of a regression.
-  auto worse = [&](double value) { return latency ? value / *baseline - 1 : 1 - value / *baseline; };
-  const double band = latency ? kLatencyBand : kBandwidthBand;
-  if (worse(figure.value) <= band) return false;
+  auto worse = [&](double value) { return band > 0 ? value / *baseline - 1 : 1 - value / *baseline; };
+  const double limit = std::abs(band);
+  if (worse(figure.value) <= limit) return false;
   const auto it = series_.find(Key(figure));
   const std::optional<double> median = it == series_.end() ? std::nullopt : Median(it->second.second);
-  return !median || worse(*median) <= band;
+  return !median || worse(*median) <= limit;
 }
 
 std::vector<BaselineValue> RecentFigures::Medians() const {

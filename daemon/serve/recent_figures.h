@@ -30,22 +30,16 @@ class RecentFigures {
   static constexpr std::size_t kWindow = 5;
   // Enough fresh figures to decide the median alone.
   static constexpr int kConfirmationRuns = static_cast<int>(kWindow) - 1;
-  // How far a figure may lie from its baseline in the direction of a
-  // regression (latency up, bandwidth down) before it is confirmed: half the
-  // +10% latency and -20% bandwidth steps the alerts must catch, 2.5 figure
-  // noise standard deviations (2% and 4%) from a healthy series
-  // (bench/detection_thresholds.py).
-  static constexpr double kLatencyBand = 0.05;
-  static constexpr double kBandwidthBand = 0.10;
 
   // A successful run's figure (the same value the baseline is fed with).
   void Add(const BaselineValue& figure);
   // Whether `figure`, before it is added, needs kConfirmationRuns more runs:
-  // it lies beyond its band around `baseline` (the series' baseline value;
-  // none: nothing to confirm against) while the series' current median does
-  // not, or the series has none yet. A rise (latency) or a fall (bandwidth)
-  // only: a figure better than its baseline is no regression.
-  bool NeedsConfirmation(const BaselineValue& figure, std::optional<double> baseline) const;
+  // it lies beyond `band` (its kind's ProbeKind::ConfirmationBand: a signed
+  // fraction, the sign saying which way is a regression) around `baseline`
+  // (the series' baseline value; none: nothing to confirm against) while the
+  // series' current median does not, or the series has none yet. A figure
+  // better than its baseline is no regression.
+  bool NeedsConfirmation(const BaselineValue& figure, std::optional<double> baseline, double band) const;
   // A new plan: figures from before may belong to pairs or settings that no
   // longer apply.
   void Clear() { series_.clear(); }

@@ -352,7 +352,8 @@ class Scheduler::Loop {
       // A figure beyond its band while the series' median is inside it is
       // measured again next (RecentFigures::NeedsConfirmation); the
       // figure of a confirmation never is.
-      confirm = !task.confirmation && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline));
+      const std::optional<double> band = task.kind->ConfirmationBand();
+      confirm = !task.confirmation && band && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline), *band);
       baseline_.Observe(*baseline);
       recent_.Add(*baseline);
     }

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "daemon/probing/kinds/kinds.h"
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -42,25 +44,29 @@ TEST(RecentFiguresTest, TwoOutliersDoNotMoveTheMedianAndOldFiguresDropOut) {
   EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 116) << "window is 160, 99, 115, 116, 117";
 }
 
+// The bands are the kinds' (ProbeKind::ConfirmationBand): latency +5%,
+// bandwidth -10%; core-to-core is never confirmed.
 TEST(RecentFiguresTest, ConfirmsAFigureThatLeavesItsBandWhileTheMedianIsInside) {
+  const double latency = *LatencyProbe().ConfirmationBand(), bandwidth = *BandwidthProbe().ConfirmationBand();
+  ASSERT_DOUBLE_EQ(latency, 0.05);
+  ASSERT_DOUBLE_EQ(bandwidth, -0.10);
+  EXPECT_FALSE(CoreToCoreProbe().ConfirmationBand());
   RecentFigures recent;
-  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 106), 100.0)) << "no median yet: confirm";
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 106), std::nullopt)) << "no baseline";
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 106), 100.0, latency)) << "no median yet: confirm";
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 106), std::nullopt, latency)) << "no baseline";
   for (double v : {100.0, 101.0, 99.0, 100.0, 102.0}) recent.Add(Figure("latency", 1, v));
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 104.9), 100.0)) << "just inside the band";
-  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 105.1), 100.0));
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 80), 100.0)) << "faster is no regression";
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 104.9), 100.0, latency)) << "just inside the band";
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 105.1), 100.0, latency));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 80), 100.0, latency)) << "faster is no regression";
   // Bandwidth regresses downwards, with its own band.
   for (double v : {100.0, 101.0, 99.0, 100.0, 102.0}) recent.Add(Figure("bandwidth", 1, v, "read"));
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 91, "read"), 100.0));
-  EXPECT_TRUE(recent.NeedsConfirmation(Figure("bandwidth", 1, 89, "read"), 100.0));
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 130, "read"), 100.0));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 91, "read"), 100.0, bandwidth));
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("bandwidth", 1, 89, "read"), 100.0, bandwidth));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 130, "read"), 100.0, bandwidth));
   // Once the median itself is beyond the band, nothing more is confirmed:
   // the step is established and further runs would only cost CPU.
   for (double v : {110.0, 111.0, 109.0}) recent.Add(Figure("latency", 1, v));
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 112), 100.0));
-  // Core-to-core has no baseline comparison.
-  EXPECT_FALSE(recent.NeedsConfirmation(Figure("core_to_core", 1, 200), 100.0));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 112), 100.0, latency));
 }
 
 TEST(RecentFiguresTest, SeriesAreSeparateByPairOpAndCpu) {

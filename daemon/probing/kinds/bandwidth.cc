@@ -89,6 +89,9 @@ class BandwidthKind final : public ProbeKind {
                        b.buffer_bytes, b.burst_bytes, b.bursts, b.threads);
   }
   bool TestScaled() const override { return true; }
+  // Half the -20% drop the drift alert must catch; 2.5 noise standard
+  // deviations (4%) from a healthy figure (bench/detection_thresholds.py).
+  std::optional<double> ConfirmationBand() const override { return -0.10; }
 
   // The threads label, exactly as on numaprobe_memory_bandwidth_bytes_per_second:
   // none when one thread is configured; as the figure: the threads that ran

@@ -77,6 +77,9 @@ class LatencyKind final : public ProbeKind {
                        l.loads_per_sample);
   }
   bool TestScaled() const override { return true; }
+  // Half the +10% step the drift alert must catch; 2.5 noise standard
+  // deviations (2%) from a healthy figure (bench/detection_thresholds.py).
+  std::optional<double> ConfirmationBand() const override { return 0.05; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
     return BaselineValue{std::string(name()),
