@@ -16,6 +16,7 @@
 #include "kernels/clock.h"
 #include "kernels/pin.h"
 #include "kernels/stats.h"
+#include "kernels/thread_start.h"
 #include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
@@ -28,14 +29,6 @@ constexpr unsigned kCheckEvery = 256;
 enum class Wait { kDone, kSampleTimeout, kAbortSample, kQuit };
 
 void SlowPoll() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
-
-// Threads start only once both exist (kOpen), or leave at once (kAbandoned).
-enum class Gate { kClosed, kOpen, kAbandoned };
-bool AwaitGate(const std::atomic<Gate>& gate) {
-  Gate g;
-  while ((g = gate.load(std::memory_order_acquire)) == Gate::kClosed) std::this_thread::yield();
-  return g == Gate::kOpen;
-}
 
 // The ping-pong, with plain acquire loads and release stores rather than CAS:
 // A only ever writes odd values after seeing an even one and B the reverse, so
@@ -58,15 +51,15 @@ class PingPong {
 
   void Run() {
     total_deadline_ = MonotonicNs() + std::chrono::nanoseconds(spec_.total_timeout).count();
-    // Neither thread starts before both exist (see Gate).
+    // Neither thread starts before both exist (see StartGate).
     std::thread a;
     std::thread b;
     try {
       a = std::thread([this] { RunA(); });
       b = std::thread([this] { RunB(); });
-      gate_.store(Gate::kOpen, std::memory_order_release);
+      gate_.store(StartGate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
-      gate_.store(Gate::kAbandoned, std::memory_order_release);
+      gate_.store(StartGate::kAbandoned, std::memory_order_release);
       Fail(Outcome::kThreadLimit,
            std::string("cannot create ping-pong thread ") + (a.joinable() ? "2" : "1") + " of 2: " + e.what());
     }
@@ -140,7 +133,7 @@ class PingPong {
   }
 
   void RunA() {
-    if (!AwaitGate(gate_)) return;
+    if (!AwaitStartGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     if (std::string error = PinCurrentThread(spec_.cpu_a); !error.empty()) {
       Fail(Outcome::kPinFailed, std::move(error));
@@ -220,7 +213,7 @@ class PingPong {
   }
 
   void RunB() {
-    if (!AwaitGate(gate_)) return;
+    if (!AwaitStartGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     b_pin_error_ = PinCurrentThread(spec_.cpu_b);
     b_started_.store(b_pin_error_.empty() ? 1 : 2, std::memory_order_release);
@@ -250,7 +243,7 @@ class PingPong {
   std::atomic<std::uint64_t>* const line_;
   C2cResult& result_;
   std::int64_t total_deadline_ = 0;
-  std::atomic<Gate> gate_{Gate::kClosed};
+  std::atomic<StartGate> gate_{StartGate::kClosed};
   // Control words, each on its own pair of lines (the adjacent-line prefetcher
   // works on 128-byte pairs) so that they never share the measured line.
   alignas(128) std::atomic<std::uint64_t> a_word_{0};  // written by A

@@ -24,7 +24,6 @@
 namespace numaprobe::kernels {
 namespace {
 
-constexpr std::size_t kHugePage = 2u << 20;
 constexpr std::size_t kMinDefaultBytes = 16u << 20;
 constexpr std::size_t kMaxDefaultBytes = std::size_t{2} << 30;
 // 64 x 4 KiB pages: multichase found well past 32 pages are needed before no

@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/byte_sizes.h"
+
 namespace numaprobe::daemon {
 namespace {
-
-constexpr std::size_t kMiB = 1u << 20;
 
 struct FakeInfo {
   std::size_t bytes = 0;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "daemon/output/hmat_report.h"
+#include "tests/byte_sizes.h"
 #include "tests/daemon/record_util.h"
 
 namespace numaprobe::daemon {
@@ -19,7 +20,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const std::string kSys = (std::filesystem::path(NUMAPROBE_FIXTURES) / "host_facts/hmat/sys").string();
-constexpr double kMiB = 1024.0 * 1024.0;
 
 RecordPtr LatencyRecord(int cpu_node, int mem_node, double seconds) {
   kernels::LatencyResult r;

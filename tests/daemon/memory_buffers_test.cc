@@ -4,10 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/byte_sizes.h"
+
 namespace numaprobe::daemon {
 namespace {
-
-constexpr std::size_t kMiB = 1u << 20;
 
 class MemoryBuffers : public ::testing::Test {
  protected:

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 // "secret", bcrypt $2y$ cost 10 (libxcrypt).
 constexpr const char* kSecretHash = "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O";
 
-WebConfig Parsed(const std::string& text) {
+WebConfig ParsedWeb(const std::string& text) {
   WebConfigResult r = ParseWebConfig(text);
   if (auto* errors = std::get_if<std::vector<ConfigError>>(&r)) {
     ADD_FAILURE() << text << " -> " << errors->front().ToString();
@@ -36,24 +36,24 @@ std::string FirstError(const std::string& text) {
 }
 
 TEST(WebConfig, EmptyIsPlainHttpWithoutAuth) {
-  EXPECT_EQ(Parsed(""), WebConfig{});
-  EXPECT_EQ(Parsed("# comment only\n"), WebConfig{});
+  EXPECT_EQ(ParsedWeb(""), WebConfig{});
+  EXPECT_EQ(ParsedWeb("# comment only\n"), WebConfig{});
 }
 
 TEST(WebConfig, EachSectionAlone) {
-  EXPECT_TRUE(Parsed("tls_server_config:\n  cert_file: c\n  key_file: k\n").tls.has_value());
-  EXPECT_EQ(Parsed(std::string("basic_auth_users:\n  alice: ") + kSecretHash + "\n").basic_auth_users.size(), 1u);
-  EXPECT_EQ(Parsed("http_server_config:\n  http2: true\n").headers.size(), 0u);
+  EXPECT_TRUE(ParsedWeb("tls_server_config:\n  cert_file: c\n  key_file: k\n").tls.has_value());
+  EXPECT_EQ(ParsedWeb(std::string("basic_auth_users:\n  alice: ") + kSecretHash + "\n").basic_auth_users.size(), 1u);
+  EXPECT_EQ(ParsedWeb("http_server_config:\n  http2: true\n").headers.size(), 0u);
 }
 
 TEST(WebConfig, ReadsTheExporterToolkitKeys) {
-  const WebConfig c = Parsed(std::string("tls_server_config:\n  cert_file: /c.pem\n  key_file: /k.pem\n"
-                                         "  client_auth_type: RequireAndVerifyClientCert\n"
-                                         "  client_ca_file: /ca.pem\n  min_version: TLS13\n"
-                                         "http_server_config:\n  http2: false\n  headers:\n"
-                                         "    strict-transport-security: max-age=31536000\n"
-                                         "basic_auth_users:\n  alice: ") +
-                             kSecretHash + "\n");
+  const WebConfig c = ParsedWeb(std::string("tls_server_config:\n  cert_file: /c.pem\n  key_file: /k.pem\n"
+                                            "  client_auth_type: RequireAndVerifyClientCert\n"
+                                            "  client_ca_file: /ca.pem\n  min_version: TLS13\n"
+                                            "http_server_config:\n  http2: false\n  headers:\n"
+                                            "    strict-transport-security: max-age=31536000\n"
+                                            "basic_auth_users:\n  alice: ") +
+                                kSecretHash + "\n");
   ASSERT_TRUE(c.tls.has_value());
   EXPECT_EQ(c.tls->cert_file, "/c.pem");
   EXPECT_EQ(c.tls->client_auth, WebConfig::ClientAuth::kRequireAndVerifyClientCert);

@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/byte_sizes.h"
+
 namespace numaprobe::kernels {
 namespace {
-
-constexpr std::size_t kMiB = 1u << 20;
 
 std::size_t HugetlbPoolPages() {
   std::ifstream in("/proc/sys/vm/nr_hugepages");

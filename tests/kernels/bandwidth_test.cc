@@ -16,6 +16,7 @@
 #include "tests/kernels/allowed_cpus.h"
 
 #include "kernels/bandwidth_loops.h"
+#include "tests/kernels/scratch.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -38,16 +39,6 @@ std::vector<IsaLoops> SupportedLoops() {
   return all;
 }
 
-// 64-byte aligned scratch memory with a recognisable fill.
-struct Scratch {
-  explicit Scratch(std::size_t n) : bytes(n), data(static_cast<std::byte*>(std::aligned_alloc(64, n))) {
-    std::memset(data, 0xA5, n);
-  }
-  ~Scratch() { std::free(data); }
-  std::size_t bytes;
-  std::byte* data;
-};
-
 // Slices chosen to cover the unrolled blocks (128-512 B) and the per-line tail.
 constexpr std::size_t kOffsets[] = {0, 64, 4096};
 constexpr std::size_t kLengths[] = {64, 192, 512, 4096, 4096 + 448, 65536};
@@ -63,7 +54,7 @@ TEST(BandwidthLoopsTest, WriteFillsExactlyTheSliceWithThePattern) {
           std::uint64_t word;
           std::memcpy(&word, buf.data + i, 8);
           const bool inside = i >= off && i < off + len;
-          ASSERT_EQ(word, inside ? kPattern : 0xA5A5A5A5A5A5A5A5)
+          ASSERT_EQ(word, inside ? kPattern : kScratchFill)
               << isa.name << " off " << off << " len " << len << " at " << i;
         }
       }

@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/byte_sizes.h"
+
 namespace numaprobe::kernels {
 namespace {
-
-constexpr std::size_t kMiB = 1u << 20;
 
 // The LLC of cpu0 from sysfs ("32768K"), or 32 MiB when it is not exposed.
 std::size_t LlcBytes() {

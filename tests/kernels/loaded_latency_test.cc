@@ -21,13 +21,12 @@
 #include "tests/kernels/allowed_cpus.h"
 
 #include "kernels/pin.h"
+#include "tests/byte_sizes.h"
 
 namespace numaprobe::kernels {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr std::size_t kMiB = 1u << 20;
 
 class LoadedLatencyTest : public ::testing::Test {
  protected:

@@ -16,9 +16,8 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::BandwidthResult>;
+using BandwidthRecord = ProbeRecordOf<k::BandwidthResult>;
 
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
 constexpr k::BandwidthOp kOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
 
 k::BandwidthOp OpOf(const ProbeTarget& t) {
@@ -71,7 +70,7 @@ class BandwidthKind final : public ProbeKind {
         if (IsPlacementOutcome(result.outcome)) DropStreamBuffer(runner, t.pair.mem_node);
       }
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<BandwidthRecord>(*this, t, std::move(result));
   }
 
   bool HasBaseline() const override { return true; }
@@ -131,7 +130,7 @@ class BandwidthKind final : public ProbeKind {
              std::string("Median memory bandwidth from CPUs of cpu_node to memory on mem_node by op (read, write, "
                          "copy; copy counts bytes read plus bytes written); a threads label, present when more than "
                          "one thread is configured, counts the threads that ran") +
-                 kCached}};
+                 kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,

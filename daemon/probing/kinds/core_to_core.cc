@@ -14,9 +14,7 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::C2cResult>;
-
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
+using C2cRecord = ProbeRecordOf<k::C2cResult>;
 
 class CoreToCoreKind final : public ProbeKind {
  public:
@@ -54,7 +52,7 @@ class CoreToCoreKind final : public ProbeKind {
       spec.stop = stop;
       result = k::MeasureCoreToCore(spec);
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<C2cRecord>(*this, t, std::move(result));
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -69,7 +67,7 @@ class CoreToCoreKind final : public ProbeKind {
     return {{"numaprobe_core_to_core_latency_seconds",
              std::string("Median one-way cache-line transfer latency between cpu_a and cpu_b with the line homed on "
                          "line_node; relation is smt, same_llc, same_node or cross_node") +
-                 kCached}};
+                 kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {

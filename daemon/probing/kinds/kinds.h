@@ -11,4 +11,8 @@ const ProbeKind& BandwidthProbe();
 const ProbeKind& CoreToCoreProbe();
 const ProbeKind& LoadedLatencyProbe();
 
+// Ends the help text of every kind's figures: a scrape reads them, it does not
+// cause a measurement.
+inline constexpr const char* kCachedHelp = ". From the last scheduled probe, not measured at scrape time.";
+
 }  // namespace numaprobe::daemon

@@ -17,9 +17,8 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::LatencyResult>;
+using LatencyRecord = ProbeRecordOf<k::LatencyResult>;
 
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
 constexpr const char* kWhat = " of a dependent pointer chase from a CPU of cpu_node to memory on mem_node";
 
 Labels PairLabels(const MemoryPair& p, bool per_cpu) {
@@ -66,7 +65,7 @@ class LatencyKind final : public ProbeKind {
         if (IsPlacementOutcome(result.outcome)) DropChaseBuffer(runner, t.pair.mem_node);
       }
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<LatencyRecord>(*this, t, std::move(result));
   }
 
   bool HasBaseline() const override { return true; }
@@ -101,14 +100,16 @@ class LatencyKind final : public ProbeKind {
   }
 
   std::vector<FamilySpec> Families() const override {
-    return {{"numaprobe_memory_latency_seconds", std::string("Median load-to-use memory latency") + kWhat + kCached},
+    return {{"numaprobe_memory_latency_seconds",
+             std::string("Median load-to-use memory latency") + kWhat + kCachedHelp},
             {"numaprobe_memory_latency_spread_seconds",
-             std::string("Median absolute deviation of the memory latency samples") + kWhat + kCached},
-            {"numaprobe_memory_latency_min_seconds", std::string("Fastest memory latency sample") + kWhat + kCached},
+             std::string("Median absolute deviation of the memory latency samples") + kWhat + kCachedHelp},
+            {"numaprobe_memory_latency_min_seconds",
+             std::string("Fastest memory latency sample") + kWhat + kCachedHelp},
             {"numaprobe_memory_latency_remote_local_ratio",
              std::string("Memory latency from cpu_node to mem_node divided by the latency from cpu_node to its own "
                          "memory (1 for the local pair)") +
-                 kCached}};
+                 kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
