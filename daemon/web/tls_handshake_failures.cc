@@ -40,19 +40,10 @@ bool IsCertificateReason(int reason) {
 }  // namespace
 
 const char* ReasonLabel(TlsHandshakeFailure failure) {
-  switch (failure) {
-    case TlsHandshakeFailure::kTimeout:
-      return "timeout";
-    case TlsHandshakeFailure::kCertificate:
-      return "certificate";
-    case TlsHandshakeFailure::kProtocol:
-      return "protocol";
-    case TlsHandshakeFailure::kClosed:
-      return "closed";
-    case TlsHandshakeFailure::kOther:
-      break;
-  }
-  return "other";
+  // In the enum's order.
+  static constexpr const char* kLabels[kTlsHandshakeFailureReasons] = {"timeout", "certificate", "protocol", "closed",
+                                                                       "other"};
+  return kLabels[Index(failure)];
 }
 
 TlsHandshakeFailure ClassifyTlsHandshakeError(const boost::system::error_code& error) {
