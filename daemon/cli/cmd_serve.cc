@@ -22,7 +22,6 @@
 #include "daemon/serve/sd_notify.h"
 #include "daemon/web/http.h"
 #include "daemon/web/request_route.h"
-#include "daemon/web/tls_options.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -46,7 +45,10 @@ std::optional<Config> LoadChecked(const std::string& path) {
 }
 
 // Loads a web config (--web.config.file), logging every error; nullopt keeps
-// the old one. "" is plain HTTP without authentication.
+// the old one. "" is plain HTTP without authentication. The TLS files it
+// names are read once, by the HttpServer that serves them (Start, or
+// Reconfigure on SIGHUP), which names a bad one and keeps the running
+// configuration: a separate check here would read every file twice.
 std::optional<WebConfig> LoadWebChecked(const std::string& path) {
   if (path.empty()) return WebConfig{};
   WebConfigResult result = LoadWebConfigFile(path);
@@ -54,16 +56,7 @@ std::optional<WebConfig> LoadWebChecked(const std::string& path) {
     for (const auto& e : *errors) spdlog::error("{}: {}", path, e.ToString());
     return std::nullopt;
   }
-  WebConfig web = std::get<WebConfig>(std::move(result));
-  if (web.tls) {
-    // The certificate files are read here, so a bad one fails the start or
-    // the reload before the running server is touched.
-    if (const std::string error = CheckTls(*web.tls); !error.empty()) {
-      spdlog::error("{}: {}", path, error);
-      return std::nullopt;
-    }
-  }
-  return web;
+  return std::get<WebConfig>(std::move(result));
 }
 
 // What a started daemon owns. A local of ServeCommand::Run, so its members
@@ -251,7 +244,8 @@ struct ServeCommand {
     // OpenSSL reads them only when a context is made.
     if (*next == http.web && !next->tls) return true;
     if (std::string problem = server.Reconfigure(*next); !problem.empty()) {
-      spdlog::error("web config reload failed: {}; keeping the running web configuration", problem);
+      spdlog::error("{}: {}", web_config_file, problem);
+      spdlog::error("web config reload failed: keeping the running web configuration");
       return false;
     }
     http.web = *next;

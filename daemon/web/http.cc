@@ -23,7 +23,9 @@
 #include "daemon/web/http_reply.h"
 #include "daemon/web/http_session.h"
 #include "daemon/web/listen_address.h"
+#include "daemon/web/log_limiter.h"
 #include "daemon/web/request_route.h"
+#include "daemon/web/tls_handshake_failures.h"
 #include "daemon/web/tls_options.h"
 #include "kernels/thread_start.h"
 
@@ -82,7 +84,8 @@ struct HttpServer::Impl {
   Impl(const HttpOptions& options, const ResultStore& result_store, std::shared_ptr<asio::ssl::context> tls)
       : telemetry_path(options.telemetry_path),
         store(result_store),
-        current(ServingConfig{std::make_shared<const Site>(telemetry_path, store, options.web), std::move(tls)}),
+        current(ServingConfig{std::make_shared<const Site>(telemetry_path, store, options.web, &tls_failures),
+                              std::move(tls)}),
         max_connections(MaxConnections()) {}
 
   // Accepts the next connection on `acceptor`, forever (until the loop stops).
@@ -117,7 +120,7 @@ struct HttpServer::Impl {
       Refuse(std::move(socket), now.tls != nullptr, *now.site, open);
     } else {
       if (refusing.exchange(false)) spdlog::info("http: accepting connections again ({} open)", open);
-      Serve(std::move(socket), current, now, connections.Take());
+      Serve(std::move(socket), current, now, connections.Take(), tls_failures);
     }
   }
 
@@ -126,10 +129,7 @@ struct HttpServer::Impl {
   void AcceptFailed(tcp::acceptor& acceptor, const ErrorCode& error) {
     if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
     // At most one line a minute: an outage of descriptors retries ten times a second.
-    const auto now = std::chrono::steady_clock::now();
-    const auto last = last_accept_warning.load();
-    if (last == std::chrono::steady_clock::time_point{} || now - last >= std::chrono::minutes(1)) {
-      last_accept_warning = now;
+    if (accept_warning.Allow()) {
       spdlog::warn("http: accept: {}; retrying every 100 ms (logged at most once a minute)", error.message());
     }
     auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(100));
@@ -162,11 +162,12 @@ struct HttpServer::Impl {
 
   const std::string telemetry_path;
   const ResultStore& store;
+  TlsHandshakeFailures tls_failures;  // before `current`: its Sites export it
   CurrentConfig current;
   const int max_connections;
   OpenConnections connections;
   std::atomic<bool> refusing{false};
-  std::atomic<std::chrono::steady_clock::time_point> last_accept_warning{};  // {}: never
+  LogLimiter accept_warning;
   std::vector<int> ports;
   // Declared after what the handlers use, so destroyed before it: pending
   // handlers (and the sessions they hold) go with the io_context.
@@ -189,7 +190,8 @@ std::string HttpServer::Reconfigure(const WebConfig& web) {
   auto tls = TlsContextFor(web);
   if (!tls.ok()) return tls.failure().reason;
   impl_->current.Set(
-      ServingConfig{std::make_shared<const Site>(impl_->telemetry_path, impl_->store, web), std::move(tls).value()});
+      ServingConfig{std::make_shared<const Site>(impl_->telemetry_path, impl_->store, web, &impl_->tls_failures),
+                    std::move(tls).value()});
   return "";
 }
 

@@ -3,7 +3,8 @@
 // whatever the number of clients. What each request gets is
 // daemon/web/http_reply.h; how a connection is read, timed out and closed is
 // daemon/web/http_session.h. With tls_server_config every listener serves
-// HTTPS only (daemon/web/tls_options.h).
+// HTTPS only (daemon/web/tls_options.h); failed handshakes are counted and
+// logged (daemon/web/tls_handshake_failures.h).
 //
 // Our own server rather than prometheus-cpp's Exposer: the Exposer cannot
 // serve other paths (/, /-/healthy, /-/ready) and always adds exposer_*
@@ -44,8 +45,9 @@ struct HttpOptions {
 class HttpServer {
  public:
   // Listens on every address or fails, naming the address ("cannot listen on
-  // 127.0.0.1:10062: Address already in use"), or the task limit when not
-  // even one server thread can be created. `store` must outlive the server.
+  // 127.0.0.1:10062: Address already in use"), a TLS file it cannot use (the
+  // key and the path: its one reading is the check), or the task limit when
+  // not even one server thread can be created. `store` must outlive the server.
   static kernels::Expected<std::unique_ptr<HttpServer>> Start(const HttpOptions& options, const ResultStore& store);
 
   // Stops accepting, closes every connection, joins the server's threads.
@@ -58,9 +60,9 @@ class HttpServer {
 
   // A reloaded web config (TLS, basic auth, headers) for every request from
   // now on, without closing the listeners or cutting a response in flight;
-  // the TLS files are read again even when their names did not change (they
-  // may have been replaced in place). On an error, names the problem and
-  // keeps the running configuration.
+  // the TLS files are read again, once, even when their names did not change
+  // (they may have been replaced in place). On an error, names the problem
+  // and keeps the running configuration.
   std::string Reconfigure(const WebConfig& web);
 
  private:

@@ -30,10 +30,12 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 
 // What every request is answered from; lives as long as the server.
 struct Site {
-  Site(std::string path, const ResultStore& result_store, const WebConfig& web)
+  // `tls_failures` (null: not exported) is the server's, outliving every Site.
+  Site(std::string path, const ResultStore& result_store, const WebConfig& web,
+       const TlsHandshakeFailures* tls_failures = nullptr)
       : telemetry_path(std::move(path)),
         store(result_store),
-        metrics(result_store),
+        metrics(result_store, tls_failures),
         auth(web.basic_auth_users),
         headers(web.headers) {}
   const std::string telemetry_path;

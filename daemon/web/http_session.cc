@@ -45,15 +45,26 @@ template <class Stream>
 class Session : public std::enable_shared_from_this<Session<Stream>> {
  public:
   Session(Stream stream, const CurrentConfig& current, std::shared_ptr<asio::ssl::context> tls,
-          OpenConnections::Slot slot)
-      : stream_(std::move(stream)), current_(current), slot_(std::move(slot)), tls_(std::move(tls)) {}
+          OpenConnections::Slot slot, TlsHandshakeFailures& tls_failures)
+      : stream_(std::move(stream)),
+        current_(current),
+        slot_(std::move(slot)),
+        tls_(std::move(tls)),
+        tls_failures_(tls_failures) {}
 
   void Start() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
+      // Taken now: a handshake that times out has its socket closed by then.
+      ErrorCode ignored;
+      peer_ = beast::get_lowest_layer(stream_).socket().remote_endpoint(ignored);
       beast::get_lowest_layer(stream_).expires_after(kHeaderTimeout);
       stream_.async_handshake(asio::ssl::stream_base::server,
                               [self = this->shared_from_this()](const ErrorCode& error) {
-                                if (!error) self->AwaitRequest(kHeaderTimeout);
+                                if (error) {
+                                  self->tls_failures_.Record(error, self->Peer());
+                                  return;
+                                }
+                                self->AwaitRequest(kHeaderTimeout);
                               });
     } else {
       AwaitRequest(kHeaderTimeout);
@@ -143,18 +154,44 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   // After a response that closes the connection: the client sees the end of
-  // the stream (TLS: close_notify first, bounded by a short deadline).
+  // the stream (TLS: close_notify first, bounded by a short deadline), then
+  // the connection is drained (http_session.h).
   void Close() {
     if constexpr (std::is_same_v<Stream, TlsStream>) {
       beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(1));
-      stream_.async_shutdown([self = this->shared_from_this()](const ErrorCode&) {
-        ErrorCode ignored;
-        beast::get_lowest_layer(self->stream_).socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-      });
+      stream_.async_shutdown([self = this->shared_from_this()](const ErrorCode&) { self->ShutdownSendAndDrain(); });
     } else {
-      ErrorCode ignored;
-      stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      ShutdownSendAndDrain();
     }
+  }
+
+  void ShutdownSendAndDrain() {
+    auto& tcp = beast::get_lowest_layer(stream_);
+    ErrorCode ignored;
+    tcp.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    // One deadline for the whole drain: a client trickling bytes cannot extend it.
+    tcp.expires_after(kDrainTimeout);
+    buffer_.clear();
+    Drain(0);
+  }
+
+  // Reads and drops raw bytes (past TLS: the session is over) until the
+  // client closes, the deadline, or kDrainLimit; the socket closes with the
+  // session.
+  void Drain(std::uint64_t drained) {
+    if (drained >= kDrainLimit) return;
+    beast::get_lowest_layer(stream_).async_read_some(buffer_.prepare(kHeaderLimit),
+                                                     [self = this->shared_from_this(), drained](const ErrorCode& error,
+                                                                                                std::size_t bytes) {
+                                                       if (!error) self->Drain(drained + bytes);
+                                                     });
+  }
+
+  // The client's "ADDRESS:PORT" ("[ADDRESS]:PORT" for IPv6), for the log.
+  std::string Peer() const {
+    const std::string address = peer_.address().to_string();
+    const std::string port = std::to_string(peer_.port());
+    return peer_.address().is_v6() ? "[" + address + "]:" + port : address + ":" + port;
   }
 
   Stream stream_;
@@ -163,6 +200,8 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   // The context the connection was accepted under (null: plain HTTP); also
   // keeps alive what the stream's SSL object refers to.
   std::shared_ptr<asio::ssl::context> tls_;
+  TlsHandshakeFailures& tls_failures_;
+  asio::ip::tcp::endpoint peer_;  // TLS only, for a failed handshake's log line
   // Room for a whole header: a larger one fails on header_limit (431) first.
   beast::flat_buffer buffer_{2 * kHeaderLimit};
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -191,13 +230,15 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 }  // namespace
 
 void Serve(asio::ip::tcp::socket socket, const CurrentConfig& current, const ServingConfig& now,
-           OpenConnections::Slot slot) {
+           OpenConnections::Slot slot, TlsHandshakeFailures& tls_failures) {
   if (now.tls != nullptr) {
     std::make_shared<Session<TlsStream>>(TlsStream(PlainStream(std::move(socket)), *now.tls), current, now.tls,
-                                         std::move(slot))
+                                         std::move(slot), tls_failures)
         ->Start();
   } else {
-    std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), current, nullptr, std::move(slot))->Start();
+    std::make_shared<Session<PlainStream>>(PlainStream(std::move(socket)), current, nullptr, std::move(slot),
+                                           tls_failures)
+        ->Start();
   }
 }
 

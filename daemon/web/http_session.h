@@ -7,6 +7,15 @@
 // (daemon/web/connection_limits.h): slow clients are dropped rather than
 // served forever. Requests past kHeaderLimit or kBodyLimit bytes get 431 or
 // 413, malformed ones 400, and the connection is closed.
+//
+// A connection the server closes is drained first: the send side is shut
+// down, then what the client still sends is read and dropped, for at most
+// kDrainTimeout and kDrainLimit bytes, until the client closes too. Closing a
+// socket with unread data makes the kernel send a reset, and a client still
+// sending an oversized request (one that writes it all before reading) would
+// fail on the reset without ever reading the 413 or 431 (Go's net/http
+// closeWriteAndWait does the same for the same reason). A draining connection
+// still counts against the cap on open connections.
 #pragma once
 
 #include <atomic>
@@ -15,6 +24,7 @@
 #include <mutex>
 
 #include "daemon/web/connection_limits.h"
+#include "daemon/web/tls_handshake_failures.h"
 
 namespace boost::asio::ssl {
 class context;
@@ -80,9 +90,10 @@ class CurrentConfig {
 // client or a timeout ends it. With TLS, the connection speaks TLS only (a
 // handshake first); once the TLS configuration is replaced, the connection
 // is closed at its next request and the client reconnects under the new one.
-// `current` must outlive the session (the server's io_context does).
+// A failed handshake is recorded in `tls_failures`. `current` and
+// `tls_failures` must outlive the session (the server's io_context does).
 void Serve(boost::asio::ip::tcp::socket socket, const CurrentConfig& current, const ServingConfig& now,
-           OpenConnections::Slot slot);
+           OpenConnections::Slot slot, TlsHandshakeFailures& tls_failures);
 
 // Over the cap on open connections: a plain-HTTP client gets a 503 saying so,
 // then the connection is closed; a TLS one is closed at once (answering would

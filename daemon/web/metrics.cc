@@ -124,7 +124,8 @@ std::string MetricsText::Render() const {
     process_text_ = process_text;
     process_read_ns_ = now_ns;
   }
-  return *text + *process_text;
+  if (tls_failures_ == nullptr) return *text + *process_text;
+  return *text + Serialize({tls_failures_->Family()}) + *process_text;
 }
 
 }  // namespace numaprobe::daemon

@@ -7,8 +7,6 @@
 
 #include <algorithm>
 #include <boost/asio/ssl/context.hpp>
-#include <cerrno>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,19 +32,17 @@ std::string OpenSslReason() {
   return reason.empty() ? "unknown OpenSSL error" : reason;
 }
 
-// OpenSSL's own messages for a missing file are "system lib"; say what
-// the operator can act on, naming the key and the path.
-std::string Unreadable(const char* key, const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "r");
-  if (file == nullptr) {
-    return std::string("tls_server_config.") + key + ": cannot read " + path + ": " +
-           std::generic_category().message(errno);
-  }
-  std::fclose(file);
-  return "";
-}
-
+// Why OpenSSL could not load `path` for `key`, naming both. A file it could
+// not open gets the system's reason ("No such file or directory"; OpenSSL's
+// own is "system lib"), from the errno OpenSSL queues first: the files are
+// opened by OpenSSL alone.
 std::string Rejected(const char* key, const std::string& path, const char* what) {
+  const unsigned long first = ERR_peek_error();
+  if (first != 0 && ERR_SYSTEM_ERROR(first)) {
+    ERR_clear_error();
+    return std::string("tls_server_config.") + key + ": cannot read " + path + ": " +
+           std::generic_category().message(ERR_GET_REASON(first));
+  }
   return std::string("tls_server_config.") + key + ": " + path + ": " + what + ": " + OpenSslReason();
 }
 
@@ -188,7 +184,6 @@ std::string ConfigureCiphers(SSL_CTX* ctx, const WebConfig::Tls& tls) {
 
 std::string ConfigureClientAuth(SSL_CTX* ctx, const WebConfig::Tls& tls) {
   if (!tls.client_ca_file.empty()) {
-    if (auto error = Unreadable("client_ca_file", tls.client_ca_file); !error.empty()) return error;
     if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
       return Rejected("client_ca_file", tls.client_ca_file, "no PEM certificate");
     }
@@ -237,13 +232,11 @@ std::string Configure(SSL_CTX* ctx, const WebConfig::Tls& tls) {
   }
   // Names first: an unknown suite or curve is reported even when a file is wrong too.
   if (auto error = ConfigureCiphers(ctx, tls); !error.empty()) return error;
-  if (auto error = Unreadable("cert_file", tls.cert_file); !error.empty()) return error;
   // A chain file: the server certificate first, then intermediates (as Go's
   // tls.LoadX509KeyPair reads cert_file).
   if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
     return Rejected("cert_file", tls.cert_file, "not a PEM certificate");
   }
-  if (auto error = Unreadable("key_file", tls.key_file); !error.empty()) return error;
   // Without a callback OpenSSL asks for an encrypted key's pass phrase on the
   // terminal, or reads stdin: the daemon would block at start or on SIGHUP.
   // Refusing the key is the answer (no pass phrase is configured).
@@ -258,11 +251,6 @@ std::string Configure(SSL_CTX* ctx, const WebConfig::Tls& tls) {
 }
 
 }  // namespace
-
-std::string CheckTls(const WebConfig::Tls& tls) {
-  auto context = MakeTlsContext(tls);
-  return context.ok() ? "" : context.failure().reason;
-}
 
 kernels::Expected<std::shared_ptr<boost::asio::ssl::context>> MakeTlsContext(const WebConfig::Tls& tls) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());

@@ -19,16 +19,13 @@ class context;
 
 namespace numaprobe::daemon {
 
-// Why `tls` cannot be served ("" if it can): builds a scratch context from
-// it, so an unreadable cert_file, key_file or client_ca_file, a key that does
-// not match the certificate, a file that is not PEM, or a cipher suite or
-// curve OpenSSL lacks is an error naming the key (and the path). Run at start
-// and at every SIGHUP before the running server is touched.
-std::string CheckTls(const WebConfig::Tls& tls);
-
 // The context a TLS listener hands every new connection, the files read now
-// (a SIGHUP builds a new one: renewed certificates take effect). Fails as
-// CheckTls does.
+// (a SIGHUP builds a new one: renewed certificates take effect). An
+// unreadable cert_file, key_file or client_ca_file, a key that does not match
+// the certificate, a file that is not PEM, or a cipher suite or curve OpenSSL
+// lacks is an error naming the key (and the path). HttpServer::Start and
+// Reconfigure build it, once per start or reload, before the running server
+// is touched: building it is the check.
 kernels::Expected<std::shared_ptr<boost::asio::ssl::context>> MakeTlsContext(const WebConfig::Tls& tls);
 
 }  // namespace numaprobe::daemon

@@ -127,6 +127,8 @@ TEST(Http, ServesHealthReadinessMetricsAndErrors) {
   EXPECT_EQ(metrics.Header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
   EXPECT_THAT(metrics.body, HasSubstr("numaprobe_rounds_completed_total 1\n"));
   EXPECT_THAT(metrics.body, HasSubstr("# TYPE process_cpu_seconds_total counter\n"));
+  // The server's own counters, every reason known in advance.
+  EXPECT_THAT(metrics.body, HasSubstr("numaprobe_http_tls_handshake_failures_total{reason=\"protocol\"} 0\n"));
   EXPECT_THAT(metrics.body, Not(HasSubstr("exposer_")));
   EXPECT_EQ(metrics.Header("content-length"), std::to_string(metrics.body.size()));
 

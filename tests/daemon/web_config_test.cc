@@ -148,16 +148,20 @@ TEST(BasicAuth, DecodesBase64) {
   EXPECT_FALSE(DecodeBase64("YQ", out));
 }
 
-// CheckTls reads the files: each problem names the key and the path.
-TEST(CheckTls, NamesTheKeyAndPathOfABadFile) {
+// Building the context reads the files: each problem names the key and the path.
+TEST(MakeTlsContext, NamesTheKeyAndPathOfABadFile) {
   const std::string missing = "/nonexistent/numaprobe-test.pem";
   const std::string not_pem = std::string(NUMAPROBE_FIXTURES) + "/metrics.golden";
   WebConfig::Tls tls;
   tls.cert_file = missing;
   tls.key_file = missing;
-  EXPECT_EQ(CheckTls(tls), "tls_server_config.cert_file: cannot read " + missing + ": No such file or directory");
+  const auto Problem = [&] {
+    auto context = MakeTlsContext(tls);
+    return context.ok() ? std::string() : context.failure().reason;
+  };
+  EXPECT_EQ(Problem(), "tls_server_config.cert_file: cannot read " + missing + ": No such file or directory");
   tls.cert_file = not_pem;
-  EXPECT_THAT(CheckTls(tls), HasSubstr("tls_server_config.cert_file: " + not_pem + ": not a PEM certificate"));
+  EXPECT_THAT(Problem(), HasSubstr("tls_server_config.cert_file: " + not_pem + ": not a PEM certificate"));
 }
 
 }  // namespace

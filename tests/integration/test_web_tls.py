@@ -1,17 +1,21 @@
 """tls_server_config against the real binary, with real curl and openssl
 s_client: HTTPS scrapes, refused protocol versions, mutual TLS, basic auth
-over TLS, certificates taken up on SIGHUP, bad files refused naming the key.
+over TLS, certificates taken up on SIGHUP (each file read once per reload),
+bad files refused naming the key, failed handshakes counted and logged.
 Certificates are made in each test with `openssl req` / `openssl x509` (EC
 P-256: milliseconds each)."""
+import collections
+import ctypes
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 
 import pytest
 
-from daemon import Daemon, write_config, need
+from daemon import Daemon, write_config, need, parse_metrics
 
 # bcrypt ($2y$, cost 10) of "secret", as in test_web_config.py.
 SECRET_HASH = "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O"
@@ -114,6 +118,39 @@ def test_https_scrape_with_the_ca_and_no_plain_http(numaprobe_bin, tmp_path, pki
         assert curl(d.port, ca=pki["ca"][0])[1] == 200
 
 
+def handshake_failures(d, pki, cert=None):
+    """{reason: count} of numaprobe_http_tls_handshake_failures_total, scraped over TLS."""
+    code, status, out = curl(d.port, ca=pki["ca"][0], cert=cert)
+    assert status == 200, out
+    samples = parse_metrics(out[out.index("# HELP"):out.rindex("\n")]).get("numaprobe_http_tls_handshake_failures_total", [])
+    return {labels["reason"]: value for labels, value in samples}
+
+
+def assert_failure_counted_and_logged(d, pki, reason, cert=None):
+    """One failure of `reason` and none of any other, and the warning naming
+    the peer and the reason."""
+    d.wait_for(lambda: handshake_failures(d, pki, cert).get(reason) == 1, what=f"a failed handshake ({reason})")
+    failures = handshake_failures(d, pki, cert)
+    assert failures == {**dict.fromkeys(("timeout", "certificate", "protocol", "closed", "other"), 0), reason: 1}
+    assert re.search(rf"TLS handshake error from 127\.0\.0\.1:\d+: .*\(reason {reason};", d.logs()), d.logs()
+
+
+def test_plain_http_to_the_tls_port_is_counted_and_logged(numaprobe_bin, tmp_path, pki):
+    with start(numaprobe_bin, tmp_path, tls_config(pki)) as d:
+        assert handshake_failures(d, pki)["protocol"] == 0
+        code, status, out = curl(d.port, scheme="http")
+        assert code != 0 and status == 0, out
+        assert_failure_counted_and_logged(d, pki, "protocol")
+
+
+def test_client_without_a_certificate_is_counted_and_logged(numaprobe_bin, tmp_path, pki):
+    extra = f"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: {pki['client_ca'][0]}\n"
+    with start(numaprobe_bin, tmp_path, tls_config(pki, extra)) as d:
+        code, status, out = curl(d.port, ca=pki["ca"][0])
+        assert code != 0 and status == 0, out
+        assert_failure_counted_and_logged(d, pki, "certificate", cert=pki["client"])
+
+
 def test_tls10_and_tls11_refused(numaprobe_bin, tmp_path, pki):
     """The server must refuse TLS 1.0 and 1.1. Debian 12's OpenSSL client
     offers them only at security level 0, hence the cipher string."""
@@ -203,6 +240,53 @@ def test_sighup_takes_up_a_replaced_certificate(numaprobe_bin, tmp_path, pki):
         code, status, out = curl(d.port, ca=new_ca[0])
         assert code == 0 and status == 200, out
         assert curl(d.port, ca=pki["ca"][0])[0] == 60  # the old CA no longer verifies it
+
+
+class FileOpens:
+    """Counts how often files are opened (inotify IN_OPEN), by any process."""
+    IN_OPEN = 0x20
+
+    def __init__(self, *paths):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        assert self.fd >= 0, os.strerror(ctypes.get_errno())
+        self.paths = {}
+        for path in paths:
+            wd = libc.inotify_add_watch(self.fd, str(path).encode(), self.IN_OPEN)
+            assert wd >= 0, os.strerror(ctypes.get_errno())
+            self.paths[wd] = path
+
+    def take(self):
+        """{path: opens} since the last call."""
+        counts = collections.Counter()
+        while True:
+            try:
+                data = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return counts
+            offset = 0
+            while offset < len(data):
+                wd, _mask, _cookie, length = struct.unpack_from("iIII", data, offset)
+                counts[self.paths[wd]] += 1
+                offset += 16 + length
+
+
+def test_sighup_reads_each_certificate_file_once(numaprobe_bin, tmp_path, pki):
+    """A reload builds one TLS context: the check of the files is that build,
+    not a scratch one before it. inotify merges an event into an identical
+    one just before it, so this counts runs of opens: building the context
+    twice (certificate, key, certificate, key) counts 2 each."""
+    with start(numaprobe_bin, tmp_path, tls_config(pki)) as d:
+        opens = FileOpens(*pki["server"])
+        try:
+            for reload in (1, 2):
+                opens.take()
+                d.signal(signal.SIGHUP)
+                d.wait_for(lambda: d.logs().count("web configuration reloaded") == reload, what="the web reload")
+                assert opens.take() == {pki["server"][0]: 1, pki["server"][1]: 1}
+        finally:
+            os.close(opens.fd)
+        assert curl(d.port, ca=pki["ca"][0])[1] == 200
 
 
 def test_bad_key_on_reload_keeps_the_running_server(numaprobe_bin, tmp_path, pki):
