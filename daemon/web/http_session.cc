@@ -166,11 +166,11 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void ShutdownSendAndDrain() {
-    auto& tcp = beast::get_lowest_layer(stream_);
+    auto& connection = beast::get_lowest_layer(stream_);
     ErrorCode ignored;
-    tcp.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+    connection.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
     // One deadline for the whole drain: a client trickling bytes cannot extend it.
-    tcp.expires_after(kDrainTimeout);
+    connection.expires_after(kDrainTimeout);
     buffer_.clear();
     Drain(0);
   }
