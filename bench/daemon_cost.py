@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the daemon costs the host, measured on the real binary (issue 3 targets):
+"""What the daemon costs the host, measured on the real binary:
 
   1. process CPU over a long run at the default budget (config/numaprobe.yaml,
      0.2% of one CPU) vs the budget + 0.05% allowance for everything else;

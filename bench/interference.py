@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the daemon's probes cost a workload running beside them (issue 10).
+"""What the daemon's probes cost a workload running beside them.
 
 Two co-runners (bench/corunner.cc), each pinned to one CPU for --seconds:
   stream - a copy loop over 2 x 128 MiB: bandwidth-bound; reports GB/s;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The daemon's resident memory between and during probes, and the CPU each
-probe run costs with its buffer preparation (issue 10).
+probe run costs with its buffer preparation.
 
 Runs `serve` for --seconds at --duty-cycle (5% by default, so that a few rounds
 fit in a minute; memory does not depend on the duty cycle), samples VmRSS every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What one probe round costs on 2-, 4-, 8- and 16-node hosts (issue 9 item 3),
+"""What one probe round costs on 2-, 4-, 8- and 16-node hosts,
 and what the schedule makes of it at the default budget.
 
 Boots a QEMU guest per topology (tests/vm/vmharness.py; TCG, since KVM does not

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figure yield on a busy host (issue 10): how many probe runs produce a figure.
+"""Figure yield on a busy host: how many probe runs produce a figure.
 
 Scenarios (stress-ng from Debian, started before and stopped after each one):
   idle    - nothing else running;

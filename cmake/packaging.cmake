@@ -49,7 +49,8 @@ if(NOT _homepage MATCHES "^https://[^ ;]+$")
 endif()
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${_homepage}")
 # Depends: derived from the binary's shared libraries by dpkg-shlibdeps
-# (libnuma1, libhwloc15, ...); nothing is listed by hand.
+# (libnuma1, libhwloc15, libssl3, zlib1g, ...; Boost.Asio and Beast are
+# header-only, compiled in); nothing is listed by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 if(CMAKE_CROSSCOMPILING)
   # A cross build's libraries are not dpkg-installed on this machine: the

@@ -35,13 +35,12 @@
     defaultRefreshSeconds: 300,
 
     // NumaProbeLatencyDrift: recent median over baseline, as a fraction.
-    latencyDriftThreshold: 0.05,
+    latencyDriftThreshold: 0.06,
     // NumaProbeBandwidthDrop: recent median under baseline, as a fraction.
-    bandwidthDropThreshold: 0.12,
-    // Both drift alerts: at refresh intervals up to driftHeldMaxRefreshSeconds
-    // the condition has to hold over driftHeldWindow of recent medians.
-    driftHeldWindow: '20m',
-    driftHeldMaxRefreshSeconds: 600,
+    bandwidthDropThreshold: 0.13,
+    // Both drift alerts: how long the recent median must stay beyond the
+    // threshold. No longer hold: the daemon confirms a suspicious figure with
+    // 4 more runs next, so the median already stands on fresh figures.
     driftFor: '5m',
 
     // NumaProbeRemoteLocalRatioOutlier: distance from the cohort median, as a

@@ -24,7 +24,6 @@ namespace numaprobe::kernels {
 namespace {
 
 constexpr std::size_t kSmallPage = 4096;
-constexpr std::size_t kHugePage = 2u << 20;
 // mbind rejects node masks longer than one page of bits.
 constexpr int kMaxNodeId = 4096 * 8 - 2;
 

@@ -17,6 +17,9 @@
 
 namespace numaprobe::kernels {
 
+// The huge page arenas are mapped and aligned in (2 MiB, the PMD size).
+constexpr std::size_t kHugePage = 2u << 20;
+
 struct ArenaSpec {
   std::size_t bytes = 0;  // rounded up to the page size obtained
   int node = -1;          // NUMA node the memory must live on

@@ -5,13 +5,13 @@
 #include <string>
 #include <utility>
 
+#include "kernels/bandwidth_loops.h"
 #include "kernels/bandwidth_run.h"
 #include "kernels/clock.h"
 
 namespace numaprobe::kernels {
 namespace {
 
-constexpr std::size_t kLine = 64;
 constexpr std::size_t kMinBurstBytes = 4096;
 // The buffer must hold this many burst footprints, so that a burst never
 // starts on lines the previous burst may have left in the LLC.

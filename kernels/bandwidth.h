@@ -93,6 +93,9 @@ struct BandwidthRunSpec {
   // was descheduled) gets the burst discarded; after 10x the run gives up with
   // kTimeout instead of spinning on.
   std::chrono::milliseconds barrier_timeout{1000};
+  // The clock's step; 0: measured at the start of the run (timer_resolution.h).
+  // Tests set it to stand for a coarse clock.
+  std::int64_t clock_step_ns = 0;
   const std::atomic<bool>* stop = nullptr;  // checked between bursts
 };
 
@@ -107,6 +110,7 @@ struct BandwidthResult {
   std::uint64_t bytes_total = 0;      // over accepted bursts
   BufferInfo buffer;
   Discards discards;
+  ClockReport clock;
   double cpu_seconds = 0;  // all threads' CPU time, warm-up and barriers included
   // Buffer offset at which each timed burst (accepted or discarded) started:
   // consecutive bursts rotate through the buffer.

@@ -16,7 +16,6 @@ namespace numaprobe::kernels {
 namespace {
 
 constexpr std::size_t kBlock = 256;  // bytes per unrolled iteration
-constexpr std::size_t kLine = 64;
 
 const __m256i* AsVec(const std::byte* p) { return reinterpret_cast<const __m256i*>(p); }
 __m256i* AsVec(std::byte* p) { return reinterpret_cast<__m256i*>(p); }

@@ -17,7 +17,6 @@ namespace numaprobe::kernels {
 namespace {
 
 constexpr std::size_t kBlock = 512;  // bytes per unrolled iteration
-constexpr std::size_t kLine = 64;
 
 const __m512i* AsVec(const std::byte* p) { return reinterpret_cast<const __m512i*>(p); }
 __m512i* AsVec(std::byte* p) { return reinterpret_cast<__m512i*>(p); }

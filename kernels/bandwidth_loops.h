@@ -29,6 +29,12 @@ using WriteLoop = void (*)(std::byte* dst, std::size_t bytes, std::uint64_t patt
 // copy_avx, STREAM copy): stores allocate in cache (write-allocate traffic).
 using CopyLoop = void (*)(std::byte* dst, const std::byte* src, std::size_t bytes);
 
+// One cache line: the unit every loop moves and every burst is a multiple of.
+constexpr std::size_t kLine = 64;
+// What the write loops store: a recognisable word ("numaprob"), so a test can
+// see which bytes a write reached.
+constexpr std::uint64_t kWritePattern = 0x6e756d6170726f62;
+
 struct BandwidthLoops {
   ReadLoop read;
   WriteLoop write;

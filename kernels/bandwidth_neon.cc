@@ -18,7 +18,6 @@ namespace numaprobe::kernels {
 namespace {
 
 constexpr std::size_t kBlock = 128;  // bytes per unrolled iteration
-constexpr std::size_t kLine = 64;
 
 const std::uint64_t* Words(const std::byte* p) { return reinterpret_cast<const std::uint64_t*>(p); }
 std::uint64_t* Words(std::byte* p) { return reinterpret_cast<std::uint64_t*>(p); }

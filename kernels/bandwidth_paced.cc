@@ -8,7 +8,6 @@
 namespace numaprobe::kernels {
 namespace {
 
-constexpr std::uint64_t kWritePattern = 0x6e756d6170726f62;
 // ~0.1-0.5 ms per try: long against the clock's ~25 ns, short enough that
 // most tries fit between two interrupts.
 constexpr std::uint64_t kCalibrationSpins = 1u << 19;

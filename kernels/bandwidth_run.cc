@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -17,15 +18,11 @@
 #include "kernels/pin.h"
 #include "kernels/spin_hint.h"
 #include "kernels/stats.h"
+#include "kernels/thread_start.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
-
-constexpr std::size_t kLine = 64;
-constexpr std::uint64_t kWritePattern = 0x6e756d6170726f62;
-
-// Workers start only once all exist (kOpen), or leave at once (kAbandoned).
-enum class Gate { kClosed, kOpen, kAbandoned };
 
 // Everything one worker thread owns. Written by the worker before it arrives
 // at the barrier (release), read by the leader after seeing the arrival
@@ -58,15 +55,22 @@ class BurstRun {
     // others must not be left waiting at a barrier for it.
     try {
       for (std::size_t t = 0; t < slots_.size(); ++t) threads.emplace_back([this, t] { Work(t); });
-      gate_.store(Gate::kOpen, std::memory_order_release);
+      gate_.store(StartGate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
-      gate_.store(Gate::kAbandoned, std::memory_order_release);
-      result_.outcome = Outcome::kAllocFailed;
-      result_.reason = std::string("starting a measuring thread: ") + e.what();
+      gate_.store(StartGate::kAbandoned, std::memory_order_release);
+      result_.outcome = Outcome::kThreadLimit;
+      result_.reason = "cannot create measuring thread " + std::to_string(threads.size() + 1) + " of " +
+                       std::to_string(slots_.size()) + ": " + e.what();
     }
     for (std::thread& thread : threads) thread.join();
     for (const Slot& slot : slots_) result_.cpu_seconds += static_cast<double>(slot.cpu_ns) * 1e-9;
+    result_.clock = timer_.report();
     if (result_.outcome == Outcome::kOk) {
+      if (std::optional<Failure> coarse = timer_.Verdict("cpu " + std::to_string(spec_.cpus.front()))) {
+        result_.outcome = coarse->outcome;
+        result_.reason = std::move(coarse->reason);
+        return;
+      }
       result_.bytes_per_second = Summarize(rates_);
       result_.bytes_total = result_.bytes_per_burst * rates_.size();
     }
@@ -76,9 +80,7 @@ class BurstRun {
   enum class Burst { kNone, kWarmup, kTimed };
 
   void Work(std::size_t t) {
-    Gate gate;
-    while ((gate = gate_.load(std::memory_order_acquire)) == Gate::kClosed) std::this_thread::yield();
-    if (gate == Gate::kAbandoned) return;
+    if (!AwaitStartGate(gate_)) return;
     Slot& me = slots_[t];
     const std::int64_t cpu_start = ThreadCpuNs();
     me.pin_error = PinCurrentThread(spec_.cpus[t]);
@@ -202,6 +204,7 @@ class BurstRun {
     } else if (!on_time || end <= start_ns_) {
       ++result_.discards.timeout;
     } else {
+      timer_.Accept(end - start_ns_);
       rates_.push_back(static_cast<double>(result_.bytes_per_burst) * 1e9 / static_cast<double>(end - start_ns_));
     }
   }
@@ -241,8 +244,9 @@ class BurstRun {
   const BandwidthRunSpec& spec_;
   BandwidthResult& result_;
   const BandwidthLoops& loops_;
+  TimerCheck timer_ = TimerCheck::Start(spec_.clock_step_ns);  // leader-only after the start
   std::vector<Slot> slots_;
-  std::atomic<Gate> gate_{Gate::kClosed};
+  std::atomic<StartGate> gate_{StartGate::kClosed};
   std::atomic<std::uint64_t> released_{0};
   std::atomic<std::uint64_t> sink_{0};
   // Set by the leader before released_.store(release) and read by workers

@@ -12,7 +12,6 @@ namespace numaprobe::kernels {
 namespace {
 
 constexpr std::size_t kBlock = 128;  // bytes per unrolled iteration
-constexpr std::size_t kLine = 64;
 
 const __m128i* AsVec(const std::byte* p) { return reinterpret_cast<const __m128i*>(p); }
 __m128i* AsVec(std::byte* p) { return reinterpret_cast<__m128i*>(p); }

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <new>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -14,6 +15,8 @@
 #include "kernels/pin.h"
 #include "kernels/spin_hint.h"
 #include "kernels/stats.h"
+#include "kernels/thread_start.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -25,14 +28,6 @@ constexpr unsigned kCheckEvery = 256;
 enum class Wait { kDone, kSampleTimeout, kAbortSample, kQuit };
 
 void SlowPoll() { std::this_thread::sleep_for(std::chrono::microseconds(100)); }
-
-// Threads start only once both exist (kOpen), or leave at once (kAbandoned).
-enum class Gate { kClosed, kOpen, kAbandoned };
-bool AwaitGate(const std::atomic<Gate>& gate) {
-  Gate g;
-  while ((g = gate.load(std::memory_order_acquire)) == Gate::kClosed) std::this_thread::yield();
-  return g == Gate::kOpen;
-}
 
 // The ping-pong, with plain acquire loads and release stores rather than CAS:
 // A only ever writes odd values after seeing an even one and B the reverse, so
@@ -55,21 +50,28 @@ class PingPong {
 
   void Run() {
     total_deadline_ = MonotonicNs() + std::chrono::nanoseconds(spec_.total_timeout).count();
-    // Neither thread starts before both exist (see Gate).
+    // Neither thread starts before both exist (see StartGate).
     std::thread a;
     std::thread b;
     try {
       a = std::thread([this] { RunA(); });
       b = std::thread([this] { RunB(); });
-      gate_.store(Gate::kOpen, std::memory_order_release);
+      gate_.store(StartGate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
-      gate_.store(Gate::kAbandoned, std::memory_order_release);
-      Fail(Outcome::kAllocFailed, std::string("starting a ping-pong thread: ") + e.what());
+      gate_.store(StartGate::kAbandoned, std::memory_order_release);
+      Fail(Outcome::kThreadLimit,
+           std::string("cannot create ping-pong thread ") + (a.joinable() ? "2" : "1") + " of 2: " + e.what());
     }
     if (a.joinable()) a.join();
     if (b.joinable()) b.join();
     result_.cpu_seconds = static_cast<double>(a_cpu_ns_ + b_cpu_ns_) * 1e-9;
-    if (result_.outcome == Outcome::kOk) result_.one_way_seconds = Summarize(one_way_);
+    result_.clock = timer_.report();
+    if (result_.outcome != Outcome::kOk) return;
+    if (std::optional<Failure> coarse =
+            timer_.Verdict("cpus " + std::to_string(spec_.cpu_a) + " and " + std::to_string(spec_.cpu_b))) {
+      return Fail(coarse->outcome, std::move(coarse->reason));
+    }
+    result_.one_way_seconds = Summarize(one_way_);
   }
 
  private:
@@ -130,7 +132,7 @@ class PingPong {
   }
 
   void RunA() {
-    if (!AwaitGate(gate_)) return;
+    if (!AwaitStartGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     if (std::string error = PinCurrentThread(spec_.cpu_a); !error.empty()) {
       Fail(Outcome::kPinFailed, std::move(error));
@@ -203,13 +205,14 @@ class PingPong {
     } else if (!b_clean_) {
       result_.discards += b_why_;
     } else {
+      timer_.Accept(elapsed);
       one_way_.push_back(static_cast<double>(elapsed) * 1e-9 / static_cast<double>(2 * R()));
     }
     return true;
   }
 
   void RunB() {
-    if (!AwaitGate(gate_)) return;
+    if (!AwaitStartGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     b_pin_error_ = PinCurrentThread(spec_.cpu_b);
     b_started_.store(b_pin_error_.empty() ? 1 : 2, std::memory_order_release);
@@ -239,7 +242,7 @@ class PingPong {
   std::atomic<std::uint64_t>* const line_;
   C2cResult& result_;
   std::int64_t total_deadline_ = 0;
-  std::atomic<Gate> gate_{Gate::kClosed};
+  std::atomic<StartGate> gate_{StartGate::kClosed};
   // Control words, each on its own pair of lines (the adjacent-line prefetcher
   // works on 128-byte pairs) so that they never share the measured line.
   alignas(128) std::atomic<std::uint64_t> a_word_{0};  // written by A
@@ -252,7 +255,8 @@ class PingPong {
   Discards b_why_;
   std::int64_t a_cpu_ns_ = 0;  // each thread's CPU time, read after join
   std::int64_t b_cpu_ns_ = 0;
-  std::vector<double> one_way_;  // A only
+  std::vector<double> one_way_;                                // A only
+  TimerCheck timer_ = TimerCheck::Start(spec_.clock_step_ns);  // A only after the start
 };
 
 std::string Validate(const C2cSpec& spec) {

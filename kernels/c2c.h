@@ -23,6 +23,9 @@ struct C2cSpec {
   int max_attempts = 0;                           // 0: 3 * samples
   std::chrono::milliseconds sample_timeout{50};   // a sample is discarded past this
   std::chrono::milliseconds total_timeout{1000};  // the whole run fails with kTimeout past this
+  // The clock's step; 0: measured at the start of the run (timer_resolution.h).
+  // Tests set it to stand for a coarse clock.
+  std::int64_t clock_step_ns = 0;
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -35,6 +38,7 @@ struct C2cResult {
   int round_trips = 0;
   BufferInfo line;  // the page holding the line, with its verified placement
   Discards discards;
+  ClockReport clock;
   double cpu_seconds = 0;  // both threads
 };
 

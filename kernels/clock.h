@@ -1,15 +1,16 @@
-// The clocks probes use. clock_gettime(CLOCK_MONOTONIC) goes through the vDSO
-// (~25 ns), negligible against samples of 10^4+ loads; thread CPU time is what the
-// daemon's duty-cycle budget is charged in.
+// The clocks probes use, read only here. clock_gettime(CLOCK_MONOTONIC) goes
+// through the vDSO (~25 ns), negligible against samples of 10^4+ loads; thread CPU
+// time is what the daemon's duty-cycle budget is charged in.
 //
 // SampleClockNs() times the probes' samples. On x86-64 it is CLOCK_MONOTONIC. On
 // arm64 it reads the virtual counter CNTVCT_EL0 directly (what the vDSO reads
 // too, without its ~20-40 ns of bookkeeping), after an ISB so the read cannot
 // be taken before the instructions ahead of it complete, and scales it by
 // CNTFRQ_EL0. That counter ticks at 1-50 MHz on many parts (a tick of 20 ns
-// to 1 µs): whether a sample spans enough ticks is checked on the clock's
-// measured step like any other clock's. Its epoch is not CLOCK_MONOTONIC's:
-// compare SampleClockNs() only with SampleClockNs().
+// to 1 µs): every run measures the step of SampleClockNs() and refuses samples
+// shorter than 100 steps (timer_resolution.h), so a coarse counter is caught
+// like any other coarse clock. Its epoch is not CLOCK_MONOTONIC's: compare
+// SampleClockNs() only with SampleClockNs().
 #pragma once
 
 #include <time.h>

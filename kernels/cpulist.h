@@ -13,6 +13,13 @@ namespace numaprobe::kernels {
 // Sorted, duplicate-free ids, or a kInvalidSpec failure naming the bad token.
 Expected<std::vector<int>> ParseCpuList(std::string_view text);
 
+// Whether `id` is in the list (any order).
+inline bool ListHas(const std::vector<int>& ids, int id) {
+  for (int x : ids)
+    if (x == id) return true;
+  return false;
+}
+
 // Inverse of ParseCpuList: {0,1,2,3,8} -> "0-3,8".
 std::string FormatCpuList(const std::vector<int>& ids);
 

@@ -18,11 +18,12 @@
 #include "kernels/pin.h"
 #include "kernels/placement.h"
 #include "kernels/stats.h"
+#include "kernels/thread_start.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
 
-constexpr std::size_t kHugePage = 2u << 20;
 constexpr std::size_t kMinDefaultBytes = 16u << 20;
 constexpr std::size_t kMaxDefaultBytes = std::size_t{2} << 30;
 // 64 x 4 KiB pages: multichase found well past 32 pages are needed before no
@@ -55,28 +56,44 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
   void*& cursor = buffer.cursor();
   cursor = Chase(cursor, spec.warmup_loads);
 
+  // Measured here, on the measuring CPU: the step is the clock's as this CPU reads it.
+  TimerCheck timer = TimerCheck::Start(spec.clock_step_ns);
   SampleGuard guard;
   const SamplingResult sampled = SampleAdaptively(
-      {spec.samples, spec.loads_per_sample, spec.max_attempts, spec.max_wall_ns, spec.stop},
-      [&](std::uint64_t loads) -> std::optional<double> {
+      {spec.samples, spec.loads_per_sample, spec.max_attempts, spec.max_wall_ns, spec.stop}, timer,
+      [&](std::uint64_t loads) -> std::optional<std::int64_t> {
         if (buffer.flushed()) buffer.Flush();
         guard.Begin();
         const std::int64_t t0 = SampleClockNs();
         cursor = Chase(cursor, loads);
         const std::int64_t t1 = SampleClockNs();
         if (!guard.Clean(result.discards)) return std::nullopt;
-        return static_cast<double>(t1 - t0) / 1e9;
+        return t1 - t0;
       },
       MonotonicNs);
   result.attempts = sampled.attempts;
   result.shortest_sample_loads = sampled.shortest_units;
+  result.longest_sample_loads = sampled.longest_units;
+  result.clock = timer.report();
   const std::vector<double>& samples = sampled.per_unit;
+  const std::string cpu = "cpu " + std::to_string(spec.cpu);
   if (sampled.cancelled) {
     return finish(Outcome::kCancelled, "stop requested after " + std::to_string(samples.size()) + " samples");
   }
+  if (std::ssize(samples) < spec.samples && sampled.clock_limited) {
+    // The clock, not the machine, kept the run from its samples: samples long
+    // enough to time would cost more than the run's CPU cap (or its deadline).
+    const int cap = spec.max_attempts > 0 ? spec.max_attempts : 3 * spec.samples;
+    result.clock.shortest_sample_seconds = static_cast<double>(sampled.too_short_ns) * 1e-9;
+    return finish(Outcome::kCoarseClock, cpu + ": " + timer.Describe(sampled.too_short_ns) + "; " +
+                                             std::to_string(spec.samples) + " samples of " +
+                                             std::to_string(sampled.needed_units) + " loads do not fit the cap of " +
+                                             std::to_string(cap) + " x " + std::to_string(spec.loads_per_sample) +
+                                             " loads and " + std::to_string(spec.max_wall_ns / 1'000'000) + " ms");
+  }
   if (std::ssize(samples) < spec.samples) {
-    return finish(Outcome::kDisturbed, "cpu " + std::to_string(spec.cpu) + ": only " + std::to_string(samples.size()) +
-                                           " of " + std::to_string(spec.samples) + " samples undisturbed in " +
+    return finish(Outcome::kDisturbed, cpu + ": only " + std::to_string(samples.size()) + " of " +
+                                           std::to_string(spec.samples) + " samples undisturbed in " +
                                            std::to_string(result.attempts) + " attempts (" +
                                            std::to_string(result.discards.context_switch) + " context switches, " +
                                            std::to_string(result.discards.migration) + " migrations)");
@@ -153,14 +170,13 @@ LatencyResult MeasureLatency(LatencyBuffer& buffer, const LatencyRunSpec& spec) 
     return result;
   }
   // A fresh thread, so pinning never changes the caller's affinity.
-  try {
-    std::thread worker(RunPinned, std::ref(buffer), std::cref(spec), std::ref(result));
-    worker.join();
-  } catch (const std::system_error& e) {
-    // Thread creation fails only under resource exhaustion: report, don't crash the daemon.
-    result.outcome = Outcome::kAllocFailed;
-    result.reason = std::string("measuring thread: ") + e.what();
+  auto worker = StartThread("measuring", [&] { RunPinned(buffer, spec, result); });
+  if (!worker.ok()) {
+    result.outcome = worker.failure().outcome;
+    result.reason = worker.failure().reason;
+    return result;
   }
+  worker.value().join();
   return result;
 }
 

@@ -77,7 +77,10 @@ struct LatencyRunSpec {
   // loads_per_sample loads (the CPU cap; 0: 3 * samples) or spent max_wall_ns.
   int max_attempts = 0;
   std::int64_t max_wall_ns = 2'000'000'000;
-  std::size_t reverify_pages = 64;          // random pages re-checked before measuring
+  std::size_t reverify_pages = 64;  // random pages re-checked before measuring
+  // The clock's step; 0: measured at the start of the run (timer_resolution.h).
+  // Tests set it to stand for a coarse clock.
+  std::int64_t clock_step_ns = 0;
   const std::atomic<bool>* stop = nullptr;  // checked between samples
 };
 
@@ -88,12 +91,14 @@ struct LatencyResult {
   SampleStats seconds_per_load;  // median / min / max / MAD over accepted samples
   std::uint64_t loads_per_sample = 0;
   std::uint64_t shortest_sample_loads = 0;  // < loads_per_sample after preemptions
+  std::uint64_t longest_sample_loads = 0;   // > loads_per_sample when the clock needed longer samples
   int attempts = 0;                         // samples chased, accepted or not
   bool flushed = false;                     // the buffer was flushed before each sample
   std::size_t stride = 0;
   std::size_t window_bytes = 0;
   BufferInfo buffer;
   Discards discards;
+  ClockReport clock;
   double cpu_seconds = 0;  // thread CPU time the run cost (warm-up included)
 };
 

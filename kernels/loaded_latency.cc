@@ -133,17 +133,24 @@ LoadedLatencyResult MeasureLoadedLatency(LatencyBuffer& chase, BandwidthBuffer& 
   for (const LoadedLatencyPoint& p : result.points) (result.discards += p.discards) += p.load_discards;
   if (result.outcome != Outcome::kOk) return result;
   // Points are measured even after one was disturbed (a busy moment may
-  // pass); the run is kOk only when all of them, and the reference, are.
-  std::vector<const LoadedLatencyPoint*> disturbed;
-  if (spec.reference_point && result.reference.outcome != Outcome::kOk) disturbed.push_back(&result.reference);
+  // pass); the run is kOk only when all of them, and the reference, are. A
+  // coarse clock is the run's outcome if any point met it: it is the host's
+  // condition, not a moment's.
+  std::vector<const LoadedLatencyPoint*> failed;
+  if (spec.reference_point && result.reference.outcome != Outcome::kOk) failed.push_back(&result.reference);
   for (const LoadedLatencyPoint& p : result.points) {
-    if (p.outcome != Outcome::kOk) disturbed.push_back(&p);
+    if (p.outcome != Outcome::kOk) failed.push_back(&p);
   }
-  if (!disturbed.empty()) {
-    result.outcome = Outcome::kDisturbed;
-    result.reason = std::to_string(disturbed.size()) + " of " +
-                    std::to_string(result.points.size() + (spec.reference_point ? 1 : 0)) +
-                    " points disturbed; first: " + disturbed.front()->reason;
+  if (!failed.empty()) {
+    const auto coarse = std::find_if(failed.begin(), failed.end(),
+                                     [](const LoadedLatencyPoint* p) { return p->outcome == Outcome::kCoarseClock; });
+    const LoadedLatencyPoint* first = coarse != failed.end() ? *coarse : failed.front();
+    result.outcome = first->outcome;
+    result.reason =
+        std::to_string(failed.size()) + " of " + std::to_string(result.points.size() + (spec.reference_point ? 1 : 0)) +
+        " points " +
+        (coarse != failed.end() ? "disturbed or timed too coarsely; first too coarse: " : "disturbed; first: ") +
+        first->reason;
   }
   return result;
 }

@@ -80,12 +80,15 @@ struct LoadedLatencySpec {
   // A load thread must acknowledge a sample boundary within this (it was
   // descheduled otherwise): the sample is discarded as a timeout.
   std::chrono::milliseconds answer_timeout{20};
+  // The clock's step; 0: measured at the start of the run (timer_resolution.h).
+  // Tests set it to stand for a coarse clock.
+  std::int64_t clock_step_ns = 0;
   const std::atomic<bool>* stop = nullptr;  // checked between samples and in every wait
 };
 
 struct LoadedLatencyPoint {
   std::uint32_t delay_ns = 0;
-  Outcome outcome = Outcome::kOk;  // kOk or kDisturbed; figures only when kOk
+  Outcome outcome = Outcome::kOk;  // kOk, kDisturbed or kCoarseClock; figures only when kOk
   std::string reason;
   SampleStats seconds_per_load;       // chase latency over accepted samples
   SampleStats load_bytes_per_second;  // all load threads together, per accepted sample
@@ -114,6 +117,7 @@ struct LoadedLatencyResult {
   LoadedLatencyPoint reference;            // delay_ns == kNoTrafficDelay; n == 0 if not measured
   std::vector<LoadedLatencyPoint> points;  // one per delay attempted, in spec order
   Discards discards;                       // every point's, chase and load side together
+  ClockReport clock;                       // shortest_sample_seconds: of every point's chase samples
   double cpu_seconds = 0;                  // chase and load threads together
 };
 

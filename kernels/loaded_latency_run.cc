@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -18,22 +19,21 @@
 #include "kernels/pin.h"
 #include "kernels/spin_hint.h"
 #include "kernels/stats.h"
+#include "kernels/thread_start.h"
+#include "kernels/timer_resolution.h"
 
 namespace numaprobe::kernels {
 namespace {
 
 // Spins between looks at the clock and the stop flag while waiting: a load
 // thread answers within one unit (~0.05-7 µs), so healthy waits rarely look.
-constexpr unsigned kCheckEvery = 256;
+constexpr unsigned kSpinsPerCheck = 256;
 // A wait longer than this polls slowly, so a descheduled load thread does not
 // make the chase thread burn its CPU.
 constexpr std::int64_t kSpinWaitNs = 1'000'000;
 
-// Threads start only once all exist (kOpen), or leave at once (kAbandoned).
-enum class Gate { kClosed, kOpen, kAbandoned };
-
 // How a wait for the load threads' acknowledgements ended.
-enum class Wait { kDone, kLate, kStopped };
+enum class AckWait { kDone, kLate, kStopped };
 
 class LoadedRun {
  public:
@@ -54,10 +54,11 @@ class LoadedRun {
     try {
       for (std::size_t t = 0; t < slots_.size(); ++t) loads.emplace_back([this, t] { Load(t); });
       chase = std::thread([this] { Lead(); });
-      gate_.store(Gate::kOpen, std::memory_order_release);
+      gate_.store(StartGate::kOpen, std::memory_order_release);
     } catch (const std::system_error& e) {
-      gate_.store(Gate::kAbandoned, std::memory_order_release);
-      Fail(Outcome::kAllocFailed, std::string("starting a measuring thread: ") + e.what());
+      gate_.store(StartGate::kAbandoned, std::memory_order_release);
+      Fail(Outcome::kThreadLimit, "cannot create measuring thread " + std::to_string(loads.size() + 1) + " of " +
+                                      std::to_string(slots_.size() + 1) + ": " + e.what());
     }
     if (chase.joinable()) chase.join();
     control_.quit.store(true, std::memory_order_release);  // already set unless the chase thread never ran
@@ -65,16 +66,12 @@ class LoadedRun {
     double cpu_ns = static_cast<double>(chase_cpu_ns_);
     for (const LoadSlot& slot : slots_) cpu_ns += static_cast<double>(slot.cpu_ns);
     result_.cpu_seconds = cpu_ns * 1e-9;
+    result_.clock = timer_.report();
   }
 
  private:
   static std::int64_t Ns(std::chrono::milliseconds ms) { return std::chrono::nanoseconds(ms).count(); }
   bool Stopped() const { return spec_.stop != nullptr && spec_.stop->load(std::memory_order_relaxed); }
-  bool AwaitGate() const {
-    Gate g;
-    while ((g = gate_.load(std::memory_order_acquire)) == Gate::kClosed) std::this_thread::yield();
-    return g == Gate::kOpen;
-  }
   void Fail(Outcome outcome, std::string reason) {
     result_.outcome = outcome;
     result_.reason = std::move(reason);
@@ -82,7 +79,7 @@ class LoadedRun {
   std::string Cpu(std::size_t t) const { return "load cpu " + std::to_string(spec_.load_cpus[t]); }
 
   void Load(std::size_t t) {
-    if (!AwaitGate()) return;
+    if (!AwaitStartGate(gate_)) return;
     const PacedUnit unit = spec_.traffic == LoadTraffic::kRead ? PacedUnit{1024, 0} : PacedUnit{2048, 1024};
     const std::size_t region = load_.info().bytes / slots_.size() / unit.bytes() * unit.bytes();
     const LoadJob job{spec_.load_cpus[t], &LoopsFor(result_.isa), unit, load_.arena().data() + t * region, region};
@@ -92,7 +89,7 @@ class LoadedRun {
   // ---- Chase thread: leads the sweep. ----
 
   void Lead() {
-    if (!AwaitGate()) return;
+    if (!AwaitStartGate(gate_)) return;
     const std::int64_t cpu_start = ThreadCpuNs();
     Sweep();
     control_.quit.store(true, std::memory_order_release);
@@ -105,12 +102,12 @@ class LoadedRun {
     }
     // Boundary 1 is the start: load threads acknowledge it once pinned and calibrated.
     switch (AwaitAcks(1, Ns(spec_.point_timeout))) {
-      case Wait::kStopped:
+      case AckWait::kStopped:
         return Fail(Outcome::kCancelled, "stop requested while the load threads started");
-      case Wait::kLate:
+      case AckWait::kLate:
         return Fail(Outcome::kTimeout,
                     Cpu(late_) + " did not start within " + std::to_string(spec_.point_timeout.count()) + " ms");
-      case Wait::kDone:
+      case AckWait::kDone:
         break;
     }
     for (std::size_t t = 0; t < slots_.size(); ++t) {
@@ -134,27 +131,27 @@ class LoadedRun {
 
   // Publishes the next sample boundary and waits for every load thread to
   // acknowledge it.
-  Wait Boundary() {
+  AckWait Boundary() {
     control_.boundary.store(++boundary_value_, std::memory_order_release);
     return AwaitAcks(boundary_value_, Ns(spec_.answer_timeout));
   }
 
-  Wait AwaitAcks(std::uint64_t boundary, std::int64_t timeout_ns) {
+  AckWait AwaitAcks(std::uint64_t boundary, std::int64_t timeout_ns) {
     const std::int64_t start = MonotonicNs();
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       for (unsigned spins = 1; slots_[t].ack.load(std::memory_order_acquire) < boundary; ++spins) {
         SpinHint();
-        if (spins % kCheckEvery != 0) continue;
-        if (Stopped()) return Wait::kStopped;
+        if (spins % kSpinsPerCheck != 0) continue;
+        if (Stopped()) return AckWait::kStopped;
         const std::int64_t waited = MonotonicNs() - start;
         if (waited > timeout_ns) {
           late_ = t;
-          return Wait::kLate;
+          return AckWait::kLate;
         }
         if (waited > kSpinWaitNs) std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
     }
-    return Wait::kDone;
+    return AckWait::kDone;
   }
 
   // Whether no load thread was switched out or migrated between the marks it
@@ -179,13 +176,14 @@ class LoadedRun {
   // One sample: boundary, chase, boundary. `clean` says whether every thread
   // (chase and load) ran undisturbed in between; only then is `sample` set.
   struct Sample {
+    std::int64_t ns = 0;  // the chase's duration
     double seconds_per_load = 0;
     double bytes_per_second = 0;
     std::uint64_t bytes = 0;
   };
-  Wait TakeSample(LoadedLatencyPoint& point, bool& clean, Sample& sample) {
+  AckWait TakeSample(LoadedLatencyPoint& point, bool& clean, Sample& sample) {
     clean = false;
-    if (const Wait w = Boundary(); w != Wait::kDone) return w;
+    if (const AckWait w = Boundary(); w != AckWait::kDone) return w;
     if (chase_.flushed()) chase_.Flush();  // see kernels/latency.h: the chase must miss the caches
     opened_.clear();
     for (const LoadSlot& slot : slots_) opened_.push_back(slot.mark);
@@ -194,11 +192,11 @@ class LoadedRun {
     chase_.cursor() = Chase(chase_.cursor(), spec_.loads_per_sample);
     const std::int64_t t1 = SampleClockNs();
     const bool chase_clean = guard_.Clean(point.discards);
-    if (const Wait w = Boundary(); w != Wait::kDone) return w;
+    if (const AckWait w = Boundary(); w != AckWait::kDone) return w;
     // Judged on both sides, so each side's count says how often it was hit.
     const bool loads_clean = LoadsClean(point.load_discards);
-    if (!chase_clean || !loads_clean) return Wait::kDone;
-    sample = {static_cast<double>(t1 - t0) * 1e-9 / static_cast<double>(spec_.loads_per_sample), 0, 0};
+    if (!chase_clean || !loads_clean) return AckWait::kDone;
+    sample = {t1 - t0, static_cast<double>(t1 - t0) * 1e-9 / static_cast<double>(spec_.loads_per_sample), 0, 0};
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       const LoadMark& a = opened_[t];
       const LoadMark& b = slots_[t].mark;
@@ -207,7 +205,7 @@ class LoadedRun {
           static_cast<double>(b.bytes - a.bytes) * 1e9 / static_cast<double>(std::max<std::int64_t>(b.ns - a.ns, 1));
     }
     clean = true;
-    return Wait::kDone;
+    return AckWait::kDone;
   }
 
   LoadedLatencyPoint MeasurePoint(std::uint32_t delay_ns) {
@@ -222,6 +220,7 @@ class LoadedRun {
     const int max_attempts = spec_.max_attempts > 0 ? spec_.max_attempts : 3 * spec_.samples;
     std::vector<double> latency;
     std::vector<double> rate;
+    TimerCheck timer(timer_.step_ns());  // this point's samples, judged on their own
     int attempts = 0;
     while (std::ssize(latency) < spec_.samples) {
       if (Stopped()) return Ended(point, Outcome::kCancelled, where + "stop requested");
@@ -238,9 +237,9 @@ class LoadedRun {
       bool clean = false;
       Sample sample;
       switch (TakeSample(point, clean, sample)) {
-        case Wait::kStopped:
+        case AckWait::kStopped:
           return Ended(point, Outcome::kCancelled, where + "stop requested");
-        case Wait::kLate:
+        case AckWait::kLate:
           ++point.load_discards.timeout;
           // Silent for the whole point: the thread is stuck, not merely slow,
           // and waiting for it at every further point would only burn time.
@@ -250,13 +249,18 @@ class LoadedRun {
                              std::to_string(spec_.point_timeout.count()) + " ms");
           }
           continue;
-        case Wait::kDone:
+        case AckWait::kDone:
           break;
       }
       if (!clean) continue;
+      timer.Accept(sample.ns);
+      timer_.Accept(sample.ns);
       latency.push_back(sample.seconds_per_load);
       rate.push_back(sample.bytes_per_second);
       point.load_bytes += sample.bytes;
+    }
+    if (std::optional<Failure> coarse = timer.Verdict(where + "chase cpu " + std::to_string(spec_.chase_cpu))) {
+      return Ended(point, coarse->outcome, std::move(coarse->reason));
     }
     point.seconds_per_load = Summarize(latency);
     point.load_bytes_per_second = Summarize(rate);
@@ -281,13 +285,14 @@ class LoadedRun {
   LoadedLatencyResult& result_;
   std::vector<LoadSlot> slots_;
   LoadControl control_;
-  std::atomic<Gate> gate_{Gate::kClosed};
+  std::atomic<StartGate> gate_{StartGate::kClosed};
   std::atomic<std::uint64_t> sink_{0};  // keeps the load threads' loads observable
   // Chase-thread-only state (read by Run() after join).
   std::uint64_t boundary_value_ = 1;
   std::size_t late_ = 0;  // the load thread a kLate wait gave up on
   std::vector<LoadMark> opened_;
   SampleGuard guard_;
+  TimerCheck timer_ = TimerCheck::Start(spec_.clock_step_ns);  // every point's samples
   std::int64_t chase_cpu_ns_ = 0;
 };
 

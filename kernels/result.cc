@@ -26,6 +26,10 @@ std::string_view OutcomeName(Outcome outcome) {
       return "timeout";
     case Outcome::kCancelled:
       return "cancelled";
+    case Outcome::kCoarseClock:
+      return "coarse_clock";
+    case Outcome::kThreadLimit:
+      return "thread_limit";
   }
   return "unknown";
 }

@@ -28,7 +28,14 @@ enum class Outcome {
   kDisturbed,            // too many samples discarded (context switch, migration)
   kTimeout,              // a partner thread did not answer in time (c2c)
   kCancelled,            // the caller's stop flag was raised
+  kCoarseClock,          // samples spanned too few steps of the clock for a 1% figure (timer_resolution.h)
+  kThreadLimit,          // a thread the measurement needs could not be created (task limit)
 };
+inline constexpr Outcome kAllOutcomes[] = {
+    Outcome::kOk,         Outcome::kInvalidSpec,       Outcome::kNotAllowed,          Outcome::kAllocFailed,
+    Outcome::kBindFailed, Outcome::kPlacementMismatch, Outcome::kPlacementUnverified, Outcome::kPinFailed,
+    Outcome::kDisturbed,  Outcome::kTimeout,           Outcome::kCancelled,           Outcome::kCoarseClock,
+    Outcome::kThreadLimit};
 
 std::string_view OutcomeName(Outcome outcome);
 
@@ -103,6 +110,16 @@ struct SampleStats {
   double max = 0;
   double mad = 0;  // median absolute deviation from the median (unscaled)
   std::size_t n = 0;
+};
+
+// How finely the clock timed a run's samples (kernels/timer_resolution.h):
+// reported with every figure, so a reader can tell a quantised one.
+struct ClockReport {
+  double resolution_seconds = 0;  // smallest step of the clock, measured at the start of the run
+  // The shortest accepted sample (0 if none); with kCoarseClock, the sample
+  // the clock could not time.
+  double shortest_sample_seconds = 0;
+  std::int64_t min_steps_per_sample = 0;
 };
 
 // What backs a measured buffer: reported with every memory figure.

@@ -27,6 +27,32 @@ void CliFlagRegistry::AddCount(const std::string& flag, std::uint64_t& value, st
   app_.add_option(flag, value, help)->check(CLI::Range(min, max));
 }
 
+void CliFlagRegistry::AddSize(const std::string& flag, std::size_t& value, const std::string& help) {
+  app_.add_option(flag, value, help)->transform(SizeFlag());
+}
+
+void CliFlagRegistry::AddCountChoice(const std::string& flag, std::size_t& value,
+                                     const std::vector<std::size_t>& allowed, const std::string& help) {
+  app_.add_option(flag, value, help)->check(CLI::IsMember(allowed));
+}
+
+// ENUM, as CLI11 calls an option of an enum type: the help reads the same as
+// for a flag bound to the enum itself.
+void CliFlagRegistry::AddEnum(const std::string& flag, const std::map<std::string, int>& by_name,
+                              std::function<void(int)> store, const std::string& help) {
+  app_.add_option_function<int>(flag, std::move(store), help)
+      ->transform(CLI::CheckedTransformer(by_name, CLI::ignore_case))
+      ->type_name("ENUM");
+}
+
+void CliFlagRegistry::AddEnumList(const std::string& flag, const std::map<std::string, int>& by_name,
+                                  std::function<void(const std::vector<int>&)> store, const std::string& help) {
+  app_.add_option_function<std::vector<int>>(flag, std::move(store), help)
+      ->delimiter(',')
+      ->transform(CLI::CheckedTransformer(by_name, CLI::ignore_case))
+      ->type_name("ENUM");
+}
+
 void CliFlagRegistry::AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
                                  const std::string& help) {
   app_.add_option(flag, value, help)->delimiter(',')->check(CLI::Range(min, max));

@@ -14,6 +14,13 @@ class CliFlagRegistry final : public FlagRegistry {
   void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) override;
   void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
                 const std::string& help) override;
+  void AddSize(const std::string& flag, std::size_t& value, const std::string& help) override;
+  void AddCountChoice(const std::string& flag, std::size_t& value, const std::vector<std::size_t>& allowed,
+                      const std::string& help) override;
+  void AddEnum(const std::string& flag, const std::map<std::string, int>& by_name, std::function<void(int)> store,
+               const std::string& help) override;
+  void AddEnumList(const std::string& flag, const std::map<std::string, int>& by_name,
+                   std::function<void(const std::vector<int>&)> store, const std::string& help) override;
   void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max, const std::string& help) override;
   void AddChoices(const std::string& flag, std::vector<std::string>& value, const std::vector<std::string>& choices,
                   const std::string& help) override;

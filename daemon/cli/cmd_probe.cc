@@ -20,6 +20,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/config_values.h"
 #include "daemon/output/json_report.h"
+#include "daemon/output/json_text.h"
 #include "daemon/output/svg_plot.h"
 #include "daemon/output/table_report.h"
 #include "daemon/probing/buffer_pool.h"
@@ -43,8 +44,6 @@ std::map<std::string, E> ByName(const E (&values)[N], std::string_view (*name)(E
   return by_name;
 }
 const std::map<std::string, k::PagePolicy> kPagePolicies = ByName(k::kAllPagePolicies, k::PagePolicyName);
-const std::map<std::string, k::BandwidthOp> kOps = ByName(k::kAllBandwidthOps, k::BandwidthOpName);
-const std::map<std::string, k::Isa> kIsas = ByName(k::kAllIsas, k::IsaName);
 
 // The kinds `numaprobe probe` runs without --tests, and every kind's name.
 std::vector<std::string> DefaultTests() {
@@ -76,7 +75,6 @@ struct ProbeCommand {
   // daemon's memory budget does not apply to a one-shot run.
   BufferSettings buffers = UnlimitedBuffers(BufferSettingsFrom(Config{}));
   ProbeSettings settings = ProbeSettingsFrom(Config{});
-  std::vector<k::BandwidthOp> ops = settings.ops;
   std::string lock_file = kDefaultProbeLockFile;
 
   void Register(CLI::App& sub) {
@@ -89,30 +87,6 @@ struct ProbeCommand {
                    "Write the curves of probes that draw one (loaded_latency) to this file as an SVG plot");
     sub.add_option("--pages", buffers.pages, "Page size policy: auto (hugetlb, then THP, then 4 KiB), hugetlb, thp, 4k")
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
-    sub.add_option("--stride", buffers.stride, "Latency: bytes between chased elements (power of two, 64-4096)")
-        ->check(CLI::IsMember({64, 128, 256, 512, 1024, 2048, 4096}));
-    sub.add_option(
-           "--latency-buffer", buffers.latency_bytes,
-           "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)")
-        ->transform(SizeFlag());
-    sub.add_option("--samples", settings.latency.samples, "Latency and core-to-core samples per pair")
-        ->check(CLI::Range(1, 1000));
-    sub.add_option("--loads", settings.latency.loads_per_sample, "Latency: dependent loads per sample")
-        ->check(CLI::Range(std::uint64_t{100}, std::uint64_t{1'000'000'000}));
-    sub.add_option("--bandwidth-buffer", buffers.bandwidth_bytes, "Bandwidth buffer size per node, e.g. 512MiB")
-        ->transform(SizeFlag());
-    sub.add_option("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB")
-        ->transform(SizeFlag());
-    sub.add_option("--bursts", settings.bandwidth.bursts, "Bandwidth: bursts per estimate")->check(CLI::Range(1, 1000));
-    sub.add_option("--ops", ops, "Bandwidth operations")
-        ->delimiter(',')
-        ->transform(CLI::CheckedTransformer(kOps, CLI::ignore_case));
-    sub.add_option("--threads", settings.bandwidth_threads, "Bandwidth: pinned threads per measurement")
-        ->check(CLI::Range(1, 1024));
-    sub.add_option("--isa", settings.bandwidth.isa, "Bandwidth: instruction set (auto never picks avx512 or sve)")
-        ->transform(CLI::CheckedTransformer(kIsas, CLI::ignore_case));
-    sub.add_option("--round-trips", settings.c2c.round_trips, "Core-to-core: round trips per sample")
-        ->check(CLI::Range(10, 10'000'000));
     sub.add_option("--lock-file", lock_file,
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
     CliFlagRegistry flags(sub);
@@ -142,13 +116,9 @@ struct ProbeCommand {
 
   bool Wants(const std::string& test) const { return std::find(tests.begin(), tests.end(), test) != tests.end(); }
 
-  // Flags that set one value for several consumers: --samples counts
-  // core-to-core samples too, --loads sizes the buffers' flushes, and --ops
-  // is parsed apart because CLI11 cannot bind a vector inside the settings.
+  // Settings a kind takes from another kind's flag.
   void ApplySharedFlags() {
-    settings.c2c.samples = settings.latency.samples;
-    buffers.loads_per_sample = settings.latency.loads_per_sample;
-    settings.ops = ops;
+    for (const ProbeKind* kind : ProbeTable()) kind->AfterFlags(settings);
   }
 
   // The host-wide lock shared with the daemon. A missing lock directory (no
@@ -211,7 +181,7 @@ struct ProbeCommand {
     Measure(topology, *lock, ListRuns(topology, p), report);
     if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {
-      std::cout << ReportToJson(report, topology, p).dump(2) << '\n';
+      std::cout << JsonText(ReportToJson(report, topology, p)) << '\n';
     } else {
       std::cout << FormatReport(report);
     }

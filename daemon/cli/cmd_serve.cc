@@ -1,6 +1,6 @@
 // `numaprobe serve`: the long-running exporter. The main thread owns signals
-// (SIGTERM/SIGINT stop, SIGHUP reloads); the scheduler thread probes; civetweb
-// threads serve HTTP from the ResultStore.
+// (SIGTERM/SIGINT stop, SIGHUP reloads); the scheduler thread probes; the
+// HTTP server's threads serve from the ResultStore.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -16,12 +16,12 @@
 #include "daemon/common/wall_clock.h"
 #include "daemon/config/config.h"
 #include "daemon/config/web_config.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
 #include "daemon/web/http.h"
 #include "daemon/web/request_route.h"
-#include "daemon/web/tls_options.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -45,7 +45,10 @@ std::optional<Config> LoadChecked(const std::string& path) {
 }
 
 // Loads a web config (--web.config.file), logging every error; nullopt keeps
-// the old one. "" is plain HTTP without authentication.
+// the old one. "" is plain HTTP without authentication. The TLS files it
+// names are read once, by the HttpServer that serves them (Start, or
+// Reconfigure on SIGHUP), which names a bad one and keeps the running
+// configuration: a separate check here would read every file twice.
 std::optional<WebConfig> LoadWebChecked(const std::string& path) {
   if (path.empty()) return WebConfig{};
   WebConfigResult result = LoadWebConfigFile(path);
@@ -53,18 +56,7 @@ std::optional<WebConfig> LoadWebChecked(const std::string& path) {
     for (const auto& e : *errors) spdlog::error("{}: {}", path, e.ToString());
     return std::nullopt;
   }
-  WebConfig web = std::get<WebConfig>(std::move(result));
-  if (web.tls) {
-    // The certificate files are read here, so a bad one fails the start or
-    // the reload before the running server is touched.
-    std::string error = LoadCivetwebOpenSsl();
-    if (error.empty()) error = CheckTls(*web.tls);
-    if (!error.empty()) {
-      spdlog::error("{}: {}", path, error);
-      return std::nullopt;
-    }
-  }
-  return web;
+  return std::get<WebConfig>(std::move(result));
 }
 
 // What a started daemon owns. A local of ServeCommand::Run, so its members
@@ -84,11 +76,6 @@ int NextSignal(const sigset_t& signals) {
     int sig = 0;
     if (sigwait(&signals, &sig) == 0) return sig;
   }
-}
-
-// "HOST:0" -> "HOST:PORT": the listener a restart binds again.
-std::string WithPort(const std::string& address, int port) {
-  return address.substr(0, address.rfind(':') + 1) + std::to_string(port);
 }
 
 struct ServeCommand {
@@ -153,18 +140,20 @@ struct ServeCommand {
   // hooks themselves are malformed.
   static bool ReportTestHooks() {
     TestHooks hooks;
-    if (auto error = ReadTestHooks(hooks); !error.empty()) {
+    if (auto error = ReadTestHooks(hooks, TestScaledKinds()); !error.empty()) {
       spdlog::error("{}", error);
       return false;
     }
     for (const auto& [field, value] : hooks.host_overrides) {
       spdlog::error("TEST MODE: host fact {} overridden to \"{}\" (NUMAPROBE_TEST_HOST_OVERRIDES)", field, value);
     }
+    if (!hooks.fact_root.empty()) {
+      spdlog::error("TEST MODE: host facts read from {} instead of /proc and /sys (NUMAPROBE_TEST_FACT_ROOT)",
+                    hooks.fact_root);
+    }
     if (hooks.fault_injection_active()) {
-      spdlog::error(
-          "TEST FAULT INJECTION ACTIVE: latency figures x{}, bandwidth figures x{}; these figures are fake "
-          "(numaprobe_test_fault_injection_active 1)",
-          hooks.latency_scale, hooks.bandwidth_scale);
+      spdlog::error("TEST FAULT INJECTION ACTIVE: {}; these figures are fake (numaprobe_test_fault_injection_active 1)",
+                    hooks.DescribeScales(" figures"));
     }
     return true;
   }
@@ -188,7 +177,10 @@ struct ServeCommand {
     }
     running.server = std::move(server).value();
     for (int port : running.server->ListeningPorts()) spdlog::info("Listening on port {}", port);
-    running.scheduler->Start();
+    if (const std::string failed = running.scheduler->Start(); !failed.empty()) {
+      spdlog::error("cannot start probing: {}", failed);
+      return false;
+    }
     SdNotify("READY=1\nSTATUS=Probing");
     return true;
   }
@@ -200,7 +192,7 @@ struct ServeCommand {
     SdNotify("RELOADING=1");
     spdlog::info("Received SIGHUP, reloading {}", config_file.empty() ? "(built-in defaults)" : config_file);
     std::optional<Config> next = LoadChecked(config_file);
-    const bool web_ok = ReloadWeb(running.server, running.store);
+    const bool web_ok = ReloadWeb(*running.server);
     running.store.Update([&](Snapshot& s) {
       s.config_reload_successful = next.has_value() && web_ok;
       if (next) s.config_reload_unix_seconds = UnixNow();
@@ -237,47 +229,28 @@ struct ServeCommand {
     return kExitOk;
   }
 
-  // SIGHUP for --web.config.file: a changed, valid file restarts the HTTP
-  // server with it (connections in flight finish first; the listening sockets
-  // are closed for the milliseconds of the restart). An invalid file keeps
-  // the running one.
-  bool ReloadWeb(std::unique_ptr<HttpServer>& server, const ResultStore& store) {
+  // SIGHUP for --web.config.file: a changed, valid file applies to every
+  // request from now on (HttpServer::Reconfigure: the listeners stay open and
+  // responses in flight finish). An invalid file keeps the running one.
+  bool ReloadWeb(HttpServer& server) {
     if (web_config_file.empty()) return true;
     std::optional<WebConfig> next = LoadWebChecked(web_config_file);
     if (!next) {
       spdlog::error("web config reload failed: keeping the running web configuration");
       return false;
     }
-    // With TLS, an unchanged file still restarts the server: the certificate
-    // files it names may have been replaced in place (cert-manager, certbot),
-    // and OpenSSL read them only at start.
+    // With TLS, an unchanged file is still applied: the certificate files it
+    // names may have been replaced in place (cert-manager, certbot), and
+    // OpenSSL reads them only when a context is made.
     if (*next == http.web && !next->tls) return true;
-    HttpOptions options = http;
-    options.web = *next;
-    // Same ports as now, so a ":0" test listener keeps its port.
-    const std::vector<int> ports = server->ListeningPorts();
-    for (std::size_t i = 0; i < options.listen_addresses.size() && i < ports.size(); ++i) {
-      options.listen_addresses[i] = WithPort(options.listen_addresses[i], ports[i]);
+    if (std::string problem = server.Reconfigure(*next); !problem.empty()) {
+      spdlog::error("{}: {}", web_config_file, problem);
+      spdlog::error("web config reload failed: keeping the running web configuration");
+      return false;
     }
-    server.reset();
-    auto started = HttpServer::Start(options, store);
-    if (started.ok()) {
-      server = std::move(started).value();
-      http.web = *next;
-      spdlog::info("web configuration reloaded");
-      return true;
-    }
-    spdlog::error("web config reload failed: {}; restarting with the running web configuration",
-                  started.failure().reason);
-    HttpOptions old = options;
-    old.web = http.web;
-    auto restarted = HttpServer::Start(old, store);
-    if (!restarted.ok()) {
-      spdlog::critical("cannot serve HTTP any more: {}", restarted.failure().reason);
-      std::_Exit(kExitFailure);
-    }
-    server = std::move(restarted).value();
-    return false;
+    http.web = *next;
+    spdlog::info("web configuration reloaded");
+    return true;
   }
 };
 

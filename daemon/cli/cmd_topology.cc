@@ -7,6 +7,7 @@
 #include "daemon/cli/commands.h"
 #include "daemon/cli/plan_flags.h"
 #include "daemon/output/json_report.h"
+#include "daemon/output/json_text.h"
 #include "daemon/output/table_report.h"
 #include "kernels/topology.h"
 
@@ -23,7 +24,7 @@ struct TopologyCommand {
     if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
     const auto& [topology, built] = std::get<HostPlan>(host);
     if (format == "json") {
-      std::cout << TopologyToJson(topology, built).dump(2) << '\n';
+      std::cout << JsonText(TopologyToJson(topology, built)) << '\n';
     } else {
       std::cout << FormatTopology(topology, built);
     }

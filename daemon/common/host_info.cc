@@ -2,10 +2,17 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string_view>
 
+#include <fmt/format.h>
+
+#include "daemon/common/printable_text.h"
+#include "daemon/common/sysfs_values.h"
+#include "kernels/cpulist.h"
 #include "kernels/file_read.h"
 
 namespace numaprobe::daemon {
@@ -13,12 +20,31 @@ namespace {
 
 using kernels::ReadFirstLine;
 
-// "always [madvise] never" -> "madvise"
-std::string BracketedChoice(const std::string& line) {
-  const auto open = line.find('[');
-  const auto close = line.find(']', open);
-  if (open == std::string::npos || close == std::string::npos) return line;
-  return line.substr(open + 1, close - open - 1);
+std::string Hypervisor(const std::string& sys_root, bool virtualized) {
+  if (!virtualized) return "none";
+  if (std::string type = ReadFirstLine(sys_root + "/hypervisor/type"); !type.empty()) return type;
+  const std::string vendor = ReadFirstLine(sys_root + "/class/dmi/id/sys_vendor");
+  const std::string product = ReadFirstLine(sys_root + "/class/dmi/id/product_name");
+  if (vendor.empty() && product.empty()) return "unknown";
+  return vendor.empty() || product.empty() ? vendor + product : vendor + " " + product;
+}
+
+// The most CPU-bearing nodes any package holds (the first CPU of each node
+// names its package).
+std::string NodesPerPackage(const std::string& sys_root) {
+  const std::string nodes = sys_root + "/devices/system/node";
+  std::map<unsigned long long, int> per_package;
+  for (const int node : NumberedEntries(nodes, "node")) {
+    const auto cpus = kernels::ParseCpuList(ReadFirstLine(fmt::format("{}/node{}/cpulist", nodes, node)));
+    if (!cpus.ok() || cpus.value().empty()) continue;
+    const auto package = ReadNumber(
+        fmt::format("{}/devices/system/cpu/cpu{}/topology/physical_package_id", sys_root, cpus.value().front()));
+    if (!package) return "unknown";
+    ++per_package[*package];
+  }
+  int most = 0;
+  for (const auto& [package, count] : per_package) most = std::max(most, count);
+  return most == 0 ? "unknown" : std::to_string(most);
 }
 
 }  // namespace
@@ -41,8 +67,15 @@ HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root
   if (uname(&uts) == 0) info.kernel = uts.release;
   info.firmware = ReadFirstLine(sys_root + "/class/dmi/id/bios_version");
   if (info.firmware.empty()) info.firmware = "unknown";
+  info.hypervisor = Hypervisor(sys_root, info.virtualized);
+  info.nodes_per_package = NodesPerPackage(sys_root);
+  info.hmat = ReadHmat(sys_root);
   info.thp = BracketedChoice(ReadFirstLine(sys_root + "/kernel/mm/transparent_hugepage/enabled"));
   info.clocksource = ReadFirstLine(sys_root + "/devices/system/clocksource/clocksource0/current_clocksource");
+  for (std::string* text : {&info.cpu_model, &info.microcode, &info.kernel, &info.firmware, &info.thp,
+                            &info.clocksource, &info.hypervisor, &info.nodes_per_package}) {
+    *text = PrintableText(*text);
+  }
   return info;
 }
 

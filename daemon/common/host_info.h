@@ -3,6 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "daemon/common/hmat.h"
 
 namespace numaprobe::daemon {
 
@@ -14,6 +17,13 @@ struct HostInfo {
   std::string thp;           // the bracketed mode of transparent_hugepage/enabled
   std::string clocksource;   // current clocksource (tsc; kvm-clock/hpet are slower)
   bool virtualized = false;  // the CPUID hypervisor bit, as /proc/cpuinfo's "hypervisor" flag
+  // "none" on bare metal; else /sys/hypervisor/type (xen) or the DMI vendor
+  // and product ("QEMU Standard PC (i440FX + PIIX, 1996)").
+  std::string hypervisor;
+  // CPU-bearing NUMA nodes per package: the SNC (Intel) or NPS (AMD) mode,
+  // "1" without one; "unknown" if sysfs does not say.
+  std::string nodes_per_package;
+  std::vector<HmatTarget> hmat;  // the firmware's advertised figures (hmat.h)
 };
 
 // `proc_root` and `sys_root` let tests read fixture trees.

@@ -1,5 +1,6 @@
 #include "daemon/common/test_hooks.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -12,10 +13,15 @@ namespace {
 
 constexpr const char* kMode = "NUMAPROBE_TEST_MODE";
 constexpr const char* kOverrides = "NUMAPROBE_TEST_HOST_OVERRIDES";
-constexpr const char* kScaleLatency = "NUMAPROBE_TEST_SCALE_LATENCY";
-constexpr const char* kScaleBandwidth = "NUMAPROBE_TEST_SCALE_BANDWIDTH";
+constexpr const char* kFactRoot = "NUMAPROBE_TEST_FACT_ROOT";
 
-std::string ParseScale(const char* name, const char* text, double& out) {
+std::string ScaleVariable(const std::string& kind) {
+  std::string name = "NUMAPROBE_TEST_SCALE_";
+  for (char c : kind) name += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+std::string ParseScale(const std::string& name, const char* text, double& out) {
   char* end = nullptr;
   const double value = std::strtod(text, &end);
   if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0 || value > 100) {
@@ -27,24 +33,44 @@ std::string ParseScale(const char* name, const char* text, double& out) {
 
 }  // namespace
 
-std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
+std::string TestHooks::DescribeScales(std::string_view what) const {
+  std::string text;
+  for (const auto& [kind, factor] : scales) {
+    text += fmt::format("{}{}{} x{}", text.empty() ? "" : ", ", kind, what, factor);
+  }
+  return text;
+}
+
+std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vector<std::string>& scaled_kinds) {
   hooks = TestHooks{};
   const char* overrides = getenv(kOverrides);
-  const char* scale_latency = getenv(kScaleLatency);
-  const char* scale_bandwidth = getenv(kScaleBandwidth);
-  if (overrides == nullptr && scale_latency == nullptr && scale_bandwidth == nullptr) return "";
+  const char* fact_root = getenv(kFactRoot);
+  std::string variables = kOverrides;
+  bool any = overrides != nullptr || fact_root != nullptr;
+  for (const std::string& kind : scaled_kinds) {
+    const std::string variable = ScaleVariable(kind);
+    variables += ", " + variable;
+    any = any || getenv(variable.c_str()) != nullptr;
+  }
+  if (!any) return "";
   const char* mode = getenv(kMode);
   if (mode == nullptr || std::string(mode) != "1") {
     return fmt::format(
-        "test-only hooks ({}, {}, {}) are set but {}=1 is not: refusing to run with faked host facts "
+        "test-only hooks ({}, {}) are set but {}=1 is not: refusing to run with faked host facts "
         "or figures outside tests",
-        kOverrides, kScaleLatency, kScaleBandwidth, kMode);
+        variables, kFactRoot, kMode);
   }
-  if (scale_latency != nullptr) {
-    if (auto error = ParseScale(kScaleLatency, scale_latency, hooks.latency_scale); !error.empty()) return error;
+  for (const std::string& kind : scaled_kinds) {
+    double factor = 1;
+    const std::string variable = ScaleVariable(kind);
+    if (const char* text = getenv(variable.c_str()); text != nullptr) {
+      if (auto error = ParseScale(variable, text, factor); !error.empty()) return error;
+    }
+    hooks.scales.emplace_back(kind, factor);
   }
-  if (scale_bandwidth != nullptr) {
-    if (auto error = ParseScale(kScaleBandwidth, scale_bandwidth, hooks.bandwidth_scale); !error.empty()) return error;
+  if (fact_root != nullptr) {
+    if (fact_root[0] != '/') return fmt::format("{}={}: expected an absolute directory", kFactRoot, fact_root);
+    hooks.fact_root = fact_root;
   }
   if (overrides != nullptr) {
     static const std::set<std::string> kFields = {"kernel", "microcode", "firmware", "cpu_model", "numaprobe_version"};
@@ -65,8 +91,14 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv) {
   return "";
 }
 
-std::string ReadTestHooks(TestHooks& hooks) {
-  return ReadTestHooks(hooks, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+std::string ReadTestHooks(TestHooks& hooks, const std::vector<std::string>& scaled_kinds) {
+  return ReadTestHooks(
+      hooks, [](const char* name) { return static_cast<const char*>(std::getenv(name)); }, scaled_kinds);
+}
+
+FactRoots FactRootsOf(const TestHooks& hooks) {
+  if (hooks.fact_root.empty()) return FactRoots{};
+  return FactRoots{hooks.fact_root + "/proc", hooks.fact_root + "/sys"};
 }
 
 void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host) {

@@ -2,7 +2,11 @@
 // a changed host (a new kernel, microcode, ...) or regressed figures without
 // changing the machine:
 //   NUMAPROBE_TEST_HOST_OVERRIDES="kernel=6.6.13-amd64,microcode=0x2"
-//   NUMAPROBE_TEST_SCALE_LATENCY=1.15, NUMAPROBE_TEST_SCALE_BANDWIDTH=0.8
+//   NUMAPROBE_TEST_SCALE_<KIND>=1.15: multiplies the figures of a kind that
+//   allows it (the caller passes those kinds' names; the variable is the name
+//   in upper case)
+//   NUMAPROBE_TEST_FACT_ROOT=DIR: host facts (host_info.h, runtime_facts.h,
+//   hmat.h) are read from DIR/proc and DIR/sys, a fixture tree a test edits
 // They are honoured only together with NUMAPROBE_TEST_MODE=1; set without it
 // they are an error (`serve` refuses to start), so a production host cannot
 // run with faked figures by accident.
@@ -11,26 +15,42 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "daemon/common/host_info.h"
+#include "daemon/common/runtime_facts.h"
 
 namespace numaprobe::daemon {
 
 struct TestHooks {
   // field -> value: kernel, microcode, firmware, cpu_model, numaprobe_version.
   std::map<std::string, std::string> host_overrides;
-  double latency_scale = 1;    // multiplies every latency figure
-  double bandwidth_scale = 1;  // multiplies every bandwidth figure
-  bool fault_injection_active() const { return latency_scale != 1 || bandwidth_scale != 1; }
-  bool active() const { return fault_injection_active() || !host_overrides.empty(); }
+  // (kind name, factor) for every scalable kind, in the caller's order; 1: unscaled.
+  std::vector<std::pair<std::string, double>> scales;
+  bool fault_injection_active() const {
+    for (const auto& [kind, factor] : scales) {
+      if (factor != 1) return true;
+    }
+    return false;
+  }
+  // "latency x1.15, bandwidth x1" (`what` after each name: " figures" or "").
+  std::string DescribeScales(std::string_view what) const;
+  std::string fact_root;  // "" : the real /proc and /sys
+  bool active() const { return fault_injection_active() || !host_overrides.empty() || !fact_root.empty(); }
 };
 
 using GetEnv = std::function<const char*(const char*)>;
 
 // Fills `hooks` from the environment; returns "" or an error naming the
 // variable (a hook without NUMAPROBE_TEST_MODE=1, a malformed value).
-std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv);
-std::string ReadTestHooks(TestHooks& hooks);
+// `scaled_kinds`: the kinds a NUMAPROBE_TEST_SCALE_<KIND> variable may scale.
+std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vector<std::string>& scaled_kinds);
+std::string ReadTestHooks(TestHooks& hooks, const std::vector<std::string>& scaled_kinds);
+
+// Where host facts are read: the fixture tree of NUMAPROBE_TEST_FACT_ROOT, else /proc and /sys.
+FactRoots FactRootsOf(const TestHooks& hooks);
 
 // Applies the overrides of the HostInfo fields (kernel, microcode, firmware, cpu_model).
 void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host);

@@ -73,7 +73,7 @@ struct Config {
     bool operator==(const Memory&) const = default;
   } memory;
   struct Baseline {
-    int rounds = 5;  // complete rounds whose medians form the baseline
+    int rounds = 15;  // complete rounds whose medians form the baseline (docs/detection.md)
     bool operator==(const Baseline&) const = default;
   } baseline;
   std::string state_directory = "/var/lib/numaprobe";

@@ -14,16 +14,10 @@ namespace {
 
 int LineOf(const YAML::Node& node) { return node.Mark().is_null() ? 0 : node.Mark().line + 1; }
 
-// Keys of the exporter-toolkit format that numaprobe's TLS layer (civetweb +
-// OpenSSL) does not implement: refused by name rather than ignored, so an
-// operator never believes a restriction is in force when it is not.
-constexpr std::array<std::string_view, 7> kUnsupportedTls = {"cert",
-                                                             "key",
-                                                             "client_ca",
-                                                             "client_allowed_sans",
-                                                             "cipher_suites",
-                                                             "prefer_server_cipher_suites",
-                                                             "curve_preferences"};
+// Keys of the exporter-toolkit format numaprobe does not implement (the
+// inline PEM variants of the *_file keys): refused by name rather than
+// ignored, so an operator never believes a setting is in force when it is not.
+constexpr std::array<std::string_view, 3> kUnsupportedTls = {"cert", "key", "client_ca"};
 
 // The headers the exporter-toolkit accepts in http_server_config.headers.
 constexpr std::array<std::string_view, 5> kHeaders = {"Strict-Transport-Security", "X-Content-Type-Options",
@@ -49,6 +43,23 @@ bool SafeHeaderValue(const std::string& value) {
   });
 }
 
+// A list of strings (absent or null: empty).
+void ReadStringList(const YAML::Node& node, const std::string& path, ConfigErrors& errors,
+                    std::vector<std::string>& out) {
+  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.IsSequence()) {
+    errors.Add(path, LineOf(node), "expected a list of strings");
+    return;
+  }
+  for (const auto& item : node) {
+    if (!item.IsScalar() || item.Scalar().empty()) {
+      errors.Add(path, LineOf(item), "expected a non-empty string");
+      continue;
+    }
+    out.push_back(item.Scalar());
+  }
+}
+
 void ReadTls(ConfigSection& top, const YAML::Node& root, ConfigErrors& errors, WebConfig& config) {
   if (!root["tls_server_config"].IsDefined() || root["tls_server_config"].IsNull()) return;
   (void)top;
@@ -58,7 +69,7 @@ void ReadTls(ConfigSection& top, const YAML::Node& root, ConfigErrors& errors, W
                          "prefer_server_cipher_suites", "curve_preferences"});
   if (!root["tls_server_config"].IsMap()) return;
   for (std::string_view key : kUnsupportedTls) {
-    if (section.Has(key)) section.Error(key, "not supported by numaprobe (civetweb's TLS); remove it");
+    if (section.Has(key)) section.Error(key, "not supported by numaprobe (use the *_file key); remove it");
   }
   WebConfig::Tls out;
   section.String("cert_file", out.cert_file);
@@ -101,6 +112,16 @@ void ReadTls(ConfigSection& top, const YAML::Node& root, ConfigErrors& errors, W
     }
   }
   if (out.min_version > out.max_version) section.Error("max_version", "lower than min_version");
+  const YAML::Node node = root["tls_server_config"];
+  ReadStringList(node["cipher_suites"], "tls_server_config.cipher_suites", errors, out.cipher_suites);
+  ReadStringList(node["curve_preferences"], "tls_server_config.curve_preferences", errors, out.curve_preferences);
+  ReadStringList(node["client_allowed_sans"], "tls_server_config.client_allowed_sans", errors, out.client_allowed_sans);
+  section.Bool("prefer_server_cipher_suites", out.prefer_server_cipher_suites);
+  if (!out.client_allowed_sans.empty() && !verifies) {
+    section.Error("client_allowed_sans",
+                  "needs a verified client certificate (client_auth_type RequireAndVerifyClientCert or "
+                  "VerifyClientCertIfGiven)");
+  }
   config.tls = out;
 }
 
@@ -141,7 +162,7 @@ WebConfigResult ParseWebConfig(std::string_view yaml_text) {
       if (top.Has("rate_limit")) top.Error("rate_limit", "not supported by numaprobe; remove it");
       ConfigSection http = top.Section("http_server_config", {"headers", "http2"});
       bool http2 = true;
-      http.Bool("http2", http2);  // civetweb serves HTTP/1.1 only: either value is honoured by that
+      http.Bool("http2", http2);  // the server speaks HTTP/1.1 only: either value is honoured by that
       // IsDefined() first: yaml-cpp's lookup of an absent key is a zombie node that throws on IsMap().
       const YAML::Node http_node = root["http_server_config"];
       if (http_node.IsDefined() && http_node.IsMap()) {

@@ -1,8 +1,9 @@
 // The web configuration file (--web.config.file) in the Prometheus
 // exporter-toolkit format (docs/security.md): TLS, basic auth users with
 // bcrypt hashes, extra response headers. Parsing only, text -> value; the
-// web layer (daemon/web) enforces it. Keys the toolkit defines but numaprobe's
-// TLS layer cannot honour are errors naming the key, never silently ignored.
+// web layer (daemon/web) enforces it. Keys the toolkit defines but numaprobe
+// cannot honour (inline cert/key/client_ca, rate_limit) are errors naming the
+// key, never silently ignored.
 #pragma once
 
 #include <map>
@@ -33,6 +34,15 @@ struct WebConfig {
     std::string client_ca_file;
     TlsVersion min_version = TlsVersion::kTls12;
     TlsVersion max_version = TlsVersion::kTls13;
+    // Go's crypto/tls names ("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    // "CurveP256"), checked against what the TLS layer knows when it starts
+    // (daemon/web/tls_options.h). Empty: OpenSSL's defaults.
+    std::vector<std::string> cipher_suites;
+    std::vector<std::string> curve_preferences;
+    bool prefer_server_cipher_suites = true;  // the exporter-toolkit's default
+    // A verified client certificate must carry one of these subject
+    // alternative names (DNS, e-mail, URI or IP). Empty: any.
+    std::vector<std::string> client_allowed_sans;
     bool operator==(const Tls&) const = default;
   };
   std::optional<Tls> tls;  // absent: plain HTTP

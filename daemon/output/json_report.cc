@@ -1,6 +1,7 @@
 #include "daemon/output/json_report.h"
 
 #include "daemon/common/version.h"
+#include "daemon/output/hmat_report.h"
 #include "daemon/probing/probe_table.h"
 
 namespace numaprobe::daemon {
@@ -67,7 +68,9 @@ json ReportToJson(const ProbeReport& report, const k::Topology& topology, const 
               {"kernel", h.kernel},
               {"thp", h.thp},
               {"clocksource", h.clocksource},
-              {"virtualized", h.virtualized}}},
+              {"virtualized", h.virtualized},
+              {"hypervisor", h.hypervisor},
+              {"nodes_per_package", h.nodes_per_package}}},
             {"topology", TopologyToJson(topology, plan)},
             {"ok", report.all_ok()}};
   // One array per kind, under its name, empty if it did not run.
@@ -76,6 +79,7 @@ json ReportToJson(const ProbeReport& report, const k::Topology& topology, const 
     for (const RecordPtr& r : report.Of(*kind)) records.push_back(kind->ToJson(*r));
     j[std::string(kind->name())] = std::move(records);
   }
+  j["hmat"] = HmatToJson(h.hmat, report.records);
   return j;
 }
 

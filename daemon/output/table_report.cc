@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "daemon/output/hmat_report.h"
 #include "daemon/probing/probe_table.h"
 #include "kernels/cpulist.h"
 
@@ -117,6 +118,7 @@ std::string FormatReport(const ProbeReport& report) {
   for (const ProbeKind* kind : ProbeTable()) {
     for (const ReportSection& section : kind->Sections(report.Of(*kind))) out += RenderSection(section);
   }
+  for (const ReportSection& section : HmatSections(report.host.hmat, report.records)) out += RenderSection(section);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "kernels/cpu_idle.h"
+#include "kernels/cpulist.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -21,8 +22,6 @@ constexpr double kSameIdleness = 0.1;
 // A busy SMT sibling slows the probe too, but less than a busy CPU itself.
 constexpr double kSiblingWeight = 0.25;
 
-bool Contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 }  // namespace
 
 CpuChooser::CpuChooser(const k::Topology& topology, CpuChooserSources sources)
@@ -35,7 +34,7 @@ std::vector<int> CpuChooser::Eligible(int node) const {
   std::vector<int> cpus;
   if (const k::NodeInfo* info = topology_.FindNode(node)) {
     for (int cpu : info->cpus) {
-      if (!Contains(reserved_, cpu)) cpus.push_back(cpu);
+      if (!k::ListHas(reserved_, cpu)) cpus.push_back(cpu);
     }
   }
   return cpus;
@@ -56,7 +55,7 @@ CpuChoice CpuChooser::Choose(const MemoryPair& pair, int count) {
   const bool movable = pair.any_cpu_of_node && !candidates.empty();
   if (!movable && count <= 1) return {{pair.cpu}, ""};
   const std::string reserved_why =
-      Contains(candidates, pair.cpu) ? "" : fmt::format("cpu {} is isolated or nohz_full", pair.cpu);
+      k::ListHas(candidates, pair.cpu) ? "" : fmt::format("cpu {} is isolated or nohz_full", pair.cpu);
   if (candidates.size() == 1 && count <= 1) return {{candidates.front()}, reserved_why};
 
   const std::map<int, double> busy = SampleBusy();
@@ -87,7 +86,7 @@ CpuChoice CpuChooser::Choose(const MemoryPair& pair, int count) {
   if (movable) {
     first = candidates.front();
     // Keep the planned CPU unless the best is clearly idler.
-    if (first != pair.cpu && Contains(candidates, pair.cpu) && score(pair.cpu) <= score(first) + kSameIdleness) {
+    if (first != pair.cpu && k::ListHas(candidates, pair.cpu) && score(pair.cpu) <= score(first) + kSameIdleness) {
       first = pair.cpu;
     }
     if (!reserved_why.empty()) {
@@ -111,7 +110,7 @@ CpuChoice CpuChooser::Choose(const MemoryPair& pair, int count) {
         const bool shares_core = std::any_of(choice.cpus.begin(), choice.cpus.end(), [&](int taken) {
           return topology_.Relation(*it, taken) == k::CpuRelation::kSmt;
         });
-        if (!Contains(choice.cpus, *it) && (siblings_too || !shares_core)) choice.cpus.push_back(*it);
+        if (!k::ListHas(choice.cpus, *it) && (siblings_too || !shares_core)) choice.cpus.push_back(*it);
       }
     }
     group = end;

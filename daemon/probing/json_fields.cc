@@ -24,9 +24,15 @@ json BufferToJson(const k::BufferInfo& b) {
 
 json CommonToJson(const ProbeRecord& record) {
   const k::Discards& d = record.discards();
+  const k::ClockReport& c = record.clock();
   return {{"outcome", k::OutcomeName(record.outcome())},
           {"reason", record.reason()},
           {"discards", {{"context_switch", d.context_switch}, {"migration", d.migration}, {"timeout", d.timeout}}},
+          // How finely the clock timed the samples: with coarse_clock, why the figure is missing.
+          {"clock",
+           {{"resolution_seconds", c.resolution_seconds},
+            {"shortest_sample_seconds", c.shortest_sample_seconds},
+            {"min_steps_per_sample", c.min_steps_per_sample}}},
           {"cpu_seconds", record.cpu_seconds()}};
 }
 

@@ -13,7 +13,7 @@
 namespace numaprobe::daemon {
 
 nlohmann::json BufferToJson(const kernels::BufferInfo& buffer);
-// outcome, reason, discards and cpu_seconds of any record.
+// outcome, reason, discards, clock and cpu_seconds of any record.
 nlohmann::json CommonToJson(const ProbeRecord& record);
 // median_/min_/max_/mad_<unit> and samples; figures null unless `ok`: a
 // failed probe must not look like a number.

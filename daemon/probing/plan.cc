@@ -19,8 +19,6 @@ using k::CpuRelation;
 using k::Failure;
 using k::Outcome;
 
-bool Contains(const std::vector<int>& ids, int id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); }
-
 // "cpu 4" / "cpus 4-7": notes name sets the way sysfs does.
 std::string Named(std::string_view noun, const std::vector<int>& ids) {
   std::string out(noun);
@@ -31,7 +29,7 @@ std::string Named(std::string_view noun, const std::vector<int>& ids) {
 std::optional<Failure> CheckCpu(int cpu, const k::Topology& topology) {
   if (topology.FindCpu(cpu) != nullptr) return std::nullopt;
   const std::string name = "cpu " + std::to_string(cpu);
-  if (Contains(topology.disallowed_cpus(), cpu)) {
+  if (k::ListHas(topology.disallowed_cpus(), cpu)) {
     return Failure{Outcome::kNotAllowed, name + " is not in this process's affinity mask or is offline"};
   }
   std::vector<int> all = topology.disallowed_cpus();
@@ -44,7 +42,7 @@ std::optional<Failure> CheckMemNode(int id, const k::Topology& topology) {
   const std::string name = "node " + std::to_string(id);
   const k::NodeInfo* node = topology.FindNode(id);
   if (node == nullptr) {
-    if (Contains(topology.disallowed_nodes(), id)) {
+    if (k::ListHas(topology.disallowed_nodes(), id)) {
       return Failure{Outcome::kNotAllowed, name + " is not in this process's allowed memory nodes (cpuset.mems)"};
     }
     return Failure{Outcome::kInvalidSpec, name + " does not exist"};
@@ -115,7 +113,7 @@ void AddMemoryPairs(const std::vector<int>& cpus, const std::vector<int>& mem_no
 void AddNotes(const PlanOptions& options, const std::vector<int>& mem_nodes, const k::Topology& topology, Plan& plan) {
   for (const k::NodeInfo& node : topology.nodes()) {
     const std::string name = "node " + std::to_string(node.id);
-    if (node.cpus.empty() && Contains(mem_nodes, node.id)) {
+    if (node.cpus.empty() && k::ListHas(mem_nodes, node.id)) {
       plan.notes.push_back(name + ": no CPUs (memory only): measured from the other nodes' CPUs");
     }
     if (!node.has_memory() && options.mem_nodes.empty()) {

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,7 +59,7 @@ struct BaselineValue {
 };
 
 // One run's outcome and figures. Every kernel result has the common fields
-// (outcome, reason, discards, cpu_seconds); ProbeRecordOf<Result> exposes them.
+// (outcome, reason, discards, clock, cpu_seconds); ProbeRecordOf<Result> exposes them.
 class ProbeRecord {
  public:
   ProbeRecord(const ProbeKind& kind, ProbeTarget target) : kind_(&kind), target_(std::move(target)) {}
@@ -70,6 +72,7 @@ class ProbeRecord {
   virtual kernels::Outcome outcome() const = 0;
   virtual const std::string& reason() const = 0;
   virtual const kernels::Discards& discards() const = 0;
+  virtual const kernels::ClockReport& clock() const = 0;
   virtual double cpu_seconds() const = 0;  // on the kernel's measuring threads
 
  private:
@@ -86,6 +89,7 @@ class ProbeRecordOf final : public ProbeRecord {
   kernels::Outcome outcome() const override { return result_.outcome; }
   const std::string& reason() const override { return result_.reason; }
   const kernels::Discards& discards() const override { return result_.discards; }
+  const kernels::ClockReport& clock() const override { return result_.clock; }
   double cpu_seconds() const override { return result_.cpu_seconds; }
 
  private:
@@ -93,6 +97,15 @@ class ProbeRecordOf final : public ProbeRecord {
 };
 
 using RecordPtr = std::shared_ptr<const ProbeRecord>;
+
+// ProbeKind::NotRun for a kind whose records hold a `Result`.
+template <class Result>
+RecordPtr NotRunRecord(const ProbeKind& kind, const ProbeTarget& target, kernels::Outcome outcome, std::string reason) {
+  Result result;
+  result.outcome = outcome;
+  result.reason = std::move(reason);
+  return std::make_shared<ProbeRecordOf<Result>>(kind, target, std::move(result));
+}
 
 // The result type of a record of a kind that knows it made it.
 template <class Result>
@@ -122,8 +135,17 @@ class FigureSink {
 
 // What every kind's figures are labelled with besides their own labels.
 struct FigureContext {
-  bool per_cpu = false;       // figures carry a cpu label
-  int bandwidth_threads = 1;  // configured threads (a threads label when > 1)
+  bool per_cpu = false;  // figures carry a cpu label
+  int threads = 1;       // configured measuring threads per pair (a threads label when > 1)
+};
+
+// The families a kind with a baseline publishes besides its figures, named
+// from its figure family `<stem>_<unit>`: the baseline `<stem>_baseline_<unit>`,
+// its spread `<stem>_baseline_spread_ratio` and the recent median
+// `<stem>_recent_median_<unit>` (web/metrics_baseline.cc).
+struct BaselineSeries {
+  std::string stem;  // numaprobe_memory_latency
+  std::string unit;  // seconds
 };
 
 // One titled table of strings: the terminal table and the landing page print
@@ -158,11 +180,30 @@ class FlagRegistry {
   virtual void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) = 0;
   virtual void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
                         const std::string& help) = 0;
+  // A byte size written as in the configuration file (256MiB).
+  virtual void AddSize(const std::string& flag, std::size_t& value, const std::string& help) = 0;
+  // A count that must be one of `allowed`.
+  virtual void AddCountChoice(const std::string& flag, std::size_t& value, const std::vector<std::size_t>& allowed,
+                              const std::string& help) = 0;
   virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
                           const std::string& help) = 0;
   virtual void AddChoices(const std::string& flag, std::vector<std::string>& value,
                           const std::vector<std::string>& choices, const std::string& help) = 0;
+  // An enum (list) named by `by_name` (any case) -> its value; `store` gets
+  // the values given, only if the flag is given.
+  virtual void AddEnum(const std::string& flag, const std::map<std::string, int>& by_name,
+                       std::function<void(int)> store, const std::string& help) = 0;
+  virtual void AddEnumList(const std::string& flag, const std::map<std::string, int>& by_name,
+                           std::function<void(const std::vector<int>&)> store, const std::string& help) = 0;
 };
+
+// The name -> value map of an enum for FlagRegistry::AddEnum(List).
+template <class E, std::size_t N>
+std::map<std::string, int> EnumByName(const E (&values)[N], std::string_view (*name)(E)) {
+  std::map<std::string, int> by_name;
+  for (E value : values) by_name.emplace(name(value), static_cast<int>(value));
+  return by_name;
+}
 
 class ProbeKind {
  public:
@@ -186,12 +227,37 @@ class ProbeKind {
   virtual std::string Describe(const ProbeTarget& target) const = 0;
   // Runs one target; returns kCancelled if `stop` is raised.
   virtual RecordPtr Run(ProbeRunner& runner, const ProbeTarget& target, const std::atomic<bool>* stop) const = 0;
+  // The record of a run that could not even start (`outcome`: the thread to
+  // run it on could not be created), counted like any failed run.
+  virtual RecordPtr NotRun(const ProbeTarget& target, kernels::Outcome outcome, std::string reason) const = 0;
 
   // The figure the baseline keeps for a successful record; none for kinds
   // without a baseline. A failed run of a kind with a baseline leaves the
   // round incomplete for the baseline.
   virtual bool HasBaseline() const { return false; }
   virtual std::optional<BaselineValue> BaselineOf(const ProbeRecord&, bool /*per_cpu*/) const { return {}; }
+  // The baseline families' names (kinds with a baseline).
+  virtual BaselineSeries BaselineNames() const { return {}; }
+  // Labels of a baseline value beyond its pair and op: `latest` are the
+  // kind's published figures; `as_figure` labels it exactly as the figure of
+  // the same series (the recent median), else from the configuration alone.
+  virtual void AddBaselineLabels(const BaselineValue& /*value*/, const std::vector<TimedRecord>& /*latest*/,
+                                 const FigureContext& /*context*/, bool /*as_figure*/, Labels& /*labels*/) const {}
+  // This kind's part of the baseline's settings fingerprint: the settings its
+  // baseline figures depend on, "key=value;..." ("" if none), joined in
+  // probe-table order (serve/baseline_tracker.cc). Changing it discards every
+  // saved baseline, so its text is frozen.
+  virtual std::string SettingsFingerprint(const Config& /*config*/) const { return ""; }
+  // How far a figure may lie from its baseline in the direction of a
+  // regression before the scheduler confirms it with more runs
+  // (serve/recent_figures.h), as a signed fraction of the baseline: +0.05, a
+  // figure more than 5% above is suspicious; -0.10, more than 10% below. None:
+  // never confirmed.
+  virtual std::optional<double> ConfirmationBand() const { return std::nullopt; }
+  // Whether test fault injection may scale its figures
+  // (NUMAPROBE_TEST_SCALE_<NAME>, common/test_hooks.h): a kind that says yes
+  // multiplies its figures by ProbeSettings::test_scales[name()].
+  virtual bool TestScaled() const { return false; }
   // numaprobe_probe_config_info labels of a successful record (page size,
   // buffer bytes, ...). One series per kind, mem_node and variant.
   virtual Labels ConfigInfo(const ProbeRecord& record) const = 0;
@@ -212,6 +278,9 @@ class ProbeKind {
 
   // `numaprobe probe` options of this kind, writing into `settings`.
   virtual void RegisterFlags(FlagRegistry& /*flags*/, ProbeSettings& /*settings*/) const {}
+  // After the flags are parsed: settings this kind takes from another kind's
+  // flag (core_to_core counts --samples too).
+  virtual void AfterFlags(ProbeSettings& /*settings*/) const {}
 };
 
 }  // namespace numaprobe::daemon

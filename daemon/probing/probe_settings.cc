@@ -16,15 +16,16 @@ ProbeSettings ProbeSettingsFrom(const Config& config) {
   settings.loaded_latency.loads_per_sample = config.loaded_latency.loads_per_sample;
   settings.loaded_traffic = config.loaded_latency.traffic;
   settings.loaded_load_threads = config.loaded_latency.load_threads;
+  settings.latency_buffer_bytes = config.latency.buffer_bytes;
+  settings.stride = config.latency.stride_bytes;
+  settings.bandwidth_buffer_bytes = config.bandwidth.buffer_bytes;
   return settings;
 }
 
+FigureContext FigureContextFrom(const Config& config) { return {config.targets.per_cpu, config.bandwidth.threads}; }
+
 BufferSettings BufferSettingsFrom(const Config& config) {
   BufferSettings settings;
-  settings.latency_bytes = config.latency.buffer_bytes;
-  settings.stride = config.latency.stride_bytes;
-  settings.loads_per_sample = config.latency.loads_per_sample;
-  settings.bandwidth_bytes = config.bandwidth.buffer_bytes;
   settings.pages = config.memory.pages;
   settings.budget_bytes = config.memory.budget_bytes;
   return settings;

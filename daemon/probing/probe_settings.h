@@ -4,11 +4,14 @@
 // per run by each kind.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/config/config.h"
 #include "daemon/probing/buffer_pool.h"
+#include "daemon/probing/probe_kind.h"
 #include "kernels/bandwidth.h"
 #include "kernels/c2c.h"
 #include "kernels/latency.h"
@@ -25,6 +28,9 @@ inline std::vector<int> DefaultDelays() {
 
 struct ProbeSettings {
   kernels::LatencyRunSpec latency;
+  std::size_t latency_buffer_bytes = 0;  // 0: kernels::DefaultLatencyBufferBytes(loads_per_sample, stride)
+  std::size_t stride = 128;
+  std::size_t bandwidth_buffer_bytes = 256u << 20;
   kernels::BandwidthRunSpec bandwidth;
   int bandwidth_threads = 1;  // >1: the pair's CPU plus further CPUs of its node
   std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
@@ -35,10 +41,13 @@ struct ProbeSettings {
   std::vector<std::string> loaded_traffic{"read", "read2-ntwrite1"};
   int loaded_load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
   // Test-only fault injection (daemon/common/test_hooks.h, honoured only with
-  // NUMAPROBE_TEST_MODE=1): the latency and bandwidth kinds multiply their
-  // figures by these, so integration tests can raise a regression.
-  double test_latency_scale = 1;
-  double test_bandwidth_scale = 1;
+  // NUMAPROBE_TEST_MODE=1): kind name -> factor a kind that is TestScaled()
+  // multiplies its figures by, so integration tests can raise a regression.
+  std::map<std::string, double> test_scales;
+  double TestScaleOf(std::string_view kind) const {
+    const auto it = test_scales.find(std::string(kind));
+    return it == test_scales.end() ? 1 : it->second;
+  }
 };
 
 // Multiplies every statistic of `stats` by `factor` (test fault injection).
@@ -51,6 +60,8 @@ inline void ScaleForTest(kernels::SampleStats& stats, double factor) {
 }
 
 ProbeSettings ProbeSettingsFrom(const Config& config);
+// How the published figures of `config` are labelled (probe_kind.h).
+FigureContext FigureContextFrom(const Config& config);
 BufferSettings BufferSettingsFrom(const Config& config);
 
 }  // namespace numaprobe::daemon

@@ -1,8 +1,9 @@
 // The probe table: every probe kind numaprobe has, in the order a round runs
-// them and the views show them. One explicit list (probe_table.cc), not
+// them and the views show them. One explicit list (kinds/probe_table.cc), not
 // static-initialiser registration, which static libraries silently drop.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "daemon/probing/probe_kind.h"
@@ -10,5 +11,8 @@
 namespace numaprobe::daemon {
 
 const std::vector<const ProbeKind*>& ProbeTable();
+
+// The names of the kinds test fault injection may scale (ProbeKind::TestScaled).
+std::vector<std::string> TestScaledKinds();
 
 }  // namespace numaprobe::daemon

@@ -7,23 +7,34 @@
 // Thread safety: not thread-safe; owned by the scheduler thread.
 #pragma once
 
+#include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "daemon/common/runtime_facts.h"
 #include "daemon/serve/snapshot.h"
 
 namespace numaprobe::daemon {
+
+// The host changes a baseline keeps: the most recent ones, oldest dropped
+// first. It bounds the state file and numaprobe_host_change_timestamp_seconds
+// (at most this many series per host, one per field at most).
+inline constexpr std::size_t kMaxHostChanges = 16;
 
 struct Baseline {
   std::string fingerprint;  // HostFingerprint when recorded (also how old state files are matched)
   // TopologySignature (node ids and distances): a baseline is only comparable
   // on the same one. Empty in state files written before it was recorded.
   std::string topology;
-  // The host facts (HostFacts) last seen, and every change of them since the
-  // baseline was recorded.
+  // The host facts (HostFacts and the runtime facts) last seen, and the last
+  // kMaxHostChanges changes of them since the baseline was recorded.
   std::map<std::string, std::string> facts;
   std::vector<HostChange> changes;
+  // EDAC's counters when recording started: errors since the baseline are
+  // counted from them. Absent without EDAC, and in older state files.
+  std::optional<MemoryErrorCounts> memory_errors;
   // The measurement settings the values were taken with (MeasurementSettings):
   // a figure measured differently is not comparable to them.
   std::string settings;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/common/wall_clock.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
@@ -12,14 +13,14 @@ BaselineTracker::BaselineTracker(std::string state_directory, int rounds)
     : state_directory_(std::move(state_directory)), rounds_(rounds), recorder_(rounds) {}
 
 std::string MeasurementSettings(const Config& config) {
-  const auto& l = config.latency;
-  const auto& b = config.bandwidth;
-  // memory.budget is part of it: it caps the automatically sized latency buffer.
-  return fmt::format(
-      "latency.stride={};latency.buffer={};latency.loads={};bandwidth.buffer={};bandwidth.burst={};"
-      "bandwidth.bursts={};bandwidth.threads={};memory.budget={};memory.pages={}",
-      l.stride_bytes, l.buffer_bytes, l.loads_per_sample, b.buffer_bytes, b.burst_bytes, b.bursts, b.threads,
-      config.memory.budget_bytes, kernels::PagePolicyName(config.memory.pages));
+  std::string settings;
+  for (const ProbeKind* kind : ProbeTable()) {
+    const std::string part = kind->SettingsFingerprint(config);
+    if (!part.empty()) settings += part + ";";
+  }
+  // memory.budget is part of it: it caps automatically sized probe buffers.
+  return settings + fmt::format("memory.budget={};memory.pages={}", config.memory.budget_bytes,
+                                kernels::PagePolicyName(config.memory.pages));
 }
 
 void BaselineTracker::Reconfigure(std::string state_directory, int rounds) {
@@ -37,6 +38,7 @@ void BaselineTracker::StartRecording(const Now& now) {
   save_pending_ = false;  // what was pending is no longer the baseline
   recorder_.mutable_baseline().topology = now.topology;
   recorder_.mutable_baseline().facts = now.facts;
+  recorder_.mutable_baseline().memory_errors = now.memory_errors;
   spdlog::info("recording a baseline over the next {} complete rounds ({})", rounds_, origin_);
 }
 
@@ -56,11 +58,18 @@ std::vector<HostChange> Changes(const std::map<std::string, std::string>& before
   return changes;
 }
 
+// Keeps the last kMaxHostChanges: a flapping setting must not grow the state
+// file or the exported series without bound.
+void Append(std::vector<HostChange>& changes, HostChange change) {
+  changes.push_back(std::move(change));
+  if (changes.size() > kMaxHostChanges) changes.erase(changes.begin(), changes.end() - kMaxHostChanges);
+}
+
 }  // namespace
 
 void BaselineTracker::Load(const std::string& fingerprint, const std::string& settings, const std::string& topology,
-                           const std::map<std::string, std::string>& facts, double unix_now) {
-  const Now now{fingerprint, settings, topology, facts, unix_now};
+                           const HostObservation& host, double unix_now) {
+  const Now now{fingerprint, settings, topology, host.facts, host.memory_errors, unix_now};
   const LoadedState state = LoadState(state_directory_);
   if (state.status == LoadedState::Status::kOk && !state.baseline) return ActOnMarker(state.marker, now);
   if (state.status == LoadedState::Status::kCorrupt) return ReplaceCorrupt(state.error, now);
@@ -113,6 +122,11 @@ void BaselineTracker::AdoptStored(Baseline stored, const Now& now) {
     stored.facts = now.facts;
     save = true;
   }
+  if (!stored.memory_errors && now.memory_errors) {
+    // Kept from now on: a baseline saved before they were counted starts here.
+    stored.memory_errors = now.memory_errors;
+    save = true;
+  }
   if (const std::string why = WhyNotComparable(stored, now); !why.empty()) {
     origin_ = why;
     StartRecording(now);
@@ -161,13 +175,18 @@ bool BaselineTracker::RecordHostChanges(Baseline& stored, const Now& now) {
         "host {} changed: {} -> {}; the baseline recorded {} stays the reference (numaprobe baseline "
         "accept adopts the new level)",
         change.field, change.before, change.after, stored.created);
-    stored.changes.push_back(std::move(change));
+    Append(stored.changes, std::move(change));
     changed = true;
   }
   // Also facts not recorded before (Changes skips them): saved from now on.
   for (const auto& [field, value] : now.facts) {
     if (stored.facts[field] != value) changed = true;
     stored.facts[field] = value;
+  }
+  // A file from before the bound: keep its most recent changes.
+  if (stored.changes.size() > kMaxHostChanges) {
+    stored.changes.erase(stored.changes.begin(), stored.changes.end() - kMaxHostChanges);
+    changed = true;
   }
   return changed;
 }
@@ -176,15 +195,46 @@ bool BaselineTracker::RecordHostChanges(Baseline& stored, const Now& now) {
 // today's topology and settings: it goes on; a complete one records the host
 // changes as a restored one would.
 void BaselineTracker::KeepMine(const Now& now) {
-  if (recorder_.complete()) {
-    Baseline& kept = recorder_.mutable_baseline();
-    for (HostChange& change : Changes(kept.facts, now.facts, now.unix_now)) {
-      spdlog::warn("host {} changed: {} -> {}; the baseline stays the reference", change.field, change.before,
-                   change.after);
-      kept.changes.push_back(std::move(change));
-    }
+  ObserveHost(HostObservation(now.facts, now.memory_errors), now.unix_now);
+}
+
+std::map<std::string, std::string> BaselineTracker::WithMemoryErrors(const HostObservation& host, Baseline& baseline) {
+  std::map<std::string, std::string> facts = host.facts;
+  errors_since_baseline_.reset();
+  if (!host.memory_errors) {
+    facts["memory_errors_since_baseline"] = "no_edac";
+    return facts;
   }
-  recorder_.mutable_baseline().facts = now.facts;
+  const MemoryErrorCounts& now = *host.memory_errors;
+  if (!baseline.memory_errors) baseline.memory_errors = now;  // EDAC appeared: count from here
+  MemoryErrorCounts& then = *baseline.memory_errors;
+  if (now.corrected < then.corrected || now.uncorrected < then.uncorrected) {
+    spdlog::warn(
+        "EDAC error counters went down (corrected {} -> {}, uncorrected {} -> {}: a reboot or a driver reload); "
+        "errors since the baseline are counted from zero again",
+        then.corrected, now.corrected, then.uncorrected, now.uncorrected);
+    then = MemoryErrorCounts{};
+  }
+  errors_since_baseline_ = MemoryErrorCounts{now.corrected - then.corrected, now.uncorrected - then.uncorrected};
+  facts["memory_errors_since_baseline"] = errors_since_baseline_->uncorrected > 0 ? "uncorrected"
+                                          : errors_since_baseline_->corrected > 0 ? "corrected"
+                                                                                  : "none";
+  return facts;
+}
+
+void BaselineTracker::ObserveHost(const HostObservation& host, double unix_now) {
+  Baseline& mine = recorder_.mutable_baseline();
+  const std::map<std::string, std::string> facts = WithMemoryErrors(host, mine);
+  const char* reference = recorder_.complete() ? "the baseline stays the reference" : "the baseline being recorded";
+  bool changed = false;
+  for (HostChange& change : Changes(mine.facts, facts, unix_now)) {
+    spdlog::warn("host {} changed: {} -> {}; {}", change.field, change.before, change.after, reference);
+    Append(mine.changes, std::move(change));
+    changed = true;
+  }
+  mine.facts = facts;
+  // A recording in progress is saved when it completes, with its changes.
+  if (changed && recorder_.complete()) Persist(mine, "the host changes");
 }
 
 // Nothing to adopt or keep: record a new baseline, the origin saying why.
@@ -250,7 +300,18 @@ void BaselineTracker::Publish(Snapshot& s) const {
   s.baseline_complete = recorder_.complete();
   s.baseline = recorder_.complete() ? recorder_.baseline().values : std::vector<BaselineValue>{};
   s.baseline_spread = recorder_.complete() ? recorder_.baseline().spread : std::vector<BaselineValue>{};
-  s.host_changes = recorder_.complete() ? recorder_.baseline().changes : std::vector<HostChange>{};
+  s.host_changes = recorder_.baseline().changes;
+  s.memory_errors_since_baseline = errors_since_baseline_;
+}
+
+std::optional<double> BaselineTracker::ValueOf(const BaselineValue& figure) const {
+  if (!recorder_.complete()) return std::nullopt;
+  for (const BaselineValue& v : recorder_.baseline().values) {
+    if (v.probe == figure.probe && v.cpu == figure.cpu && v.cpu_node == figure.cpu_node &&
+        v.mem_node == figure.mem_node && v.op == figure.op)
+      return v.value;
+  }
+  return std::nullopt;
 }
 
 }  // namespace numaprobe::daemon

@@ -1,9 +1,11 @@
 // The baseline's life cycle in the daemon: adopt the persisted baseline when
 // it was measured on the same topology (nodes, distances) with the same
 // settings, whatever kernel, microcode, firmware, CPU model or numaprobe
-// version the host runs now: such changes are recorded with the baseline and
-// exported (numaprobe_host_change_timestamp_seconds), the old baseline stays
-// the reference. Otherwise record a new one from the first failure-free
+// version the host runs now, and whatever its runtime facts (THP, NUMA
+// balancing, cpufreq, command line, tiering, node memory and hugepage pools,
+// memory errors) are: such changes are recorded with the baseline (the last
+// kMaxHostChanges) and exported (numaprobe_host_change_timestamp_seconds), the
+// old baseline stays the reference. Otherwise record a new one from the first failure-free
 // rounds, persist it, and say why the current one exists
 // (numaprobe_baseline_info{origin}).
 //
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,16 +29,30 @@ namespace numaprobe::daemon {
 // settings is not comparable to today's figures.
 std::string MeasurementSettings(const Config& config);
 
+// What the daemon sees of the host now: every fact by field (HostFacts and
+// the runtime facts), and EDAC's error counters.
+struct HostObservation {
+  HostObservation(std::map<std::string, std::string> f = {},  // NOLINT: a bare fact map is an observation
+                  std::optional<MemoryErrorCounts> errors = std::nullopt)
+      : facts(std::move(f)), memory_errors(errors) {}
+  std::map<std::string, std::string> facts;
+  std::optional<MemoryErrorCounts> memory_errors;
+};
+
 class BaselineTracker {
  public:
   BaselineTracker(std::string state_directory, int rounds);
 
   // On every (re)plan and every SIGHUP. The state file is also how `numaprobe
   // baseline reset` and `baseline accept` reach a running daemon: they replace
-  // the baseline in the file by a marker, then SIGHUP. `facts` are HostFacts,
-  // `topology` the TopologySignature; `unix_now` dates a fact change.
+  // the baseline in the file by a marker, then SIGHUP. `topology` is the
+  // TopologySignature; `unix_now` dates a fact change.
   void Load(const std::string& fingerprint, const std::string& settings, const std::string& topology,
-            const std::map<std::string, std::string>& facts, double unix_now);
+            const HostObservation& host, double unix_now);
+  // Every round: records each fact that changed since the last look as a
+  // host change (logged, kept, saved with a complete baseline), whether the
+  // baseline is complete or still being recorded.
+  void ObserveHost(const HostObservation& host, double unix_now);
   // A reload: the state directory and the number of rounds (which applies to
   // a recording in progress at once).
   void Reconfigure(std::string state_directory, int rounds);
@@ -50,6 +67,9 @@ class BaselineTracker {
   void EndRound();
 
   void Publish(Snapshot& s) const;
+  // The complete baseline's value for the series of `figure` (same probe,
+  // CPU, pair and op); none while recording or for a series it lacks.
+  std::optional<double> ValueOf(const BaselineValue& figure) const;
 
  private:
   std::string state_directory_;
@@ -61,6 +81,7 @@ class BaselineTracker {
     const std::string& settings;
     const std::string& topology;
     const std::map<std::string, std::string>& facts;
+    const std::optional<MemoryErrorCounts>& memory_errors;
     double unix_now;
   };
   // Load's cases, by what the state file holds: a marker, garbage, a complete
@@ -82,6 +103,10 @@ class BaselineTracker {
   static bool RecordHostChanges(Baseline& stored, const Now& now);
   // Starts recording anew, with the current host's identity.
   void StartRecording(const Now& now);
+  // The facts with "memory_errors_since_baseline" (none, corrected,
+  // uncorrected, no_edac) counted from `baseline`'s EDAC counters; counters
+  // that went down (a reboot, a driver reload) count from zero again.
+  std::map<std::string, std::string> WithMemoryErrors(const HostObservation& host, Baseline& baseline);
   // Writes the state file; on failure (full or read-only directory) logs the
   // path and errno text and marks the save pending: EndRound retries it every
   // round until it succeeds, so the file catches up once space returns.
@@ -95,6 +120,7 @@ class BaselineTracker {
   bool save_pending_ = false;
   bool last_write_ok_ = true;
   std::uint64_t write_failures_ = 0;
+  std::optional<MemoryErrorCounts> errors_since_baseline_;
 };
 
 }  // namespace numaprobe::daemon

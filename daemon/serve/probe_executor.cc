@@ -31,7 +31,7 @@ class Worker final : public ProbeExecutor {
     // On the heap and shared: an abandoned run may outlive the loop's frame.
     auto run = std::make_shared<ProbeRun>();
     run_ = run;
-    worker_.Submit([this, run, task, ends_visit, stop] {
+    const std::string not_started = worker_.Submit([this, run, task, ends_visit, stop] {
       const std::int64_t cpu_start_ns = k::ThreadCpuNs();
       const std::int64_t waited_before_ns = lock_->waited_ns();
       run->record = runner_->Run(*task.kind, task.target, stop);
@@ -43,6 +43,9 @@ class Worker final : public ProbeExecutor {
       // CPU time; buffer preparation runs on the worker and is counted here.
       run->cpu_seconds = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + run->record->cpu_seconds();
     });
+    // No worker thread (a task limit): the run is skipped, counted as
+    // thread_limit like any outcome, and Wait returns at once.
+    if (!not_started.empty()) run->record = task.kind->NotRun(task.target, k::Outcome::kThreadLimit, not_started);
   }
 
   bool Wait(std::chrono::milliseconds timeout) override { return worker_.Wait(timeout); }

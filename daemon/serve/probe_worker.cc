@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "kernels/thread_start.h"
+
 namespace numaprobe::daemon {
 
 std::string ApplyPriority(ProbePriority priority) {
@@ -23,7 +25,7 @@ std::string ApplyPriority(ProbePriority priority) {
   return "";
 }
 
-ProbeWorker::ProbeWorker(ProbePriority priority) : priority_(priority), thread_([this] { Run(); }) {}
+ProbeWorker::ProbeWorker(ProbePriority priority) : priority_(priority) {}
 
 ProbeWorker::~ProbeWorker() {
   {
@@ -31,6 +33,7 @@ ProbeWorker::~ProbeWorker() {
     quit_ = true;
     cv_.notify_all();
   }
+  if (!thread_.joinable()) return;
   if (abandoned_) {
     thread_.detach();
   } else {
@@ -44,11 +47,17 @@ void ProbeWorker::SetPriority(ProbePriority priority) {
   priority_dirty_ = true;
 }
 
-void ProbeWorker::Submit(std::function<void()> job) {
+std::string ProbeWorker::Submit(std::function<void()> job) {
+  if (!thread_.joinable()) {
+    auto started = kernels::StartThread("probe worker", [this] { Run(); });
+    if (!started.ok()) return started.failure().reason;
+    thread_ = std::move(started).value();
+  }
   std::lock_guard lock(mu_);
   job_ = std::move(job);
   busy_ = true;
   cv_.notify_all();
+  return "";
 }
 
 bool ProbeWorker::Wait(std::chrono::milliseconds timeout) {

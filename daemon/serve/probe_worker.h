@@ -33,8 +33,10 @@ class ProbeWorker {
 
   // Applied on the worker thread before its next job.
   void SetPriority(ProbePriority priority);
-  // Starts `job` on the worker thread. The previous job must have finished.
-  void Submit(std::function<void()> job);
+  // Starts `job` on the worker thread, creating the thread on first use (and
+  // again after a failure); "" or why it cannot be created (a task limit):
+  // the job is then not run. The previous job must have finished.
+  std::string Submit(std::function<void()> job);
   // Waits up to `timeout` for the current job; true once it has finished.
   bool Wait(std::chrono::milliseconds timeout);
   // Gives up on an unfinished job at shutdown (see the destructor).
@@ -51,7 +53,7 @@ class ProbeWorker {
   ProbePriority priority_;      // guarded by mu_
   bool priority_dirty_ = true;  // guarded by mu_
   bool abandoned_ = false;      // owner thread only
-  std::thread thread_;
+  std::thread thread_;          // owner thread only; not joinable until the first Submit
 };
 
 // Lowers the calling thread's priority; "" or what failed. Threads the kernels

@@ -1,13 +1,23 @@
 // The smoothed figure of each latency and bandwidth series: the median of its
-// last kWindow successful figures, so that one outlier figure neither raises
-// nor hides a drift (numaprobe_memory_*_recent_median_*). A series has no
+// last kWindow successful figures, so that one or two outlier figures neither
+// raise nor hide a drift (numaprobe_memory_*_recent_median_*). A series has no
 // smoothed figure until it has kWindow figures since start or the last replan.
+//
+// It also decides when a figure is confirmed: a figure beyond its band around
+// the baseline, while the series' median is inside it, is measured
+// kConfirmationRuns more times next, each run a visit of its own after the
+// budget's pause (round_tasks.h). The median of 5 then stands on the
+// suspicious figure and its confirmations within minutes, where waiting for
+// rounds would take hours on a big host (30-minute rounds: the drift alerts'
+// promise, docs/detection.md, "Confirmation runs"); a healthy outlier is
+// outvoted by its confirmations.
 //
 // Thread safety: not thread-safe; owned by the scheduler loop.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,10 +27,19 @@ namespace numaprobe::daemon {
 
 class RecentFigures {
  public:
-  static constexpr std::size_t kWindow = 3;
+  static constexpr std::size_t kWindow = 5;
+  // Enough fresh figures to decide the median alone.
+  static constexpr int kConfirmationRuns = static_cast<int>(kWindow) - 1;
 
   // A successful run's figure (the same value the baseline is fed with).
   void Add(const BaselineValue& figure);
+  // Whether `figure`, before it is added, needs kConfirmationRuns more runs:
+  // it lies beyond `band` (its kind's ProbeKind::ConfirmationBand: a signed
+  // fraction, the sign saying which way is a regression) around `baseline`
+  // (the series' baseline value; none: nothing to confirm against) while the
+  // series' current median does not, or the series has none yet. A figure
+  // better than its baseline is no regression.
+  bool NeedsConfirmation(const BaselineValue& figure, std::optional<double> baseline, double band) const;
   // A new plan: figures from before may belong to pairs or settings that no
   // longer apply.
   void Clear() { series_.clear(); }
@@ -29,6 +48,8 @@ class RecentFigures {
   std::vector<BaselineValue> Medians() const;
 
  private:
+  static std::string Key(const BaselineValue& figure);
+  static std::optional<double> Median(const std::deque<double>& last);
   std::map<std::string, std::pair<BaselineValue, std::deque<double>>> series_;
 };
 

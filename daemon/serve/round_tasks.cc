@@ -8,7 +8,7 @@
 namespace numaprobe::daemon {
 
 bool SharesBuffers(const Task& a, const Task& b) {
-  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node;
+  return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node && !a.confirmation && !b.confirmation;
 }
 
 std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology) {
@@ -23,6 +23,15 @@ std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kerne
                      [](const Task& a, const Task& b) { return a.target.pair.mem_node < b.target.pair.mem_node; });
   }
   return tasks;
+}
+
+void QueueConfirmations(std::vector<Task>& round, std::size_t current, int runs) {
+  Task confirm = round[current];
+  confirm.confirmation = true;
+  confirm.attempt = 0;
+  std::size_t at = current + 1;
+  while (at < round.size() && SharesBuffers(round[at - 1], round[at])) ++at;
+  round.insert(round.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::size_t>(runs), confirm);
 }
 
 }  // namespace numaprobe::daemon

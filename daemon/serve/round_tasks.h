@@ -16,6 +16,9 @@ struct Task {
   const ProbeKind* kind = nullptr;
   ProbeTarget target;
   int attempt = 0;  // a disturbed run is retried once within the round
+  // A run that confirms a suspicious figure (RecentFigures::NeedsConfirmation):
+  // its own figure is never confirmed again.
+  bool confirmation = false;
 };
 
 // Consecutive tasks of one kind on one memory node (the read, write and copy
@@ -24,6 +27,9 @@ struct Task {
 // one visit, prepares the buffers once, frees them after the visit, and takes
 // the budget's pause after it. Preparing (faulting in) a 256 MiB bandwidth
 // buffer costs more CPU than the three measurements.
+// A confirmation run shares buffers with nothing: each is a visit of its own,
+// after the budget's pause, so that its figure is a fresh measurement minutes
+// after the suspicious one rather than a repeat within the same disturbance.
 bool SharesBuffers(const Task& a, const Task& b);
 
 // The tasks of one round for the kinds `config` enables: in probe-table order
@@ -31,5 +37,9 @@ bool SharesBuffers(const Task& a, const Task& b);
 // grouped by memory node, so that an N-node host prepares N buffers per kind
 // and round, not N x N.
 std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);
+
+// Queues `runs` confirmation runs of `round[current]` as the next visits: after
+// the visit `current` belongs to (whose buffers are in use), before anything else.
+void QueueConfirmations(std::vector<Task>& round, std::size_t current, int runs);
 
 }  // namespace numaprobe::daemon

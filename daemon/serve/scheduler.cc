@@ -8,18 +8,22 @@
 #include <random>
 
 #include "daemon/common/host_info.h"
+#include "daemon/common/task_limits.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/baseline_tracker.h"
 #include "daemon/serve/budget.h"
+#include "daemon/serve/host_watch.h"
 #include "daemon/serve/lock_wait_meter.h"
 #include "daemon/serve/probe_executor.h"
 #include "daemon/serve/recent_figures.h"
 #include "daemon/serve/rotation.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
+#include "kernels/thread_start.h"
 
 namespace numaprobe::daemon {
 
@@ -68,7 +72,8 @@ class Scheduler::Loop {
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
     // cmd_serve refused to start on an invalid hook; nothing is faked then.
-    if (!ReadTestHooks(test_).empty()) test_ = TestHooks{};
+    if (!ReadTestHooks(test_, TestScaledKinds()).empty()) test_ = TestHooks{};
+    host_watch_ = HostWatch(FactRootsOf(test_));
     Adopt(std::move(plan));
   }
 
@@ -103,6 +108,7 @@ class Scheduler::Loop {
       baseline_.BeginRound();
       bool cycle_complete = true;
       for (int r = 0; r < rounds && cycle_complete; ++r) {
+        CheckHost();
         const std::int64_t round_start = env_->MonotonicNs();
         const RoundEnd end = RunRound(RoundOfCycle(rotation, rounds, r));
         if (end == RoundEnd::kAbandoned) return false;
@@ -130,7 +136,7 @@ class Scheduler::Loop {
         break;
       }
       const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
-      if (!RunTask(tasks[i], tasks, !continues, ends_visit)) return RoundEnd::kAbandoned;
+      if (!RunTask(tasks[i], tasks, i, !continues, ends_visit)) return RoundEnd::kAbandoned;
     }
     executor_->ReleaseBuffers();  // also after a round cut short mid-visit
     return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
@@ -251,10 +257,10 @@ class Scheduler::Loop {
       }
     }
     ProbeSettings settings = ProbeSettingsFrom(config_);
-    settings.test_latency_scale = test_.latency_scale;  // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
-    settings.test_bandwidth_scale = test_.bandwidth_scale;
+    // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
+    settings.test_scales.insert(test_.scales.begin(), test_.scales.end());
     executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { OnLockBusy(); });
-    host_ = ReadHostInfo(topology_.cpu_model);
+    host_ = host_watch_.ReadInfo(topology_.cpu_model);
     ApplyHostOverrides(test_, host_);
     fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
     baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
@@ -273,11 +279,28 @@ class Scheduler::Loop {
   }
 
   void LoadBaseline() {
+    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), HostNow(),
+                   env_->UnixNow());
+    store_.Update([&](Snapshot& s) { s.runtime_facts = host_watch_.last(); });
+  }
+
+  // Every round: a setting changed at run time (THP, NUMA balancing, a
+  // hugepage pool) is a host change the next figures are read against.
+  void CheckHost() {
+    baseline_.ObserveHost(HostNow(), env_->UnixNow());
+    store_.Update([&](Snapshot& s) {
+      s.runtime_facts = host_watch_.last();
+      baseline_.Publish(s);
+    });
+  }
+
+  // Every fact as it is now: HostFacts of the planned host and the runtime facts.
+  HostObservation HostNow() {
     auto facts = HostFacts(host_, config_.memory.pages, kVersion);
     if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
       facts["numaprobe_version"] = it->second;
     }
-    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), facts, env_->UnixNow());
+    return host_watch_.Observe(std::move(facts), ProbeCpusByNode(plan_, topology_));
   }
 
   // On the worker thread, when a probe finds another process probing.
@@ -292,7 +315,7 @@ class Scheduler::Loop {
 
   // Runs `task` on the executor while this thread keeps the watchdog fed and
   // watches for stop. False if stopping left it unfinished.
-  bool RunTask(const Task& task, std::vector<Task>& round, bool starts_visit, bool ends_visit) {
+  bool RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit, bool ends_visit) {
     const std::int64_t start_ns = env_->MonotonicNs();
     spdlog::debug("starting {}", Describe(task));
     executor_->Start(task, ends_visit, &stop_);
@@ -317,10 +340,20 @@ class Scheduler::Loop {
     std::optional<BaselineValue> baseline;
     if (ran.record->ok()) baseline = task.kind->BaselineOf(*ran.record, config_.targets.per_cpu);
     budget_.Charge(start_ns, end_ns, cost);
-    if (outcome != k::Outcome::kCancelled) costs_.Observe(task.kind, cost, starts_visit);
+    // A cancelled run, or one that could not start its threads, says nothing
+    // of what the kind costs: learning its ~0 s would plan full rounds.
+    if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit) {
+      costs_.Observe(task.kind, cost, starts_visit);
+    }
     const bool ok = outcome == k::Outcome::kOk;
     const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
+    bool confirm = false;
     if (ok && baseline) {
+      // A figure beyond its band while the series' median is inside it is
+      // measured again next (RecentFigures::NeedsConfirmation); the
+      // figure of a confirmation never is.
+      const std::optional<double> band = task.kind->ConfirmationBand();
+      confirm = !task.confirmation && band && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline), *band);
       baseline_.Observe(*baseline);
       recent_.Add(*baseline);
     }
@@ -338,13 +371,21 @@ class Scheduler::Loop {
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
     } else if (outcome != k::Outcome::kCancelled) {
-      spdlog::warn("{}: {}: {}", Describe(task), k::OutcomeName(outcome), ran.record->reason());
+      // A thread that could not be created: say which limit was reached.
+      spdlog::warn("{}: {}: {}{}", Describe(task), k::OutcomeName(outcome), ran.record->reason(),
+                   outcome == k::Outcome::kThreadLimit ? " (" + DescribeTaskLimits() + ")" : "");
     }
     // Disturbed runs are retried once at the end of the round, within the budget.
     if (will_retry) {
       Task retry = task;
       retry.attempt = 1;
       round.push_back(retry);
+    }
+    // After the last use of `task`: inserting into `round` may move it.
+    if (confirm) {
+      spdlog::debug("{}: figure beyond its band, {} confirmation runs next", Describe(round[index]),
+                    RecentFigures::kConfirmationRuns);
+      QueueConfirmations(round, index, RecentFigures::kConfirmationRuns);
     }
     return true;
   }
@@ -376,8 +417,8 @@ class Scheduler::Loop {
     refresh_interval_seconds_ =
         rounds * std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
     if (test_.fault_injection_active()) {
-      spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled (latency x{}, bandwidth x{}); never in production",
-                    test_.latency_scale, test_.bandwidth_scale);
+      spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled ({}); never in production",
+                    test_.DescribeScales(""));
     }
     store_.Update([&](Snapshot& s) {
       ++s.rounds_completed;
@@ -412,6 +453,7 @@ class Scheduler::Loop {
   std::int64_t duty_published_ns_ = 0;
   DutyBudget budget_;
   BaselineTracker baseline_;
+  HostWatch host_watch_;
   RecentFigures recent_;
   TaskCostEstimate costs_;
   int announced_rounds_ = 0;  // the rotation last logged (0: none yet since the last plan)
@@ -450,8 +492,11 @@ Scheduler::~Scheduler() {
   }
 }
 
-void Scheduler::Start() {
-  thread_ = std::thread([this] { finished_ = loop_->Run(); });
+std::string Scheduler::Start() {
+  auto started = k::StartThread("scheduler", [this] { finished_ = loop_->Run(); });
+  if (!started.ok()) return started.failure().reason + " (" + DescribeTaskLimits() + ")";
+  thread_ = std::move(started).value();
+  return "";
 }
 
 bool Scheduler::Stop() {

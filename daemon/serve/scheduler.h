@@ -57,7 +57,9 @@ class Scheduler {
                                                               std::unique_ptr<ProbeExecutor> executor);
   ~Scheduler();
 
-  void Start();
+  // Starts the scheduling thread; "" or why it could not be created (the
+  // task limit reached, named).
+  std::string Start();
   // Raises the stop flag (probes notice it between samples), wakes the loop
   // and joins it; returns within about a second. False if a probe starved of
   // CPU could not be stopped and was abandoned: the caller must then exit the

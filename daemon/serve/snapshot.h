@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "daemon/common/host_info.h"
+#include "daemon/common/runtime_facts.h"
 #include "daemon/probing/probe_kind.h"
 
 namespace numaprobe::daemon {
@@ -31,7 +33,7 @@ struct Timed {
 // baseline in the state file): the figures are still compared with the
 // baseline, and the change is exported so an alert can name it.
 struct HostChange {
-  std::string field;  // kernel, microcode, firmware, numaprobe_version, cpu_model, page_size
+  std::string field;  // kernel, microcode, thp_enabled, node1.hugepages_2048kB, ... (docs/runbook.md)
   std::string before;
   std::string after;
   double unix_seconds = 0;  // when the daemon first saw `after`
@@ -47,8 +49,7 @@ struct ProbeConfigInfo {
 struct Snapshot {
   HostInfo host;
   std::string fingerprint;
-  bool per_cpu = false;
-  int bandwidth_threads = 1;
+  FigureContext figure_context;  // how the figures are labelled (per-CPU mode, threads)
 
   // (cpu_node, mem_node) -> firmware distance, for every planned node pair.
   std::map<std::pair<int, int>, int> distances;
@@ -70,10 +71,15 @@ struct Snapshot {
   bool baseline_complete = false;
   // Per baseline value, (max - min) / median of the rounds it was recorded from.
   std::vector<BaselineValue> baseline_spread;
-  // Host fact changes since the baseline was recorded, oldest first.
+  // Host fact changes since the baseline was recorded (or, while it is being
+  // recorded, since recording started), oldest first, at most kMaxHostChanges.
   std::vector<HostChange> host_changes;
-  // Median of each latency/bandwidth series' last 3 successful figures
-  // (RecentFigures); a series appears once it has 3 since start or replan.
+  // The runtime host facts as last read (every round and on SIGHUP).
+  RuntimeFacts runtime_facts;
+  // EDAC errors counted since the baseline; absent without EDAC.
+  std::optional<MemoryErrorCounts> memory_errors_since_baseline;
+  // Median of each latency/bandwidth series' last 5 successful figures
+  // (RecentFigures); a series appears once it has 5 since start or replan.
   std::vector<BaselineValue> recent_medians;
   // Expected seconds between two figures of one series: max(schedule.interval,
   // duration of the last complete round), times rotation_rounds.

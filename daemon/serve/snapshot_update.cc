@@ -12,17 +12,6 @@ namespace k = kernels;
 
 namespace {
 
-constexpr k::Outcome kAllOutcomes[] = {k::Outcome::kOk,
-                                       k::Outcome::kInvalidSpec,
-                                       k::Outcome::kNotAllowed,
-                                       k::Outcome::kAllocFailed,
-                                       k::Outcome::kBindFailed,
-                                       k::Outcome::kPlacementMismatch,
-                                       k::Outcome::kPlacementUnverified,
-                                       k::Outcome::kPinFailed,
-                                       k::Outcome::kDisturbed,
-                                       k::Outcome::kTimeout,
-                                       k::Outcome::kCancelled};
 constexpr k::Outcome kPlacementOutcomes[] = {k::Outcome::kBindFailed, k::Outcome::kPlacementMismatch,
                                              k::Outcome::kPlacementUnverified};
 constexpr const char* kDiscardReasons[] = {"context_switch", "migration", "timeout"};
@@ -103,8 +92,7 @@ void SetPlanFacts(Snapshot& s, const Config& config, const k::Topology& topology
                   const HostInfo& host, const std::string& fingerprint) {
   s.host = host;
   s.fingerprint = fingerprint;
-  s.per_cpu = config.targets.per_cpu;
-  s.bandwidth_threads = config.bandwidth.threads;
+  s.figure_context = FigureContextFrom(config);
   s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
   s.distances.clear();
   for (const auto& p : plan.memory_pairs)
@@ -146,7 +134,8 @@ void ZeroPlannedCounters(Snapshot& s, const PlannedSeries& planned) {
   s.probes.clear();
   for (const std::string& name : planned.names) {
     s.probes.insert(name);
-    for (k::Outcome outcome : kAllOutcomes) s.runs_total.try_emplace({name, std::string(k::OutcomeName(outcome))}, 0);
+    for (k::Outcome outcome : k::kAllOutcomes)
+      s.runs_total.try_emplace({name, std::string(k::OutcomeName(outcome))}, 0);
     for (const char* reason : kDiscardReasons) s.discards_total.try_emplace({name, reason}, 0);
     s.cpu_seconds_total.try_emplace(name, 0.0);
   }

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "daemon/common/stable_hash.h"
 #include "kernels/file_read.h"
 
 namespace numaprobe::daemon {
@@ -25,17 +26,6 @@ constexpr std::string_view kStateFile = "state.json";
 
 std::string StatePath(const std::string& dir) { return fmt::format("{}/{}", dir, kStateFile); }
 std::string Errno(int error) { return std::strerror(error); }
-
-// FNV-1a, 64 bit: stable across compilers, libraries and restarts, unlike
-// std::hash. Collision resistance against an adversary is not needed here.
-std::uint64_t Fnv1a64(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ULL;
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
-  }
-  return hash;
-}
 
 // Closes on scope exit so that every early return in the write path releases
 // the descriptor; Close() reports the error of an explicit close.
@@ -158,7 +148,9 @@ std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::Page
           {"firmware", host.firmware.empty() ? "unknown" : host.firmware},
           {"numaprobe_version", numaprobe_version},
           {"cpu_model", host.cpu_model},
-          {"page_size", std::string(kernels::PagePolicyName(pages))}};
+          {"page_size", std::string(kernels::PagePolicyName(pages))},
+          {"hypervisor", host.hypervisor},
+          {"nodes_per_package", host.nodes_per_package}};
 }
 
 std::string TopologySignature(const kernels::Topology& topology) {

@@ -22,7 +22,9 @@ std::string HostFingerprint(const HostInfo& host, const kernels::Topology& topol
 
 // The host facts whose change keeps the baseline but is exported as a change
 // (numaprobe_host_change_timestamp_seconds): kernel, microcode, firmware,
-// numaprobe_version, cpu_model, page_size.
+// numaprobe_version, cpu_model, page_size, hypervisor, nodes_per_package (the
+// SNC/NPS mode, which also changes the topology). The runtime facts
+// (runtime_facts.h) join them every round.
 std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::PagePolicy pages,
                                              const std::string& numaprobe_version);
 

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "daemon/output/json_text.h"
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -41,6 +43,12 @@ int IntField(const json& object, const std::string& where, const char* key) {
     throw std::runtime_error(fmt::format("{}.{}: expected an integer in int range", where, key));
   }
   return v.get<int>();
+}
+
+unsigned long long CountField(const json& object, const std::string& where, const char* key) {
+  const json& v = Field(object, where, key);
+  if (!v.is_number_unsigned()) throw std::runtime_error(fmt::format("{}.{}: expected a count (0 or more)", where, key));
+  return v.get<unsigned long long>();
 }
 
 Baseline ParseBaseline(const json& j) {
@@ -108,6 +116,12 @@ Baseline ParseBaseline(const json& j) {
       baseline.changes.push_back(std::move(c));
     }
   }
+  if (j.contains("memory_errors")) {
+    const json& errors = j["memory_errors"];
+    if (!errors.is_object()) throw std::runtime_error("baseline.memory_errors: expected an object");
+    baseline.memory_errors = MemoryErrorCounts{CountField(errors, "baseline.memory_errors", "corrected"),
+                                               CountField(errors, "baseline.memory_errors", "uncorrected")};
+  }
   return baseline;
 }
 
@@ -172,22 +186,26 @@ std::optional<std::string> FormatState(const Baseline& baseline, std::string& er
   for (const HostChange& c : baseline.changes) {
     changes.push_back({{"field", c.field}, {"before", c.before}, {"after", c.after}, {"unix_seconds", c.unix_seconds}});
   }
-  const json state = {{"format", kFormatVersion},
-                      {"baseline",
-                       {{"fingerprint", baseline.fingerprint},
-                        {"settings", baseline.settings},
-                        {"created", baseline.created},
-                        {"topology", baseline.topology},
-                        {"facts", baseline.facts},
-                        {"changes", std::move(changes)},
-                        {"complete", baseline.complete},
-                        {"values", std::move(values)}}}};
-  return state.dump(2) + "\n";
+  json state = {{"format", kFormatVersion},
+                {"baseline",
+                 {{"fingerprint", baseline.fingerprint},
+                  {"settings", baseline.settings},
+                  {"created", baseline.created},
+                  {"topology", baseline.topology},
+                  {"facts", baseline.facts},
+                  {"changes", std::move(changes)},
+                  {"complete", baseline.complete},
+                  {"values", std::move(values)}}}};
+  if (baseline.memory_errors) {
+    state["baseline"]["memory_errors"] = {{"corrected", baseline.memory_errors->corrected},
+                                          {"uncorrected", baseline.memory_errors->uncorrected}};
+  }
+  return JsonText(state) + "\n";
 }
 
 std::string FormatMarker(const std::string& marker) {
   const json state = {{"format", kFormatVersion}, {"marker", marker}};
-  return state.dump(2) + "\n";
+  return JsonText(state) + "\n";
 }
 
 }  // namespace numaprobe::daemon

@@ -1,24 +1,23 @@
-// numaprobe's HTTP server (civetweb via its C++ API), serving
-//   <telemetry_path>  Prometheus text format 0.0.4 (MetricsText)
-//   /                 landing page (daemon/landing_page.h)
-//   /-/healthy        200 "OK" while the process serves
-//   /-/ready          200 "Ready" once a probe round completed, else 503
-// Any other path is 404; methods other than GET and HEAD get 405. With
-// basic_auth_users configured, every path answers 401 (WWW-Authenticate)
-// without valid credentials. With tls_server_config every listener serves
-// HTTPS only (daemon/web/tls_options.h).
+// numaprobe's HTTP(S) server: Boost.Beast's HTTP/1.1 on Boost.Asio's event
+// loop (OpenSSL 3 through asio::ssl for TLS), run by kHttpThreads threads
+// whatever the number of clients. What each request gets is
+// daemon/web/http_reply.h; how a connection is read, timed out and closed is
+// daemon/web/http_session.h. With tls_server_config every listener serves
+// HTTPS only (daemon/web/tls_options.h); failed handshakes are counted and
+// logged (daemon/web/tls_handshake_failures.h).
 //
 // Our own server rather than prometheus-cpp's Exposer: the Exposer cannot
 // serve other paths (/, /-/healthy, /-/ready) and always adds exposer_*
-// scrape metrics of its own. civetweb stays out of this header.
+// scrape metrics of its own.
 //
 // Requests only read the ResultStore; they never trigger or wait for a probe.
 //
-// Thread safety: civetweb's worker threads (kWorkerThreads in
-// listener_hardening.h; one per open connection, freed by the timeouts set in
-// http.cc) serve requests concurrently with the scheduler's
-// ResultStore::Update. Start and the destructor are called from
-// one thread; ListeningPorts() is safe from any.
+// Open connections are capped (MaxConnections: below the file descriptor
+// limit); past the cap a client gets a 503 and is closed.
+//
+// Thread safety: the server's threads serve requests concurrently with the
+// scheduler's ResultStore::Update. Start, Reconfigure and the destructor are
+// called from one thread; ListeningPorts() is safe from any.
 #pragma once
 
 #include <memory>
@@ -31,6 +30,10 @@
 
 namespace numaprobe::daemon {
 
+// Threads running the event loop. Two, so that one slow request (bcrypt for
+// an unknown password costs tens of milliseconds) does not hold every other.
+inline constexpr int kHttpThreads = 2;
+
 struct HttpOptions {
   // node_exporter-style: ":PORT", "HOST:PORT", "[IPv6]:PORT" (daemon/listen_address.h).
   std::vector<std::string> listen_addresses{":10062"};
@@ -42,17 +45,25 @@ struct HttpOptions {
 class HttpServer {
  public:
   // Listens on every address or fails, naming the address ("cannot listen on
-  // 127.0.0.1:10062: ... Address already in use"). `store` must outlive the
-  // server.
+  // 127.0.0.1:10062: Address already in use"), a TLS file it cannot use (the
+  // key and the path: its one reading is the check), or the task limit when
+  // not even one server thread can be created. `store` must outlive the server.
   static kernels::Expected<std::unique_ptr<HttpServer>> Start(const HttpOptions& options, const ResultStore& store);
 
-  // Stops accepting, waits for requests in flight, joins civetweb's threads.
+  // Stops accepting, closes every connection, joins the server's threads.
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
   // The bound ports, in listen_addresses order (port 0 resolved to the real one).
   std::vector<int> ListeningPorts() const;
+
+  // A reloaded web config (TLS, basic auth, headers) for every request from
+  // now on, without closing the listeners or cutting a response in flight;
+  // the TLS files are read again, once, even when their names did not change
+  // (they may have been replaced in place). On an error, names the problem
+  // and keeps the running configuration.
+  std::string Reconfigure(const WebConfig& web);
 
  private:
   struct Impl;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/common/version.h"
+#include "daemon/output/hmat_report.h"
 #include "daemon/probing/probe_table.h"
 
 namespace numaprobe::daemon {
@@ -52,6 +53,9 @@ std::string RenderFigures(const Snapshot& s) {
     }
     for (const ReportSection& section : sections) html += RenderSection(section);
   }
+  std::vector<RecordPtr> records;
+  for (const Timed& t : s.figures) records.push_back(t.record);
+  for (const ReportSection& section : HmatSections(s.host.hmat, records)) html += RenderSection(section);
   return html;
 }
 
@@ -70,6 +74,23 @@ std::string RenderHost(const Snapshot& s) {
          Field("Probe CPU (share of one CPU, trailing 10 min / budget)",
                Format(s.duty_cycle_ratio * 100, 3) + "% / " + Format(s.duty_cycle_budget_ratio * 100, 3) + "%") +
          "</table>\n";
+}
+
+// What the host looks like now and what changed since the baseline: the
+// first place to look when a figure drifts.
+std::string RenderHostFacts(const Snapshot& s) {
+  std::string html = "<h2>Host facts</h2>\n<table class=\"facts\">\n";
+  for (const auto& [field, value] : s.runtime_facts.fields) html += Field(field, value);
+  html += "</table>\n";
+  if (s.host_changes.empty()) return html;
+  html +=
+      "<h2>Host changes since the baseline</h2>\n<table class=\"facts\">\n<tr><th>field</th><th>before</th>"
+      "<th>after</th><th>seen (Unix time)</th></tr>\n";
+  for (const HostChange& c : s.host_changes) {
+    html += "<tr><th>" + HtmlEscape(c.field) + "</th><td>" + HtmlEscape(c.before) + "</td><td>" + HtmlEscape(c.after) +
+            "</td><td>" + Format(c.unix_seconds, 0) + "</td></tr>\n";
+  }
+  return html + "</table>\n";
 }
 
 }  // namespace
@@ -119,6 +140,7 @@ std::string RenderLandingPage(const Snapshot& s, const std::string& telemetry_pa
       "their own low duty-cycle schedule and are never triggered by a request.</em></p>\n";
   if (!s.ready()) html += "<p><strong>The first probe round has not completed yet.</strong></p>\n";
   html += RenderFigures(s);
+  html += RenderHostFacts(s);
   return html + "</body>\n</html>\n";
 }
 

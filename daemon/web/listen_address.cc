@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -25,7 +26,7 @@ bool IsPort(const std::string& port) {
   return std::stoi(port) <= 65535;
 }
 
-// RFC 1123 host name characters; civetweb resolves the name itself.
+// RFC 1123 host name characters.
 bool IsHostName(const std::string& host) {
   return !host.empty() && host.front() != '-' && host.front() != '.' &&
          std::all_of(host.begin(), host.end(), [](unsigned char c) { return std::isalnum(c) || c == '-' || c == '.'; });
@@ -41,21 +42,33 @@ bool IsIpv6(const std::string& host) {
   return inet_pton(AF_INET6, host.c_str(), &addr) == 1;
 }
 
-// civetweb's own resolution failure reads "invalid port spec": resolve once
-// here to say what is wrong. IPv4 only, like the civetweb we run on.
-std::string ResolveError(const std::string& host) {
+// The host's first IPv4 address, or why there is none.
+kernels::Expected<std::string> ResolveIpv4(const std::string& host) {
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* result = nullptr;
   const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &result);
-  if (result != nullptr) freeaddrinfo(result);
-  return rc == 0 ? "" : "cannot resolve host " + host + " to an IPv4 address: " + gai_strerror(rc);
+  if (rc != 0 || result == nullptr) {
+    if (result != nullptr) freeaddrinfo(result);
+    return Failure{Outcome::kInvalidSpec, "cannot resolve host " + host + " to an IPv4 address: " + gai_strerror(rc)};
+  }
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(result->ai_addr)->sin_addr, text, sizeof text);
+  freeaddrinfo(result);
+  return std::string(text);
 }
 
 }  // namespace
 
-kernels::Expected<std::string> ToCivetPort(const std::string& address, bool ipv6) {
+bool Ipv6Usable() {
+  const int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+kernels::Expected<BindAddress> ParseListenAddress(const std::string& address, bool ipv6) {
   std::string host;
   std::string port;
   bool bracketed = false;
@@ -75,17 +88,28 @@ kernels::Expected<std::string> ToCivetPort(const std::string& address, bool ipv6
     if (host.find(':') != std::string::npos) return Refuse(address, "IPv6 addresses need brackets: [IPv6]:PORT");
   }
   if (!IsPort(port)) return Refuse(address, "invalid port \"" + port + "\" (expected 0-65535)");
+  BindAddress bind{"", static_cast<std::uint16_t>(std::stoi(port)), false};
 
   if (bracketed) {
     if (!IsIpv6(host)) return Refuse(address, "\"" + host + "\" is not an IPv6 address");
-    if (!ipv6) return Refuse(address, "IPv6 is not available (civetweb built without IPv6, or the host has none)");
-    return "[" + host + "]:" + port;
+    if (!ipv6) return Refuse(address, "IPv6 is not available on this host");
+    bind.ip = host;
+    return bind;
   }
-  if (host.empty()) return (ipv6 ? "+" : "") + port;
-  if (IsIpv4(host)) return host + ":" + port;
+  if (host.empty()) {
+    bind.ip = ipv6 ? "::" : "0.0.0.0";
+    bind.dual_stack = ipv6;
+    return bind;
+  }
+  if (IsIpv4(host)) {
+    bind.ip = host;
+    return bind;
+  }
   if (!IsHostName(host)) return Refuse(address, "invalid host \"" + host + "\"");
-  if (const std::string error = ResolveError(host); !error.empty()) return Refuse(address, error);
-  return host + ":" + port;
+  auto resolved = ResolveIpv4(host);
+  if (!resolved.ok()) return Refuse(address, resolved.failure().reason);
+  bind.ip = std::move(resolved).value();
+  return bind;
 }
 
 }  // namespace numaprobe::daemon

@@ -13,7 +13,6 @@
 
 #include "daemon/probing/probe_table.h"
 #include "daemon/web/family_builder.h"
-#include "kernels/bandwidth.h"
 #include "kernels/clock.h"
 #include "kernels/topology.h"
 
@@ -58,11 +57,10 @@ class BuilderSink final : public FigureSink {
 // The families of every kind the daemon probes, in probe-table order, from
 // its published records; a kind it does not probe adds nothing.
 void AppendFigures(const Snapshot& s, std::vector<MetricFamily>& out) {
-  const FigureContext context{s.per_cpu, s.bandwidth_threads};
   for (const ProbeKind* kind : ProbeTable()) {
     if (!s.probes.contains(std::string(kind->name()))) continue;
     BuilderSink sink(kind->Families());
-    kind->AppendFigures(s.FiguresOf(*kind), context, sink);
+    kind->AppendFigures(s.FiguresOf(*kind), s.figure_context, sink);
     sink.BuildInto(out);
   }
 }
@@ -84,6 +82,7 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<MetricFamil
   AppendFigures(snapshot, out);
   AppendDistance(snapshot, out);
   AppendBaselineFamilies(snapshot, out);
+  AppendHostFamilies(snapshot, out);
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {
@@ -125,7 +124,8 @@ std::string MetricsText::Render() const {
     process_text_ = process_text;
     process_read_ns_ = now_ns;
   }
-  return *text + *process_text;
+  if (tls_failures_ == nullptr) return *text + *process_text;
+  return *text + Serialize({tls_failures_->Family()}) + *process_text;
 }
 
 }  // namespace numaprobe::daemon

@@ -23,6 +23,7 @@
 
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/snapshot.h"
+#include "daemon/web/tls_handshake_failures.h"
 
 namespace numaprobe::daemon {
 
@@ -37,6 +38,9 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<prometheus:
 // smoothed figures compared with it (metrics_baseline.cc).
 void AppendBaselineFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// The host facts and the firmware's advertised figures beside the measured
+// ones (metrics_host.cc).
+void AppendHostFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 
 // The standard process_* families of the client libraries, read from
 // <proc_root>/self and <proc_root>/stat (prometheus-cpp has no such
@@ -61,10 +65,13 @@ class ProcessMetrics {
 // at once contends on kernel locks, and a storm of concurrent scrapes (or a
 // misconfigured scraper) must stay cheap. A Prometheus server scrapes a target
 // every 15-60 s, so its scrapes always see a fresh reading.
+// The HTTP server's own counters (TlsHandshakeFailures) are a few atomics,
+// read at every scrape.
 class MetricsText {
  public:
-  // `store` must outlive this object.
-  explicit MetricsText(const ResultStore& store) : store_(store) {}
+  // `store` and `tls_failures` (null: no server counters) must outlive this object.
+  explicit MetricsText(const ResultStore& store, const TlsHandshakeFailures* tls_failures = nullptr)
+      : store_(store), tls_failures_(tls_failures) {}
 
   std::string Render() const;
 
@@ -72,6 +79,7 @@ class MetricsText {
 
  private:
   const ResultStore& store_;
+  const TlsHandshakeFailures* const tls_failures_;
   const ProcessMetrics process_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<const Snapshot> rendered_for_;     // guarded by mu_

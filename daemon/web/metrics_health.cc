@@ -184,7 +184,8 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder host(
       "numaprobe_host_info",
       "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "
-      "(BIOS version), virtualization, transparent huge pages, clock source), read whenever the probes are planned: "
+      "(BIOS version), virtualization and hypervisor, transparent huge pages, clock source, CPU nodes per package "
+      "(the SNC/NPS mode)), read whenever the probes are planned: "
       "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
       MetricType::Gauge);
   host.Add({{"cpu_model", h.cpu_model},
@@ -193,6 +194,8 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
             {"microcode", h.microcode},
             {"firmware", h.firmware},
             {"virtualized", h.virtualized ? "true" : "false"},
+            {"hypervisor", h.hypervisor},
+            {"nodes_per_package", h.nodes_per_package},
             {"thp", h.thp},
             {"clocksource", h.clocksource}},
            1);

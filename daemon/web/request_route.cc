@@ -1,7 +1,5 @@
 #include "daemon/web/request_route.h"
 
-#include <strings.h>
-
 namespace numaprobe::daemon {
 
 Route RouteRequest(std::string_view method, std::string_view path, std::string_view telemetry_path) {
@@ -24,20 +22,6 @@ std::string TelemetryPathProblem(std::string_view telemetry_path) {
   if (telemetry_path == "/-/healthy") return problem("/-/healthy is the health endpoint");
   if (telemetry_path == "/-/ready") return problem("/-/ready is the readiness endpoint");
   return "";
-}
-
-bool ConnectionKeepsAlive(const char* connection_header, const char* http_version) {
-  if (connection_header == nullptr) return http_version != nullptr && std::string_view(http_version) == "1.1";
-  std::string_view options(connection_header);
-  while (!options.empty()) {
-    const std::size_t comma = options.find(',');
-    std::string_view option = options.substr(0, comma);
-    options = comma == std::string_view::npos ? std::string_view() : options.substr(comma + 1);
-    while (!option.empty() && option.front() == ' ') option.remove_prefix(1);
-    while (!option.empty() && option.back() == ' ') option.remove_suffix(1);
-    if (option.size() == 10 && strncasecmp(option.data(), "keep-alive", 10) == 0) return true;
-  }
-  return false;
 }
 
 }  // namespace numaprobe::daemon

@@ -1,6 +1,6 @@
 // Enforcement of the web configuration (daemon/config/web_config.h): HTTP
 // basic authentication against bcrypt hashes (libxcrypt). TLS is
-// daemon/web/tls_options.h. civetweb and OpenSSL stay out of this header.
+// daemon/web/tls_options.h. OpenSSL stays out of this header.
 #pragma once
 
 #include <map>
@@ -17,14 +17,14 @@ class BasicAuth {
  public:
   explicit BasicAuth(std::map<std::string, std::string> users) : users_(std::move(users)) {}
   bool enabled() const { return !users_.empty(); }
-  // Whether an Authorization header value ("Basic base64(user:password)", or
-  // null when absent) names a configured user with the right password. The
+  // Whether an Authorization header value ("Basic base64(user:password)";
+  // empty when absent) names a configured user with the right password. The
   // bcrypt computation runs for unknown users too (against a dummy hash) and
   // the result is compared in constant time, so timing shows neither whether
   // a user exists nor how much of a password matched. A verified
   // (user, password, hash) is remembered by its SHA-256, so a scraper pays
   // bcrypt's cost once rather than on every scrape.
-  bool Allows(const char* authorization) const;
+  bool Allows(std::string_view authorization) const;
 
  private:
   const std::map<std::string, std::string> users_;
@@ -32,7 +32,7 @@ class BasicAuth {
   mutable std::vector<std::string> verified_;  // SHA-256 digests, at most kMaxVerified
 };
 
-// Base64 (RFC 4648, with padding) decoding; false on malformed input.
+// Base64 (RFC 4648, with padding) decoding by OpenSSL; false on malformed input.
 bool DecodeBase64(std::string_view in, std::string& out);
 
 }  // namespace numaprobe::daemon

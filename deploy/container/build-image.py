@@ -24,8 +24,8 @@ empty base (`FROM scratch`): no shell, no package manager, no libc tools.
    image, which fails the build if a library is missing.
 
 Libraries a program opens with dlopen(3) by name are not found by step 3
-unless they are in the .deb (numaprobe's TLS shims are) or linked by
-something that is. Needs python3, mmdebstrap, readelf (binutils), dpkg-deb
+unless they are in the .deb or linked by something that is (numaprobe
+opens none). Needs python3, mmdebstrap, readelf (binutils), dpkg-deb
 and one of the engines; root, or mmdebstrap's unshare mode (subuids).
 """
 import argparse
@@ -319,6 +319,7 @@ def main():
         # No network: nothing in the build downloads, and podman then sets up
         # no bridge or firewall rules.
         subprocess.run([engine, "build", "--network=none", "-f", str(context / "Containerfile"),
+                        "--label", f"org.opencontainers.image.source={deb_field(deb, 'Homepage')}",
                         "-t", tag, str(context)], check=True)
         log(f"{tag} built by {engine} in {time.monotonic() - t0:.0f} s")
 

@@ -74,7 +74,7 @@ local p = import 'panels.libsonnet';
 
         p.matrix(
           'Latency drift: recent median / baseline',
-          'Per pair, the recent median latency (median of the last 3 figures) over the baseline, minus 1: what NumaProbeLatencyDrift compares. Red from +%g%%, the alert level (it also has to hold for %s).' % [c.latencyDriftThreshold * 100, c.driftHeldWindow],
+          'Per pair, the recent median latency (median of the last 5 figures) over the baseline, minus 1: what NumaProbeLatencyDrift compares. Red from +%g%%, the alert level (it also has to hold for %s).' % [c.latencyDriftThreshold * 100, c.driftFor],
           'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%s} - 1' % host,
           'percentunit',
           driftSteps,
@@ -127,7 +127,7 @@ local p = import 'panels.libsonnet';
         ),
         p.timeseries(
           'Latency per pair',
-          'Recent median per CPU node → memory node pair (median of the last 3 figures, what the alerts use). One colour per pair on every panel.',
+          'Recent median per CPU node → memory node pair (median of the last 5 figures, what the alerts use). One colour per pair on every panel.',
           [q('quantile without(cpu) (0.5, numaprobe_memory_latency_recent_median_seconds{%(host)s})', pair)],
           's',
         ),
@@ -168,7 +168,7 @@ local p = import 'panels.libsonnet';
         ) + { repeat: 'op', repeatDirection: 'h', maxPerRow: 3, fieldConfig+: { defaults+: { decimals: 1 } } },
         p.timeseries(
           'Bandwidth per pair',
-          'Recent median bandwidth per pair and op (median of the last 3 figures).',
+          'Recent median bandwidth per pair and op (median of the last 5 figures).',
           [q('max without(threads) (numaprobe_memory_bandwidth_recent_median_bytes_per_second{%(host)s,op=~"$op"})', pair + ' {{op}}')],
           'Bps',
         ),
@@ -250,6 +250,31 @@ local p = import 'panels.libsonnet';
           [iq('quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_spread_ratio{%(host)s})'), iq('numaprobe_memory_bandwidth_baseline_spread_ratio{%(host)s}') { refId: 'B' }],
           'percentunit',
           hide=['Time', 'instance', 'job', 'threads'],
+        ),
+        p.row('Host facts and firmware-advertised figures (ACPI HMAT)'),
+        p.table(
+          'Measured / advertised latency ratio (ACPI HMAT)',
+          "Measured idle latency of each pair over the read latency the firmware advertises (ACPI HMAT) for its CPU node's initiator class. Above 100%: slower than advertised. Compare with peers of the same CPU model and firmware rather than with 100%. Empty when the host's firmware publishes no HMAT.",
+          [iq('numaprobe_memory_latency_hmat_ratio{%(host)s}')],
+          'percentunit',
+          w=8,
+          hide=['Time', '__name__', 'instance', 'job'],
+        ),
+        p.table(
+          'Measured / advertised bandwidth ratio (ACPI HMAT)',
+          "Measured read and write bandwidth of each pair over what the firmware advertises (ACPI HMAT). Below 100%: less than advertised (a slower memory speed, a missing channel, a CXL link at lower width). Empty when the host's firmware publishes no HMAT.",
+          [iq('numaprobe_memory_bandwidth_hmat_ratio{%(host)s}')],
+          'percentunit',
+          w=8,
+          hide=['Time', '__name__', 'instance', 'job'],
+        ),
+        p.table(
+          'Host facts',
+          'The host settings numaprobe reads every round and on reload (numaprobe_host_fact_info): transparent huge pages, NUMA balancing, cpufreq governor and energy-performance preference per node, watched boot parameters, memory tiering, EDAC. Their changes are the orange "Host changes" annotations; docs/runbook.md says what each does.',
+          [iq('numaprobe_host_fact_info{%(host)s}')],
+          'none',
+          w=8,
+          hide=['Time', 'Value', '__name__', 'instance', 'job'],
         ),
       ],
       annotations=[

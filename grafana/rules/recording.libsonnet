@@ -88,7 +88,7 @@
       },
 
       // What the alerts compare: the daemon's recent median (median of a series'
-      // last 3 figures: one outlier figure cannot move it) against the stored
+      // last 5 figures: two outlier figures cannot move it) against the stored
       // baseline, gap-tolerant. Also shown on the dashboards.
       {
         name: 'numaprobe-detection',

@@ -19,6 +19,32 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The settings text saved with every baseline: a different text for the same
+// settings would discard every host's baseline on upgrade, so it is frozen.
+// The first is the text of a state file a daemon wrote
+// (tests/fuzz/corpus/fuzz_state/daemon_state.json).
+TEST(MeasurementSettings, TextIsFrozen) {
+  Config c;
+  c.latency.buffer_bytes = 64u << 20;
+  c.latency.loads_per_sample = 5000;
+  c.bandwidth.buffer_bytes = 64u << 20;
+  c.bandwidth.burst_bytes = 4u << 20;
+  c.bandwidth.bursts = 3;
+  c.memory.budget_bytes = 512u << 20;
+  EXPECT_EQ(MeasurementSettings(c),
+            "latency.stride=128;latency.buffer=67108864;latency.loads=5000;bandwidth.buffer=67108864;"
+            "bandwidth.burst=4194304;bandwidth.bursts=3;bandwidth.threads=1;memory.budget=536870912;memory.pages=auto");
+  EXPECT_EQ(
+      MeasurementSettings(Config{}),
+      "latency.stride=128;latency.buffer=0;latency.loads=40000;bandwidth.buffer=268435456;"
+      "bandwidth.burst=33554432;bandwidth.bursts=5;bandwidth.threads=1;memory.budget=335544320;memory.pages=auto");
+  // Settings of kinds without a baseline are not part of it.
+  Config other = c;
+  other.core_to_core.samples = 3;
+  other.loaded_latency.samples = 2;
+  EXPECT_EQ(MeasurementSettings(other), MeasurementSettings(c));
+}
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
@@ -86,6 +112,21 @@ TEST_F(BaselineTrackerTest, FirstStartRecordsAMedianWithItsSpreadAndPersistsIt) 
   EXPECT_EQ(state.baseline->topology, kTopology);
   EXPECT_EQ(state.baseline->facts.at("kernel"), "6.1.0-18-amd64");
   ASSERT_THAT(state.baseline->spread, SizeIs(1));
+}
+
+TEST_F(BaselineTrackerTest, ValueOfASeriesOnlyOnceTheBaselineIsComplete) {
+  BaselineTracker tracker(dir_, 3);
+  tracker.Load("fp", kSettings, kTopology, Facts(), 1000);
+  Record(tracker, {100, 104});
+  EXPECT_FALSE(tracker.ValueOf(Latency(1, 0)).has_value()) << "still recording";
+  Record(tracker, {98});
+  ASSERT_TRUE(tracker.ValueOf(Latency(1, 0)).has_value());
+  EXPECT_DOUBLE_EQ(*tracker.ValueOf(Latency(1, 0)), 100);
+  EXPECT_FALSE(tracker.ValueOf(Latency(0, 0)).has_value()) << "a pair the baseline lacks";
+  BaselineValue bandwidth = Latency(1, 0);
+  bandwidth.probe = "bandwidth";
+  bandwidth.op = "read";
+  EXPECT_FALSE(tracker.ValueOf(bandwidth).has_value()) << "another probe of the same pair";
 }
 
 TEST_F(BaselineTrackerTest, KernelAndMicrocodeChangesKeepTheBaselineAndAreRecordedAcrossRestarts) {
@@ -260,6 +301,102 @@ TEST_F(BaselineTrackerTest, FailedSaveIsRetriedEveryRoundUntilItSucceeds) {
 
   Record(tracker, {400});  // nothing pending: no further write attempts counted
   EXPECT_EQ(Published(tracker).state_write_failures_total, 2u);
+}
+
+// A runtime fact flipped while the daemon runs: seen at the next round's look
+// (no reload, no restart), kept with the baseline, still there after a restart.
+TEST_F(BaselineTrackerTest, ARuntimeFactChangeIsARecordedHostChangeWithoutARestart) {
+  auto facts = Facts();
+  facts["thp_enabled"] = "always";
+  {
+    BaselineTracker tracker(dir_, 1);
+    tracker.Load("fp", kSettings, kTopology, facts, 1000);
+    Record(tracker, {100});
+    tracker.ObserveHost(facts, 1100);
+    EXPECT_THAT(Published(tracker).host_changes, IsEmpty());
+    facts["thp_enabled"] = "never";
+    tracker.ObserveHost(facts, 1200);
+    const Snapshot s = Published(tracker);
+    ASSERT_THAT(s.host_changes, SizeIs(1));
+    EXPECT_EQ(s.host_changes[0].field, "thp_enabled");
+    EXPECT_EQ(s.host_changes[0].before, "always");
+    EXPECT_EQ(s.host_changes[0].after, "never");
+    EXPECT_DOUBLE_EQ(s.host_changes[0].unix_seconds, 1200);
+    EXPECT_TRUE(s.baseline_complete) << "a host change keeps the baseline";
+    EXPECT_DOUBLE_EQ(s.baseline[0].value, 100);
+  }
+  BaselineTracker restarted(dir_, 1);
+  restarted.Load("fp", kSettings, kTopology, facts, 2000);
+  const Snapshot s = Published(restarted);
+  EXPECT_EQ(s.baseline_origin, "restored");
+  ASSERT_THAT(s.host_changes, SizeIs(1)) << "persisted when seen, not re-detected";
+  EXPECT_DOUBLE_EQ(s.host_changes[0].unix_seconds, 1200);
+}
+
+TEST_F(BaselineTrackerTest, AChangeWhileRecordingIsKeptAndSavedWithTheBaseline) {
+  BaselineTracker tracker(dir_, 2);
+  auto facts = Facts();
+  facts["numa_balancing"] = "0";
+  tracker.Load("fp", kSettings, kTopology, facts, 1000);
+  Record(tracker, {100});
+  facts["numa_balancing"] = "1";
+  tracker.ObserveHost(facts, 1100);
+  ASSERT_THAT(Published(tracker).host_changes, SizeIs(1)) << "the baseline being recorded saw it";
+  Record(tracker, {100});
+  const LoadedState state = LoadState(dir_);
+  ASSERT_TRUE(state.baseline && state.baseline->complete);
+  ASSERT_THAT(state.baseline->changes, SizeIs(1));
+  EXPECT_EQ(state.baseline->changes[0].field, "numa_balancing");
+}
+
+TEST_F(BaselineTrackerTest, ChangesAreBoundedToTheMostRecent) {
+  BaselineTracker tracker(dir_, 1);
+  auto facts = Facts();
+  facts["thp_enabled"] = "always";
+  tracker.Load("fp", kSettings, kTopology, facts, 1000);
+  Record(tracker, {100});
+  for (int i = 0; i < 40; ++i) {
+    facts["thp_enabled"] = i % 2 == 0 ? "never" : "always";
+    tracker.ObserveHost(facts, 2000 + i);
+  }
+  const Snapshot s = Published(tracker);
+  ASSERT_THAT(s.host_changes, SizeIs(kMaxHostChanges));
+  EXPECT_DOUBLE_EQ(s.host_changes.back().unix_seconds, 2039);
+  EXPECT_DOUBLE_EQ(s.host_changes.front().unix_seconds, 2040 - kMaxHostChanges);
+  EXPECT_THAT(LoadState(dir_).baseline->changes, SizeIs(kMaxHostChanges));
+}
+
+TEST_F(BaselineTrackerTest, MemoryErrorsAreCountedFromTheBaseline) {
+  BaselineTracker tracker(dir_, 1);
+  tracker.Load("fp", kSettings, kTopology, HostObservation(Facts(), MemoryErrorCounts{5, 1}), 1000);
+  Record(tracker, {100});
+  tracker.ObserveHost(HostObservation(Facts(), MemoryErrorCounts{5, 1}), 1100);
+  Snapshot s = Published(tracker);
+  ASSERT_TRUE(s.memory_errors_since_baseline);
+  EXPECT_EQ(s.memory_errors_since_baseline->corrected, 0u);
+  EXPECT_THAT(s.host_changes, IsEmpty());
+
+  tracker.ObserveHost(HostObservation(Facts(), MemoryErrorCounts{12, 1}), 1200);
+  s = Published(tracker);
+  EXPECT_EQ(s.memory_errors_since_baseline->corrected, 7u);
+  EXPECT_EQ(s.memory_errors_since_baseline->uncorrected, 0u);
+  ASSERT_THAT(s.host_changes, SizeIs(1));
+  EXPECT_EQ(s.host_changes[0].field, "memory_errors_since_baseline");
+  EXPECT_EQ(s.host_changes[0].before, "none");
+  EXPECT_EQ(s.host_changes[0].after, "corrected");
+
+  // After a restart the counts at the baseline come from the state file.
+  BaselineTracker restarted(dir_, 1);
+  restarted.Load("fp", kSettings, kTopology, HostObservation(Facts(), MemoryErrorCounts{13, 1}), 2000);
+  restarted.ObserveHost(HostObservation(Facts(), MemoryErrorCounts{13, 1}), 2000);
+  EXPECT_EQ(Published(restarted).memory_errors_since_baseline->corrected, 8u);
+  // A reboot resets EDAC's counters: counted from zero again, never negative.
+  restarted.ObserveHost(HostObservation(Facts(), MemoryErrorCounts{2, 0}), 2100);
+  EXPECT_EQ(Published(restarted).memory_errors_since_baseline->corrected, 2u);
+  EXPECT_EQ(Published(restarted).memory_errors_since_baseline->uncorrected, 0u);
+  // No EDAC: nothing counted.
+  restarted.ObserveHost(HostObservation(Facts()), 2200);
+  EXPECT_FALSE(Published(restarted).memory_errors_since_baseline);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ TEST(DutyBudget, LongRunSpendMatchesTheBudget) {
   EXPECT_NEAR(spent / elapsed, ratio, ratio * 0.01);
 }
 
-struct ProbeRun {
+struct ChargedRun {
   std::int64_t start_ns;
   std::int64_t end_ns;
   double cpu;
@@ -63,11 +63,11 @@ struct ProbeRun {
 // Probes as the scheduler runs them: each starts at or after next_allowed_ns(),
 // often late (a round waiting for its interval, a reload), and runs for a wall
 // time unrelated to its CPU (a long wait for the probe lock or for CPU first).
-std::vector<ProbeRun> Simulate(double ratio, unsigned seed, int probes) {
+std::vector<ChargedRun> Simulate(double ratio, unsigned seed, int probes) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0, 1);
   DutyBudget budget(ratio);
-  std::vector<ProbeRun> runs;
+  std::vector<ChargedRun> runs;
   std::int64_t t = 1000 * kSec;
   for (int i = 0; i < probes; ++i) {
     const double cost = 0.001 * std::pow(2000.0, unit(rng));  // 1 ms .. 2 s, log-uniform
@@ -100,9 +100,9 @@ TEST(DutyBudget, AnyTenMinuteWindowHoldsBudgetPlusOneProbe) {
   constexpr std::int64_t kWindow = 600 * kSec;
   for (double ratio : {0.002, 0.005, 0.01}) {
     for (unsigned seed = 1; seed <= 5; ++seed) {
-      const std::vector<ProbeRun> runs = Simulate(ratio, seed, 3000);
+      const std::vector<ChargedRun> runs = Simulate(ratio, seed, 3000);
       double max_cost = 0;
-      for (const ProbeRun& r : runs) max_cost = std::max(max_cost, r.cpu);
+      for (const ChargedRun& r : runs) max_cost = std::max(max_cost, r.cpu);
       const double bound = ratio * 600 + max_cost;
       double worst = 0;
       // Sliding the window's start over (e_{k-1}, e_k] keeps run k the first
@@ -185,7 +185,7 @@ TEST(DutyBudget, ObservedRatioCountsAStraddlingProbeProRata) {
 // ratio is the pro-rata CPU in [now - window, now] over the window.
 TEST(DutyBudget, ObservedRatioMatchesProRataSumAtAnyTime) {
   constexpr std::int64_t kWindow = 600 * kSec;
-  const std::vector<ProbeRun> runs = Simulate(0.01, 7, 400);
+  const std::vector<ChargedRun> runs = Simulate(0.01, 7, 400);
   DutyBudget budget(0.01);
   std::mt19937_64 rng(11);
   for (std::size_t n = 0; n < runs.size(); ++n) {

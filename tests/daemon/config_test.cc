@@ -386,10 +386,10 @@ memory: {budget: 2GiB, pages: hugetlb}
   EXPECT_EQ(probe.c2c.samples, 11);
   EXPECT_EQ(probe.c2c.round_trips, 500);
 
+  EXPECT_EQ(probe.latency_buffer_bytes, 64u << 20);
+  EXPECT_EQ(probe.stride, 256u);
+  EXPECT_EQ(probe.bandwidth_buffer_bytes, 512u << 20);
   const BufferSettings buffers = BufferSettingsFrom(c);
-  EXPECT_EQ(buffers.latency_bytes, 64u << 20);
-  EXPECT_EQ(buffers.stride, 256u);
-  EXPECT_EQ(buffers.bandwidth_bytes, 512u << 20);
   EXPECT_EQ(buffers.pages, k::PagePolicy::kHugetlb);
   EXPECT_EQ(buffers.budget_bytes, 2u << 30);
 }

@@ -21,7 +21,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-Topology Load(const std::string& name) {
+Topology LoadFixture(const std::string& name) {
   std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
   std::stringstream text;
   text << in.rdbuf();
@@ -61,7 +61,7 @@ CpuChooserSources Busy(const std::map<int, double>& busy, const std::string& iso
 MemoryPair PlannedPair() { return {7, 0, 0, true}; }  // what BuildPlan makes for node 0
 
 TEST(CpuChooserTest, QuietNodeKeepsThePlannedCpu) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({}));
   const CpuChoice choice = chooser.Choose(PlannedPair(), 1);
   EXPECT_THAT(choice.cpus, ElementsAre(7));
@@ -69,7 +69,7 @@ TEST(CpuChooserTest, QuietNodeKeepsThePlannedCpu) {
 }
 
 TEST(CpuChooserTest, BusyPlannedCpuMovesToAnIdleCoreOfTheSameNode) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 1.0}}));
   const CpuChoice choice = chooser.Choose(PlannedPair(), 1);
   // Not 6: it shares a core with the busy 7. The highest idle core's CPU is 5.
@@ -78,13 +78,13 @@ TEST(CpuChooserTest, BusyPlannedCpuMovesToAnIdleCoreOfTheSameNode) {
 }
 
 TEST(CpuChooserTest, SlightlyBusyPlannedCpuIsKept) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 0.05}}));
   EXPECT_THAT(chooser.Choose(PlannedPair(), 1).cpus, ElementsAre(7));
 }
 
 TEST(CpuChooserTest, NeverAnotherNodesCpuEvenIfTheWholeNodeIsBusy) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   std::map<int, double> busy;
   for (int cpu = 0; cpu < 8; ++cpu) busy[cpu] = 1.0;
   busy[2] = 0.6;
@@ -94,14 +94,14 @@ TEST(CpuChooserTest, NeverAnotherNodesCpuEvenIfTheWholeNodeIsBusy) {
 }
 
 TEST(CpuChooserTest, OperatorNamedCpuIsNeverMoved) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 1.0}}));
   const MemoryPair named{7, 0, 0, false};
   EXPECT_THAT(chooser.Choose(named, 1).cpus, ElementsAre(7));
 }
 
 TEST(CpuChooserTest, IsolatedCpusAreNeverChosen) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({}, "5-7"));
   const CpuChoice choice = chooser.Choose(PlannedPair(), 3);
   EXPECT_THAT(choice.cpus, ElementsAre(4, 3, 1));  // helpers on other cores (SMT pairs (2,3), (0,1))
@@ -109,7 +109,7 @@ TEST(CpuChooserTest, IsolatedCpusAreNeverChosen) {
 }
 
 TEST(CpuChooserTest, HelpersTakeIdleDistinctCoresBeforeSiblings) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 1.0}, {3, 0.9}}));
   // 5 measures; helpers on the other fully idle core (1), then idle siblings
   // of our own threads (4, 0) before CPUs beside the busy 3 and 7.
@@ -119,7 +119,7 @@ TEST(CpuChooserTest, HelpersTakeIdleDistinctCoresBeforeSiblings) {
 }
 
 TEST(CpuChooserTest, UnreadableCountersKeepThePlannedCpu) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
   CpuChooserSources sources = Busy({});
   sources.read_times = [] { return CpuTimes{}; };
   CpuChooser chooser(topology, sources);

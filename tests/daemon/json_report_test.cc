@@ -61,6 +61,35 @@ TEST(JsonReport, FailedProbeHasNullFiguresAndItsReason) {
   EXPECT_EQ(j.at("ok"), false);
 }
 
+// Every record says how finely its samples were timed; coarse_clock carries
+// the clock's step and the sample it could not time, and no figure.
+TEST(JsonReport, CoarseClockCarriesResolutionAndSampleLengthWithoutFigures) {
+  ProbeReport report;
+  k::LatencyResult ok = OkLatency();
+  ok.clock = {2e-8, 4.5e-3, 100};
+  k::LatencyResult coarse = OkLatency();
+  coarse.outcome = k::Outcome::kCoarseClock;
+  coarse.reason = "cpu 3: a sample of 40.000 µs spans 40 steps of the clock (step 1.000 µs)";
+  coarse.clock = {1e-6, 4e-5, 100};
+  coarse.longest_sample_loads = 100'001;
+  report.records.push_back(MakeLatency({3, 0, 1}, ok));
+  report.records.push_back(MakeLatency({3, 0, 0}, coarse));
+  const auto j = ReportToJson(report, k::Topology::FromSynthetic("pack:1 [numa] core:2 pu:1", {}).value(), Plan{});
+  const auto& good = j.at("latency").at(0).at("clock");
+  EXPECT_DOUBLE_EQ(good.at("resolution_seconds").get<double>(), 2e-8);
+  EXPECT_DOUBLE_EQ(good.at("shortest_sample_seconds").get<double>(), 4.5e-3);
+  const auto& lat = j.at("latency").at(1);
+  EXPECT_EQ(lat.at("outcome"), "coarse_clock");
+  EXPECT_EQ(lat.at("reason"), coarse.reason);
+  EXPECT_DOUBLE_EQ(lat.at("clock").at("resolution_seconds").get<double>(), 1e-6);
+  EXPECT_DOUBLE_EQ(lat.at("clock").at("shortest_sample_seconds").get<double>(), 4e-5);
+  EXPECT_EQ(lat.at("clock").at("min_steps_per_sample"), 100);
+  EXPECT_EQ(lat.at("longest_sample_loads"), 100'001);
+  EXPECT_TRUE(lat.at("median_seconds").is_null());
+  EXPECT_TRUE(lat.at("mad_seconds").is_null());
+  EXPECT_EQ(j.at("ok"), false);
+}
+
 TEST(JsonReport, BandwidthCountsThreadsAndExactBytes) {
   ProbeReport report;
   k::BandwidthResult b;

@@ -108,12 +108,13 @@ TEST(Metrics, PromtoolCheckMetricsReportsNothing) {
     if (ci != nullptr && std::string(ci) == "true") FAIL() << kPromtool << " missing (install Debian's prometheus)";
     GTEST_SKIP() << kPromtool << " missing (install Debian's prometheus package to lint metrics)";
   }
-  // The golden snapshot, the per-CPU/threads variant and the process families:
-  // everything a scrape can contain.
+  // The golden snapshot, the per-CPU/threads variant, the process families and
+  // the server's counters: everything a scrape can contain.
   ResultStore store;
   store.Update([](Snapshot& s) { s = FixedSnapshot(); });
-  for (const std::string& text :
-       {MetricsText(store).Render(), Serialize(BuildFamilies(PerCpuSnapshot(2))), Serialize(BuildFamilies({}))}) {
+  const TlsHandshakeFailures tls_failures;
+  for (const std::string& text : {MetricsText(store, &tls_failures).Render(),
+                                  Serialize(BuildFamilies(PerCpuSnapshot(2))), Serialize(BuildFamilies({}))}) {
     const CommandResult result = RunCommand(std::string(kPromtool) + " check metrics", text);
     EXPECT_EQ(result.exit_code, 0) << result.output;
     EXPECT_EQ(result.output, "") << text;

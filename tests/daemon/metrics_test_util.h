@@ -44,7 +44,32 @@ inline Snapshot FixedSnapshot() {
   using kernels::BandwidthOp;
   using kernels::CpuRelation;
   Snapshot s;
-  s.host = {"Example CPU 9000 @ 2.40GHz", "0xa0011d1", "6.1.0-13-amd64", "1.4.9", "madvise", "tsc", false};
+  // HMAT: node 0 advertised to CPU initiators on node 0 (with write figures),
+  // node 1 to any initiator on nodes 0-1 (no write figures).
+  s.host = {"Example CPU 9000 @ 2.40GHz",
+            "0xa0011d1",
+            "6.1.0-13-amd64",
+            "1.4.9",
+            "madvise",
+            "tsc",
+            false,
+            "none",
+            "1",
+            {{0, 1, {0}, 8.0e-8, 9.0e-8, 2.5e10, 1.5e10}, {1, 0, {0, 1}, 1.2e-7, std::nullopt, 1.0e10, std::nullopt}}};
+  s.runtime_facts.fields = {{"thp_enabled", "madvise"},
+                            {"thp_defrag", "madvise"},
+                            {"numa_balancing", "0"},
+                            {"cpufreq_governor.node0", "performance"},
+                            {"cpufreq_epp.node0", "unknown"},
+                            {"cmdline.mitigations", "off"},
+                            {"cmdline.nohz_full", "unset"},
+                            {"cmdline.other_hash", "9c1185a5c5e9fc54"},
+                            {"node0.mem_total_bytes", "8589934592"},
+                            {"node0.hugepages_2048kB", "16"},
+                            {"edac_memory", "controllers=1 dimms=2 size_mib=32768 types=DDR4"}};
+  s.runtime_facts.nodes = {{0, 8589934592ULL, {{2097152ULL, 16}, {1073741824ULL, 0}}}, {1, std::nullopt, {}}};
+  s.runtime_facts.hardware_corrupted_bytes = 0;
+  s.memory_errors_since_baseline = MemoryErrorCounts{3, 0};
   s.fingerprint = "3f2a9c1d5e7b4a60";
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}, {{1, 0}, 21}, {{1, 1}, 10}, {{2, 0}, 17}, {{2, 1}, 28}};
   s.probes = {"latency", "bandwidth", "core_to_core"};
@@ -68,14 +93,14 @@ inline Snapshot FixedSnapshot() {
                        {"latency", -1, 0, 1, "", 0.015},
                        {"bandwidth", -1, 0, 0, "read", 0.04}};
   s.host_changes = {{"kernel", "6.1.0-13-amd64", "6.6.13-amd64", 1700000050},
-                    {"microcode", "0xa0011d0", "0xa0011d1", 1700000050}};
+                    {"microcode", "0xa0011d0", "0xa0011d1", 1700000050},
+                    {"thp_enabled", "always", "never", 1700000060},
+                    {"thp_enabled", "never", "madvise", 1700000070}};
   s.recent_medians = {{"latency", -1, 0, 0, "", 0.9e-7}, {"bandwidth", -1, 0, 0, "read", 2.0e10}};
   s.refresh_interval_seconds = 300;
-  s.runs_total = {{{"latency", "ok"}, 12},
-                  {{"latency", "placement_mismatch"}, 1},
-                  {{"bandwidth", "ok"}, 16},
-                  {{"core_to_core", "ok"}, 9},
-                  {{"core_to_core", "timeout"}, 0}};
+  s.runs_total = {{{"latency", "ok"}, 12},          {{"latency", "placement_mismatch"}, 1},
+                  {{"latency", "coarse_clock"}, 2}, {{"bandwidth", "ok"}, 16},
+                  {{"core_to_core", "ok"}, 9},      {{"core_to_core", "timeout"}, 0}};
   s.cpu_seconds_total = {{"latency", 1.25}, {"bandwidth", 3.5}, {"core_to_core", 0.375}};
   s.discards_total = {{{"latency", "context_switch"}, 3},
                       {{"latency", "migration"}, 0},
@@ -100,8 +125,7 @@ inline Snapshot FixedSnapshot() {
 // Per-CPU mode on node 0 (CPUs 2 and 3) with `threads` bandwidth threads.
 inline Snapshot PerCpuSnapshot(int threads) {
   Snapshot s;
-  s.per_cpu = true;
-  s.bandwidth_threads = threads;
+  s.figure_context = {true, threads};
   s.probes = {"latency", "bandwidth", "core_to_core"};
   s.distances = {{{0, 0}, 10}, {{0, 1}, 21}};
   s.figures = {Latency(2, 0, 0, 1.0e-7), Latency(2, 0, 1, 1.5e-7), Latency(3, 0, 0, 0.8e-7), Latency(3, 0, 1, 1.2e-7),

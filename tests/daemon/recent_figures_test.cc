@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "daemon/probing/kinds/kinds.h"
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -20,30 +22,56 @@ BaselineValue Figure(const std::string& probe, int mem_node, double value, const
   return v;
 }
 
-TEST(RecentFiguresTest, AbsentUntilThreeFigures) {
+TEST(RecentFiguresTest, AbsentUntilFiveFigures) {
   RecentFigures recent;
-  recent.Add(Figure("latency", 1, 100));
-  recent.Add(Figure("latency", 1, 101));
+  for (double v : {100.0, 101.0, 98.0, 102.0}) recent.Add(Figure("latency", 1, v));
   EXPECT_THAT(recent.Medians(), IsEmpty());
   recent.Add(Figure("latency", 1, 99));
   ASSERT_THAT(recent.Medians(), SizeIs(1));
   EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 100);
 }
 
-TEST(RecentFiguresTest, OneOutlierDoesNotMoveTheMedianAndOldFiguresDropOut) {
+TEST(RecentFiguresTest, TwoOutliersDoNotMoveTheMedianAndOldFiguresDropOut) {
   RecentFigures recent;
-  for (double v : {100.0, 150.0, 101.0}) recent.Add(Figure("latency", 1, v));
+  for (double v : {100.0, 150.0, 101.0, 160.0, 99.0}) recent.Add(Figure("latency", 1, v));
   EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 101);
-  // A sustained rise: two of the last three.
+  // A sustained rise: three of the last five.
   recent.Add(Figure("latency", 1, 115));
-  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 150, 101, 115";
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 150, 101, 160, 99, 115";
   recent.Add(Figure("latency", 1, 116));
-  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 101, 115, 116";
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 115) << "window is 101, 160, 99, 115, 116";
+  recent.Add(Figure("latency", 1, 117));
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 116) << "window is 160, 99, 115, 116, 117";
+}
+
+// The bands are the kinds' (ProbeKind::ConfirmationBand): latency +5%,
+// bandwidth -10%; core-to-core is never confirmed.
+TEST(RecentFiguresTest, ConfirmsAFigureThatLeavesItsBandWhileTheMedianIsInside) {
+  const double latency = *LatencyProbe().ConfirmationBand(), bandwidth = *BandwidthProbe().ConfirmationBand();
+  ASSERT_DOUBLE_EQ(latency, 0.05);
+  ASSERT_DOUBLE_EQ(bandwidth, -0.10);
+  EXPECT_FALSE(CoreToCoreProbe().ConfirmationBand());
+  RecentFigures recent;
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 106), 100.0, latency)) << "no median yet: confirm";
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 106), std::nullopt, latency)) << "no baseline";
+  for (double v : {100.0, 101.0, 99.0, 100.0, 102.0}) recent.Add(Figure("latency", 1, v));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 104.9), 100.0, latency)) << "just inside the band";
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("latency", 1, 105.1), 100.0, latency));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 80), 100.0, latency)) << "faster is no regression";
+  // Bandwidth regresses downwards, with its own band.
+  for (double v : {100.0, 101.0, 99.0, 100.0, 102.0}) recent.Add(Figure("bandwidth", 1, v, "read"));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 91, "read"), 100.0, bandwidth));
+  EXPECT_TRUE(recent.NeedsConfirmation(Figure("bandwidth", 1, 89, "read"), 100.0, bandwidth));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("bandwidth", 1, 130, "read"), 100.0, bandwidth));
+  // Once the median itself is beyond the band, nothing more is confirmed:
+  // the step is established and further runs would only cost CPU.
+  for (double v : {110.0, 111.0, 109.0}) recent.Add(Figure("latency", 1, v));
+  EXPECT_FALSE(recent.NeedsConfirmation(Figure("latency", 1, 112), 100.0, latency));
 }
 
 TEST(RecentFiguresTest, SeriesAreSeparateByPairOpAndCpu) {
   RecentFigures recent;
-  for (int i = 0; i < 3; ++i) {
+  for (std::size_t i = 0; i < RecentFigures::kWindow; ++i) {
     recent.Add(Figure("latency", 0, 1));
     recent.Add(Figure("latency", 1, 2));
     recent.Add(Figure("bandwidth", 1, 3, "read"));
@@ -64,7 +92,7 @@ TEST(RecentFiguresTest, SeriesAreSeparateByPairOpAndCpu) {
 
 TEST(RecentFiguresTest, ClearStartsOver) {
   RecentFigures recent;
-  for (int i = 0; i < 3; ++i) recent.Add(Figure("latency", 1, 100));
+  for (std::size_t i = 0; i < RecentFigures::kWindow; ++i) recent.Add(Figure("latency", 1, 100));
   recent.Clear();
   recent.Add(Figure("latency", 1, 100));
   EXPECT_THAT(recent.Medians(), IsEmpty());

@@ -72,6 +72,33 @@ TEST(RoundTasks, PairsOfEveryCpuNodeOnOneMemoryNodeAreOneVisit) {
   }
 }
 
+TEST(RoundTasks, ConfirmationsAreTheNextVisitOfTheirOwn) {
+  const kernels::Topology topology = Nodes(2);
+  Config config;
+  config.core_to_core.enabled = false;
+  auto tasks = FullRound(topology, config);
+  // Latency: pairs 0>0 and 1>0 (memory node 0, one visit), then 0>1 and 1>1.
+  const std::size_t visits = static_cast<std::size_t>(Visits(tasks));
+  const Task suspicious = tasks[0];  // the first of its visit's two tasks
+  QueueConfirmations(tasks, 0, 4);
+  ASSERT_EQ(tasks.size(), FullRound(topology, config).size() + 4);
+  EXPECT_FALSE(tasks[1].confirmation) << "the visit in progress keeps its buffers and goes on";
+  EXPECT_EQ(tasks[1].target.pair.mem_node, suspicious.target.pair.mem_node);
+  for (std::size_t i = 2; i < 6; ++i) {
+    EXPECT_TRUE(tasks[i].confirmation);
+    EXPECT_EQ(Key(tasks[i]), Key(suspicious));
+  }
+  EXPECT_FALSE(tasks[6].confirmation);
+  // Each confirmation is a visit of its own: after the budget's pause.
+  EXPECT_EQ(static_cast<std::size_t>(Visits(tasks)), visits + 4);
+  EXPECT_FALSE(SharesBuffers(tasks[1], tasks[2]));
+  EXPECT_FALSE(SharesBuffers(tasks[2], tasks[3]));
+  // At the end of the round they are simply its last visit.
+  const std::size_t last = tasks.size() - 1;
+  QueueConfirmations(tasks, last, 2);
+  EXPECT_TRUE(tasks[last + 1].confirmation && tasks[last + 2].confirmation);
+}
+
 TEST(Rotation, OneNodeHasNothingToRotate) {
   const kernels::Topology topology = Nodes(1);
   const Rotation rotation = SplitRound(FullRound(topology), topology);

@@ -1,7 +1,8 @@
 // The scheduler loop (scheduler.cc) on a scripted host and scripted probes
 // (scripted_loop.h): pacing, jitter, the duty-cycle budget, rotation,
 // baseline rounds and the state file, a reload and a cpuset change in the
-// middle of a round, stop while a probe runs, and the systemd watchdog.
+// middle of a round, stop while a probe runs, the systemd watchdog, and the
+// confirmation runs of a figure beyond its band.
 // The loop runs on its own thread as in the daemon; its clock moves only when
 // it sleeps or a probe runs, so hours of schedule take milliseconds.
 #include <gtest/gtest.h>
@@ -91,7 +92,7 @@ std::string Slurp(const std::string& path) {
   return text.str();
 }
 
-Task TaskOf(const Started& run) { return Task{run.kind, run.target, run.attempt}; }
+Task TaskOf(const Started& run) { return Task{run.kind, run.target, run.attempt, run.confirmation}; }
 
 // Every visit (the first run after one that does not share its buffers) starts
 // no earlier than the budget allows after the previous run: its end plus its
@@ -420,6 +421,160 @@ TEST(SchedulerLoop, StopAbandonsAProbeThatDoesNotNoticeIt) {
   EXPECT_FALSE(rig->scheduler->Stop());
   EXPECT_TRUE(rig->probes->abandoned.load());
   (void)rig->scheduler.release();  // as cmd_serve does: exit without destroying it
+}
+
+// A config for confirmation runs: a 1-round baseline, rounds every 100 s
+// without jitter (round n starts at kStart + n x 100 s), a budget pause of
+// 0.1 s after a visit of runs costing 1 ms.
+Config ConfirmationConfig(const std::string& name) {
+  Config config = TwoKindConfig(name);
+  config.schedule.interval = seconds(100);
+  config.schedule.jitter = 0;
+  config.baseline.rounds = 1;
+  return config;
+}
+constexpr double kConfirmCost = 0.001;
+constexpr double kLatency = 1e-7, kBandwidth = 1e10;
+
+bool Is(const Started& run, const ProbeKind& kind, int cpu_node, int mem_node, const std::string& op = "") {
+  return run.kind == &kind && run.target.pair.cpu_node == cpu_node && run.target.pair.mem_node == mem_node &&
+         (op.empty() || run.target.variant == op);
+}
+
+std::vector<std::size_t> ConfirmationsOf(const std::vector<Started>& runs) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].confirmation) at.push_back(i);
+  }
+  return at;
+}
+
+std::optional<double> RecentMedianOf(const Snapshot& now, const std::string& probe, int cpu_node, int mem_node,
+                                     const std::string& op) {
+  for (const BaselineValue& v : now.recent_medians) {
+    if (v.probe == probe && v.cpu_node == cpu_node && v.mem_node == mem_node && v.op == op) return v.value;
+  }
+  return std::nullopt;
+}
+
+// One latency figure 15% high while its median is inside the band: the next
+// 4 runs are of that pair and nothing else, each a visit of its own after the
+// budget's pause; the round then goes on, every run of it once. The 4 healthy
+// figures outvote the outlier: the published median does not move.
+TEST(SchedulerLoop, ConfirmsAFigureBeyondItsBandByTheNextFourRunsOfItsPair) {
+  Config config = ConfirmationConfig("confirm_outlier");
+  const std::int64_t outlier_round = kStart + 1000 * kSecond;  // 10 figures of the series before
+  std::atomic<bool> outlier_sent{false};
+  Rig rig(config, [&](const Task& task, int) {
+    // The clock the loop is at (the rig is complete before the loop starts).
+    const std::int64_t now = rig.host->MonotonicNs();
+    Script s = Ok(kConfirmCost);
+    s.value = task.kind == &LatencyProbe() ? kLatency : kBandwidth;
+    const bool suspect = task.kind == &LatencyProbe() && task.target.pair.cpu_node == 0 &&
+                         task.target.pair.mem_node == 1 && !task.confirmation;
+    if (suspect && now >= outlier_round && !outlier_sent.exchange(true)) s.value = 1.15 * kLatency;
+    return s;
+  });
+  ASSERT_TRUE(rig.host->RunUntil(outlier_round + 50 * kSecond));
+  const auto runs = rig.probes->Runs();
+  std::size_t outlier = 0;
+  while (outlier < runs.size() && runs[outlier].start_ns < outlier_round) ++outlier;
+  while (outlier < runs.size() && !Is(runs[outlier], LatencyProbe(), 0, 1)) ++outlier;
+  ASSERT_LT(outlier, runs.size());
+  ASSERT_TRUE(outlier_sent.load());
+
+  const std::vector<std::size_t> confirmations = ConfirmationsOf(runs);
+  ASSERT_EQ(confirmations.size(), 4u);
+  // Latency 1 -> 1 shares the outlier's buffers (memory node 1) and ends its visit.
+  ASSERT_TRUE(Is(runs[outlier + 1], LatencyProbe(), 1, 1));
+  const auto pause_ns = static_cast<std::int64_t>(kConfirmCost / config.schedule.duty_cycle * kSecond);
+  for (std::size_t n = 0; n < 4; ++n) {
+    const Started& run = runs[outlier + 2 + n];
+    EXPECT_EQ(confirmations[n], outlier + 2 + n) << "right after the outlier's visit";
+    EXPECT_TRUE(Is(run, LatencyProbe(), 0, 1)) << n;
+    EXPECT_EQ(run.attempt, 0);
+    EXPECT_GE(run.start_ns, runs[outlier + 1 + n].end_ns + pause_ns) << "a visit of its own, inside the budget";
+  }
+  EXPECT_GE(runs[outlier + 6].start_ns, runs[outlier + 5].end_ns + pause_ns) << "the pause after the last one";
+  // The round of the outlier: its 16 runs once each, plus the 4 confirmations.
+  std::size_t round_runs = 0;
+  for (const Started& run : runs) round_runs += run.start_ns >= outlier_round && !run.confirmation;
+  EXPECT_EQ(round_runs, 16u);
+  EXPECT_EQ(RecentMedianOf(rig.Now(), "latency", 0, 1, ""), kLatency);
+  const auto latency_runs =
+      std::count_if(runs.begin(), runs.end(), [](const Started& r) { return r.kind == &LatencyProbe(); });
+  EXPECT_EQ(rig.Now().runs_total.at({"latency", "ok"}), static_cast<std::uint64_t>(latency_runs))
+      << "confirmations are counted as runs";
+}
+
+// A lasting +10% step: its first figure is confirmed, which moves the median
+// beyond the band within the round of the onset; from then on the median is
+// beyond and nothing more is confirmed, however many rounds follow.
+TEST(SchedulerLoop, ConfirmsAStepOnceAndNotWhileTheMedianIsBeyondTheBand) {
+  Config config = ConfirmationConfig("confirm_step");
+  const std::int64_t onset = kStart + 1000 * kSecond;
+  Rig rig(config, [&](const Task& task, int) {
+    // The clock the loop is at (the rig is complete before the loop starts).
+    const std::int64_t now = rig.host->MonotonicNs();
+    Script s = Ok(kConfirmCost);
+    s.value = task.kind == &LatencyProbe() ? kLatency : kBandwidth;
+    const bool stepped = task.kind == &LatencyProbe() && task.target.pair.cpu_node == 1 &&
+                         task.target.pair.mem_node == 0 && now >= onset;
+    if (stepped) s.value = 1.10 * kLatency;
+    return s;
+  });
+  ASSERT_TRUE(rig.host->RunUntil(onset + 50 * kSecond));
+  EXPECT_EQ(RecentMedianOf(rig.Now(), "latency", 1, 0, ""), 1.10 * kLatency) << "the round of the onset shows it";
+  ASSERT_TRUE(rig.host->RunUntil(onset + 2000 * kSecond));
+  const auto runs = rig.probes->Runs();
+  const std::vector<std::size_t> confirmations = ConfirmationsOf(runs);
+  ASSERT_EQ(confirmations.size(), 4u);
+  for (std::size_t at : confirmations) {
+    EXPECT_TRUE(Is(runs[at], LatencyProbe(), 1, 0)) << at;
+    EXPECT_GE(runs[at].start_ns, onset);
+    EXPECT_LT(runs[at].start_ns, onset + 100 * kSecond) << "in the round of the onset";
+  }
+}
+
+// Not confirmed: a figure inside its band (latency +4%, bandwidth -8%), a
+// figure better than its baseline (bandwidth +30%, latency -20%), any figure
+// while the baseline is being recorded. A bandwidth drop beyond its band
+// (-15%) is confirmed by runs of that op alone.
+TEST(SchedulerLoop, ConfirmsOnlyRegressionsBeyondTheBand) {
+  Config config = ConfirmationConfig("confirm_band");
+  config.baseline.rounds = 3;
+  const std::int64_t drifted = kStart + 1000 * kSecond, dropped = kStart + 2000 * kSecond;
+  Rig rig(config, [&](const Task& task, int) {
+    // The clock the loop is at (the rig is complete before the loop starts).
+    const std::int64_t now = rig.host->MonotonicNs();
+    Script s = Ok(kConfirmCost);
+    const int from = task.target.pair.cpu_node, to = task.target.pair.mem_node;
+    const bool after = now >= drifted;
+    if (task.kind == &LatencyProbe()) {
+      s.value = kLatency;
+      // The first of the baseline's 3 rounds: far beyond the band of the
+      // baseline the 3 rounds' median will be, while there is none yet.
+      if (now < kStart + 50 * kSecond) s.value = 1.5 * kLatency;
+      if (after && from == 0 && to == 0) s.value = 1.04 * kLatency;
+      if (after && from == 1 && to == 1) s.value = 0.80 * kLatency;
+    } else {
+      s.value = kBandwidth;
+      if (after && from == 0 && to == 1 && task.target.variant == "read") s.value = 0.92 * kBandwidth;
+      if (after && from == 1 && to == 0 && task.target.variant == "write") s.value = 1.30 * kBandwidth;
+      if (now >= dropped && from == 1 && to == 1 && task.target.variant == "copy") {
+        s.value = 0.85 * kBandwidth;
+      }
+    }
+    return s;
+  });
+  ASSERT_TRUE(rig.host->RunUntil(dropped - 50 * kSecond));
+  ASSERT_TRUE(rig.Now().baseline_complete);
+  EXPECT_EQ(ConfirmationsOf(rig.probes->Runs()).size(), 0u);
+  ASSERT_TRUE(rig.host->RunUntil(dropped + 1000 * kSecond));
+  const auto runs = rig.probes->Runs();
+  const std::vector<std::size_t> confirmations = ConfirmationsOf(runs);
+  ASSERT_EQ(confirmations.size(), 4u);
+  for (std::size_t at : confirmations) EXPECT_TRUE(Is(runs[at], BandwidthProbe(), 1, 1, "copy")) << at;
 }
 
 // With the systemd watchdog on, the loop pings at least every interval, while

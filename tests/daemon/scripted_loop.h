@@ -143,6 +143,7 @@ struct Started {
   std::int64_t start_ns;
   std::int64_t end_ns = -1;  // -1 while running or abandoned
   double cpu_seconds;
+  bool confirmation = false;  // Task::confirmation
 };
 
 class ScriptedExecutor final : public ProbeExecutor {
@@ -162,7 +163,8 @@ class ScriptedExecutor final : public ProbeExecutor {
     stop_ = stop;
     released_ = false;
     task_ = task;
-    runs_.push_back({task.kind, task.target, task.attempt, host_.MonotonicNs(), -1, current_.cpu_seconds});
+    runs_.push_back(
+        {task.kind, task.target, task.attempt, host_.MonotonicNs(), -1, current_.cpu_seconds, task.confirmation});
     cv_.notify_all();
   }
 

@@ -104,6 +104,20 @@ TEST_F(SnapshotUpdateTest, OtherFailuresKeepTheLastGoodFigure) {
   EXPECT_EQ(s_.runs_total.at({"latency", "disturbed"}), 1u);
 }
 
+// A clock too coarse for the samples is counted like any outcome, its series
+// there from the start, for every kind.
+TEST_F(SnapshotUpdateTest, CoarseClockIsCountedAndItsSeriesStartAtZero) {
+  for (const char* probe : {"latency", "bandwidth", "core_to_core"}) {
+    EXPECT_EQ(s_.runs_total.at({probe, "coarse_clock"}), 0u) << probe;
+  }
+  RecordRun(s_, Latency(1, k::Outcome::kOk, 1e-7), 1000.0, 0.03);
+  RecordRun(s_, Latency(1, k::Outcome::kCoarseClock), 2000.0, 0.03);
+  RecordRun(s_, C2c({0, 1, 0, k::CpuRelation::kSmt}, k::Outcome::kCoarseClock), 2000.0, 0.01);
+  EXPECT_EQ(s_.runs_total.at({"latency", "coarse_clock"}), 1u);
+  EXPECT_EQ(s_.runs_total.at({"core_to_core", "coarse_clock"}), 1u);
+  EXPECT_EQ(s_.runs_total.at({"latency", "ok"}), 1u);
+}
+
 TEST_F(SnapshotUpdateTest, ReplanDropsPairsThatLeftThePlan) {
   RecordRun(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
   RecordRun(s_, Latency(1, k::Outcome::kOk), 1000.0, 0.03);

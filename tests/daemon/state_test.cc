@@ -265,6 +265,10 @@ TEST_F(StateTest, CorruptMessageNamesTheField) {
             R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
                 {"probe": "latency", "cpu": "x", "cpu_node": 0, "mem_node": 0, "op": "", "value": 1}]}})");
   EXPECT_THAT(LoadState(dir_).error, HasSubstr("baseline.values[0].cpu"));
+  WriteText(dir_ + "/state.json",
+            R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [],
+                "memory_errors": {"corrected": -1, "uncorrected": 0}}})");
+  EXPECT_THAT(LoadState(dir_).error, HasSubstr("baseline.memory_errors.corrected"));
 }
 
 TEST_F(StateTest, UnreadableFileIsCorrupt) {
@@ -301,6 +305,17 @@ TEST_F(StateTest, NonFiniteValueIsRefused) {
   EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kMissing);
 }
 
+// A string that is not UTF-8 (from firmware, say) must not make the writer
+// throw: that would end the process every time the baseline is saved.
+TEST_F(StateTest, TextThatIsNotUtf8IsWrittenReplaced) {
+  Baseline baseline = Sample();
+  baseline.facts = {{"firmware", "V\xff"}};
+  ASSERT_EQ(SaveState(dir_, baseline), "");
+  const LoadedState state = LoadState(dir_);
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  EXPECT_EQ(state.baseline->facts.at("firmware"), "V\xef\xbf\xbd");  // U+FFFD
+}
+
 TEST_F(StateTest, ResetRemovesTheBaseline) {
   ASSERT_EQ(SaveState(dir_, Sample()), "");
   ASSERT_EQ(ResetState(dir_), "");
@@ -327,6 +342,7 @@ TEST_F(StateTest, HostFactsTopologyChangesAndSpreadRoundTrip) {
   baseline.topology = "nodes=0,1;distances=10,21,21,10";
   baseline.facts = {{"kernel", "6.6.13-amd64"}, {"firmware", "unknown"}};
   baseline.changes = {{"kernel", "6.1.0", "6.6.13-amd64", 1700000000.5}};
+  baseline.memory_errors = MemoryErrorCounts{12, 3};
   baseline.spread = baseline.values;
   baseline.spread[0].value = 0.012;
   baseline.spread[1].value = 0.04;
@@ -340,6 +356,9 @@ TEST_F(StateTest, HostFactsTopologyChangesAndSpreadRoundTrip) {
   EXPECT_EQ(got.changes[0].before, "6.1.0");
   EXPECT_EQ(got.changes[0].after, "6.6.13-amd64");
   EXPECT_DOUBLE_EQ(got.changes[0].unix_seconds, 1700000000.5);
+  ASSERT_TRUE(got.memory_errors);
+  EXPECT_EQ(got.memory_errors->corrected, 12u);
+  EXPECT_EQ(got.memory_errors->uncorrected, 3u);
   ASSERT_EQ(got.spread.size(), 2u);
   EXPECT_DOUBLE_EQ(got.spread[0].value, 0.012);
   EXPECT_EQ(got.spread[1].op, "copy");
@@ -356,7 +375,9 @@ TEST(HostFactsTest, TopologySignatureNamesNodesAndDistances) {
   EXPECT_EQ(facts.at("kernel"), "6.1.0");
   EXPECT_EQ(facts.at("firmware"), "unknown");
   EXPECT_EQ(facts.at("numaprobe_version"), "1.2.3");
-  EXPECT_EQ(facts.size(), 6u);
+  EXPECT_TRUE(facts.contains("hypervisor"));
+  EXPECT_TRUE(facts.contains("nodes_per_package"));
+  EXPECT_EQ(facts.size(), 8u);
 }
 
 TEST_F(StateTest, ResetReplacesACorruptFile) {

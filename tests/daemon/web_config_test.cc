@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 // "secret", bcrypt $2y$ cost 10 (libxcrypt).
 constexpr const char* kSecretHash = "$2y$10$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O";
 
-WebConfig Parsed(const std::string& text) {
+WebConfig ParsedWeb(const std::string& text) {
   WebConfigResult r = ParseWebConfig(text);
   if (auto* errors = std::get_if<std::vector<ConfigError>>(&r)) {
     ADD_FAILURE() << text << " -> " << errors->front().ToString();
@@ -36,24 +36,24 @@ std::string FirstError(const std::string& text) {
 }
 
 TEST(WebConfig, EmptyIsPlainHttpWithoutAuth) {
-  EXPECT_EQ(Parsed(""), WebConfig{});
-  EXPECT_EQ(Parsed("# comment only\n"), WebConfig{});
+  EXPECT_EQ(ParsedWeb(""), WebConfig{});
+  EXPECT_EQ(ParsedWeb("# comment only\n"), WebConfig{});
 }
 
 TEST(WebConfig, EachSectionAlone) {
-  EXPECT_TRUE(Parsed("tls_server_config:\n  cert_file: c\n  key_file: k\n").tls.has_value());
-  EXPECT_EQ(Parsed(std::string("basic_auth_users:\n  alice: ") + kSecretHash + "\n").basic_auth_users.size(), 1u);
-  EXPECT_EQ(Parsed("http_server_config:\n  http2: true\n").headers.size(), 0u);
+  EXPECT_TRUE(ParsedWeb("tls_server_config:\n  cert_file: c\n  key_file: k\n").tls.has_value());
+  EXPECT_EQ(ParsedWeb(std::string("basic_auth_users:\n  alice: ") + kSecretHash + "\n").basic_auth_users.size(), 1u);
+  EXPECT_EQ(ParsedWeb("http_server_config:\n  http2: true\n").headers.size(), 0u);
 }
 
 TEST(WebConfig, ReadsTheExporterToolkitKeys) {
-  const WebConfig c = Parsed(std::string("tls_server_config:\n  cert_file: /c.pem\n  key_file: /k.pem\n"
-                                         "  client_auth_type: RequireAndVerifyClientCert\n"
-                                         "  client_ca_file: /ca.pem\n  min_version: TLS13\n"
-                                         "http_server_config:\n  http2: false\n  headers:\n"
-                                         "    strict-transport-security: max-age=31536000\n"
-                                         "basic_auth_users:\n  alice: ") +
-                             kSecretHash + "\n");
+  const WebConfig c = ParsedWeb(std::string("tls_server_config:\n  cert_file: /c.pem\n  key_file: /k.pem\n"
+                                            "  client_auth_type: RequireAndVerifyClientCert\n"
+                                            "  client_ca_file: /ca.pem\n  min_version: TLS13\n"
+                                            "http_server_config:\n  http2: false\n  headers:\n"
+                                            "    strict-transport-security: max-age=31536000\n"
+                                            "basic_auth_users:\n  alice: ") +
+                                kSecretHash + "\n");
   ASSERT_TRUE(c.tls.has_value());
   EXPECT_EQ(c.tls->cert_file, "/c.pem");
   EXPECT_EQ(c.tls->client_auth, WebConfig::ClientAuth::kRequireAndVerifyClientCert);
@@ -63,9 +63,27 @@ TEST(WebConfig, ReadsTheExporterToolkitKeys) {
   EXPECT_EQ(c.basic_auth_users.at("alice"), kSecretHash);
 }
 
+TEST(WebConfig, ReadsTheTlsNamesAsGiven) {
+  const auto result = ParseWebConfig(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireAndVerifyClientCert\n"
+      "  client_ca_file: ca\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n"
+      "  curve_preferences: [X25519, CurveP256]\n  prefer_server_cipher_suites: false\n"
+      "  client_allowed_sans: [scraper.example, 10.0.0.1]\n");
+  ASSERT_TRUE(std::holds_alternative<WebConfig>(result));
+  const WebConfig::Tls& tls = *std::get<WebConfig>(result).tls;
+  EXPECT_EQ(tls.cipher_suites, std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"});
+  EXPECT_EQ(tls.curve_preferences, (std::vector<std::string>{"X25519", "CurveP256"}));
+  EXPECT_FALSE(tls.prefer_server_cipher_suites);
+  EXPECT_EQ(tls.client_allowed_sans, (std::vector<std::string>{"scraper.example", "10.0.0.1"}));
+}
+
 TEST(WebConfig, ErrorsNameTheKey) {
-  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: []\n"),
-              HasSubstr("tls_server_config.cipher_suites: not supported"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cert: inline\n"),
+              HasSubstr("tls_server_config.cert: not supported"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: TLS_X\n"),
+              HasSubstr("tls_server_config.cipher_suites: expected a list of strings"));
+  EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_allowed_sans: [x]\n"),
+              HasSubstr("tls_server_config.client_allowed_sans: needs a verified client certificate"));
   EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  bogus: 1\n"),
               HasSubstr("tls_server_config.bogus"));
   EXPECT_THAT(FirstError("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS10\n"),
@@ -112,7 +130,7 @@ TEST(BasicAuth, AcceptsOnlyTheRightPassword) {
   EXPECT_FALSE(auth.Allows(Header("alice:").c_str()));
   EXPECT_FALSE(auth.Allows(Header("bob:secret").c_str()));
   EXPECT_FALSE(auth.Allows(Header("alicesecret").c_str()));
-  EXPECT_FALSE(auth.Allows(nullptr));
+  EXPECT_FALSE(auth.Allows(""));  // no Authorization header
   EXPECT_FALSE(auth.Allows("Bearer abc"));
   EXPECT_FALSE(auth.Allows("Basic !!!!"));
   EXPECT_FALSE(auth.Allows("Basic YWxpY2U6c2VjcmV0="));  // bad padding
@@ -130,16 +148,20 @@ TEST(BasicAuth, DecodesBase64) {
   EXPECT_FALSE(DecodeBase64("YQ", out));
 }
 
-// CheckTls reads the files: each problem names the key and the path.
-TEST(CheckTls, NamesTheKeyAndPathOfABadFile) {
+// Building the context reads the files: each problem names the key and the path.
+TEST(MakeTlsContext, NamesTheKeyAndPathOfABadFile) {
   const std::string missing = "/nonexistent/numaprobe-test.pem";
   const std::string not_pem = std::string(NUMAPROBE_FIXTURES) + "/metrics.golden";
   WebConfig::Tls tls;
   tls.cert_file = missing;
   tls.key_file = missing;
-  EXPECT_EQ(CheckTls(tls), "tls_server_config.cert_file: cannot read " + missing + ": No such file or directory");
+  const auto Problem = [&] {
+    auto context = MakeTlsContext(tls);
+    return context.ok() ? std::string() : context.failure().reason;
+  };
+  EXPECT_EQ(Problem(), "tls_server_config.cert_file: cannot read " + missing + ": No such file or directory");
   tls.cert_file = not_pem;
-  EXPECT_THAT(CheckTls(tls), HasSubstr("tls_server_config.cert_file: " + not_pem + ": not a PEM certificate"));
+  EXPECT_THAT(Problem(), HasSubstr("tls_server_config.cert_file: " + not_pem + ": not a PEM certificate"));
 }
 
 }  // namespace

@@ -237,6 +237,9 @@ def test_image_size_and_user(image):
     config = json.loads(podman("image", "inspect", image).stdout)[0]["Config"]
     assert config["User"] == "65534:65534"
     assert config["Entrypoint"] == ["/usr/bin/numaprobe", "serve"]
+    # The source label comes from the one place the project's address is written.
+    homepage = re.search(r"^ *homepage: '([^']+)',$", (ROOT / "grafana/config.libsonnet").read_text(), re.M)
+    assert config["Labels"]["org.opencontainers.image.source"] == homepage.group(1), config["Labels"]
     assert size <= IMAGE_SIZE_GOAL, f"image is {size / 1e6:.1f} MB, goal {IMAGE_SIZE_GOAL / 1e6:.0f} MB"
 
 

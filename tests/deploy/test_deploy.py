@@ -194,6 +194,15 @@ def test_unit_does_not_constrain_what_is_measured(unit):
     assert last(unit, "Service", "CapabilityBoundingSet") == "", "no capability is needed on bare metal"
 
 
+def test_unit_task_budget_is_the_tested_one(unit):
+    """TasksMax= is the small budget the daemon is tested under (RLIMIT_NPROC and
+    cgroup pids.max in tests/integration/test_task_limit.py), not one sized for
+    a thread per client."""
+    tested = re.search(r"^TASK_BUDGET = (\d+)$", (ROOT / "tests/integration/test_task_limit.py").read_text(), re.M)
+    assert tested, "TASK_BUDGET not found in test_task_limit.py"
+    assert last(unit, "Service", "TasksMax") == tested.group(1)
+
+
 def test_unit_memory_max_fits_budget(unit):
     memory_max = last(unit, "Service", "MemoryMax")
     assert memory_max, "MemoryMax= missing"

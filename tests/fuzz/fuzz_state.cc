@@ -37,7 +37,12 @@ bool Same(const Baseline& a, const Baseline& b) {
     return std::tie(x.field, x.before, x.after, x.unix_seconds) == std::tie(y.field, y.before, y.after, y.unix_seconds);
   };
   const auto same_value = [](const BaselineValue& x, const BaselineValue& y) { return Same(x, y); };
-  return std::tie(a.fingerprint, a.topology, a.facts, a.settings, a.created, a.complete) ==
+  const auto errors = [](const Baseline& x) {
+    return x.memory_errors ? std::make_tuple(true, x.memory_errors->corrected, x.memory_errors->uncorrected)
+                           : std::make_tuple(false, 0ULL, 0ULL);
+  };
+  return errors(a) == errors(b) &&
+         std::tie(a.fingerprint, a.topology, a.facts, a.settings, a.created, a.complete) ==
              std::tie(b.fingerprint, b.topology, b.facts, b.settings, b.created, b.complete) &&
          SameList(a.values, b.values, same_value) && SameList(a.spread, b.spread, same_value) &&
          SameList(a.changes, b.changes, same_change);

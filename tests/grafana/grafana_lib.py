@@ -263,6 +263,33 @@ def metric_names(expr: str) -> set[str]:
     return {sel.name for sel in selectors(expr) if sel.name}
 
 
+def calls(expr: str) -> set[str]:
+    """The functions and aggregation operators a PromQL expression calls
+    (`rate(`, `quantile without(cpu) (`): identifiers followed by `(` once
+    strings, ranges, label matchers and label lists are taken out."""
+    out, s, i, plain = set(), expr, 0, []
+    while i < len(s):
+        c = s[i]
+        if c in "\"'`":
+            i = _skip_string(s, i)
+            plain.append(" ")
+        elif c == "[":
+            i = _skip_balanced(s, i, "[", "]")
+            plain.append(" ")
+        elif c == "{":
+            i = _skip_balanced(s, i, "{", "}")
+            plain.append(" ")
+        else:
+            plain.append(c)
+            i += 1
+    text = "".join(plain)
+    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    for m in re.finditer(r"(?<![A-Za-z0-9_:])([A-Za-z_][A-Za-z0-9_]*)\s*\(", text):
+        if m.group(1).lower() not in _KEYWORDS:
+            out.add(m.group(1))
+    return out
+
+
 def label_values_selector(query: str) -> tuple[str, str]:
     """(selector, label) of a `label_values(selector, label)` variable query."""
     m = re.fullmatch(r"\s*label_values\((.*),\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*", query, re.S)

@@ -35,6 +35,8 @@ pytestmark = pytest.mark.skipif(
 JOB = "numaprobe"
 # How long the daemon and Prometheus get to produce every series the panels need.
 DATA_TIMEOUT_S = float(os.environ.get("NUMAPROBE_LIVE_TIMEOUT", "300"))
+# How long a dashboard variable may take to get values (a recording rule's first evaluation).
+VARIABLE_TIMEOUT_S = 60
 # Grafana's built-in variables. With a 1 s scrape interval Grafana would pick a
 # few seconds for $__rate_interval; 1m keeps increase() meaningful for a daemon
 # that bumps its counters once per round.
@@ -212,8 +214,15 @@ def resolve_variables(stack: Stack, dash: dict) -> tuple[dict[str, str], dict[st
             continue
         query = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
         selector, label = g.label_values_selector(query)
-        values = stack.label_values(g.substitute(selector, text), label)
-        assert values, f"{dash['uid']}: variable ${v['name']} ({query}) has no values"
+        # A variable read from a recording rule (the fleet's cohorts) has values
+        # only after the rule's first evaluation, which on a busy machine can
+        # come some seconds after the first scrape.
+        deadline = time.monotonic() + VARIABLE_TIMEOUT_S
+        while not (values := stack.label_values(g.substitute(selector, text), label)):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert values, f"{dash['uid']}: variable ${v['name']} ({query}) has no values after {VARIABLE_TIMEOUT_S} s"
         if v["name"] == "job":
             assert JOB in values, f"$job values {values} lack {JOB}"
             values = [JOB]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import detection_scenarios as ds
+import vmalert_replay as vr
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +41,22 @@ def test_scenario(outcomes, name):
     if o.problems:
         pytest.fail(f"{name} ({o.case.what}):\n  " + "\n  ".join(o.problems), pytrace=False)
 
+
+
+@pytest.fixture(scope="session")
+def vmalert_fired(outcomes, detection_report):
+    """Every selected scenario replayed by vmalert in one victoria-metrics."""
+    if not vr.available():
+        pytest.fail(f"{vr.VMALERT} or {vr.VICTORIA_METRICS} missing: .ci/install-deps installs victoria-metrics")
+    out = vr.run({n: (o.case.scenario, o.series) for n, o in outcomes.items()}, ds.RULES_DIR)
+    detection_report.append(f"vmalert replay of {len(outcomes)} scenarios: {out['seconds']:.1f} s")
+    return out["fired"]
+
+
+@pytest.mark.parametrize("name", list(ds.CASES))
+def test_same_alerts_in_vmalert(outcomes, vmalert_fired, name):
+    """vmalert fires the same alert series as promtool, each within one
+    evaluation interval (docs/detection.md, "Loading the rules")."""
+    problems = ds.compare_engines(outcomes[name], vmalert_fired[name], vr.EVAL_S)
+    if problems:
+        pytest.fail(f"{name}: vmalert and promtool differ:\n  " + "\n  ".join(problems), pytrace=False)

@@ -46,8 +46,9 @@ def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baselin
 class Daemon:
     """A running `numaprobe serve`; use as a context manager."""
 
-    def __init__(self, binary, config_file, extra_args=(), env=None):
+    def __init__(self, binary, config_file, extra_args=(), env=None, preexec_fn=None):
         self.binary = binary
+        self.preexec_fn = preexec_fn  # run in the child before exec (limits, user, cgroup)
         self.config_file = config_file
         self.extra_args = list(extra_args)
         self.env = env  # extra environment variables, on top of this process's
@@ -68,7 +69,7 @@ class Daemon:
             [self.binary, "serve", "--config.file", self.config_file,
              "--web.listen-address", "127.0.0.1:0", "--log.level", "debug", *self.extra_args],
             stdout=self.log, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, **self.env} if self.env else None)
+            env={**os.environ, **self.env} if self.env else None, preexec_fn=self.preexec_fn)
         deadline = time.time() + timeout
         while time.time() < deadline:
             m = re.search(r"Listening on port (\d+)", self.logs())

@@ -1,4 +1,4 @@
-"""Figures on a busy host (issue 10): a probe whose planned CPU is kept busy by
+"""Figures on a busy host: a probe whose planned CPU is kept busy by
 another process measures from an idle CPU of the same node, and says which.
 
 The busy loop here is a real process pinned to the planned CPU (the node's

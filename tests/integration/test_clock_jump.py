@@ -82,11 +82,15 @@ def test_realtime_jumps_do_not_disturb_pacing(numaprobe_bin, tmp_path):
     base_runs, base_cpu, _ = before
     assert base_runs > 0, "no probe ran before the jump: nothing to compare"
     for name in ("+1 day", "-1 hour"):
-        runs_rate, cpu_rate, ratios = phases[name]
+        _, cpu_rate, ratios = phases[name]
         # Kept running at the paced rate: no stall (a pause of a day or an
-        # hour) and no burst (pauses skipped). The band is wide because a
-        # round's probes differ in cost and the machine is shared.
-        assert 0.4 * base_runs <= runs_rate <= 2.5 * base_runs, (name, runs_rate, base_runs)
+        # hour) and no burst (pauses skipped). Pacing holds CPU-seconds per
+        # second, not runs: a window that holds the round's costly probes has
+        # a fifth of the runs of one that holds its cheap ones (0.8 to 4.8
+        # runs/s seen in one build), while the CPU rate stayed within 0.66 to
+        # 1.5 of the one before the jump. The band is wide because the
+        # machine is shared.
+        assert 0.4 * base_cpu <= cpu_rate <= 2.5 * base_cpu, (name, cpu_rate, base_cpu)
         # The budget holds: CPU per second of monotonic time stays near the
         # duty cycle (plus one probe's worth of slack over the window).
         assert cpu_rate <= DUTY_CYCLE * 1.5 + 0.1, (name, cpu_rate)

@@ -1,4 +1,4 @@
-"""Issue 9: a kernel/microcode rollout must not overwrite the baseline. The real
+"""A kernel/microcode rollout must not overwrite the baseline. The real
 daemon is restarted with a changed host fingerprint (test-only overrides) and
 figures raised by test-only fault injection; a real Prometheus scrapes its real
 /metrics and the drift expression says "regressed since the change".
@@ -27,7 +27,7 @@ NEW_MICROCODE = "0xtest1"
 # is about what happens to a regression, not about resolving a small one.
 SCALE = 1.30
 
-# Mirrors the NumaProbeLatencyDrift alert (grafana/rules, rewritten for issue 9
+# Mirrors the NumaProbeLatencyDrift alert (grafana/rules
 # on another branch): the smoothed figure against the baseline, over the
 # threshold, joined with the host change it happened after so the alert can
 # name it. Kept self-contained here so this test does not depend on that file.

@@ -6,12 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/byte_sizes.h"
 #include "tests/kernels/numa_syscalls.h"
 
 namespace numaprobe::kernels {
 namespace {
-
-constexpr std::size_t kMiB = 1u << 20;
 
 std::size_t HugetlbPoolPages() {
   std::ifstream in("/proc/sys/vm/nr_hugepages");

@@ -10,25 +10,10 @@
 #include <gtest/gtest.h>
 
 #include "kernels/clock.h"
+#include "tests/kernels/scratch.h"
 
 namespace numaprobe::kernels {
 namespace {
-
-constexpr std::uint64_t kFill = 0xA5A5A5A5A5A5A5A5;
-
-struct Scratch {
-  explicit Scratch(std::size_t n) : bytes(n), data(static_cast<std::byte*>(std::aligned_alloc(64, n))) {
-    std::memset(data, 0xA5, n);
-  }
-  ~Scratch() { std::free(data); }
-  std::uint64_t Word(std::size_t i) const {
-    std::uint64_t w;
-    std::memcpy(&w, data + i, 8);
-    return w;
-  }
-  std::size_t bytes;
-  std::byte* data;
-};
 
 TEST(BandwidthPacedTest, UnitReadsItsBytesAndWritesOnlyTheSliceAfterThem) {
   for (const Isa isa : {Isa::kSse2, ResolveIsa(Isa::kAuto)}) {
@@ -46,11 +31,11 @@ TEST(BandwidthPacedTest, UnitReadsItsBytesAndWritesOnlyTheSliceAfterThem) {
       const bool written = i >= 64 && rel >= unit.read_bytes && rel < unit.bytes();
       const bool read = i >= 64 && rel < unit.read_bytes;
       if (written) {
-        ASSERT_NE(buf.Word(i), kFill) << IsaName(isa) << " did not write at " << rel;
+        ASSERT_NE(buf.Word(i), kScratchFill) << IsaName(isa) << " did not write at " << rel;
       } else if (read) {
         ASSERT_EQ(buf.Word(i), rel) << IsaName(isa) << " changed a read byte at " << rel;
       } else {
-        ASSERT_EQ(buf.Word(i), kFill) << IsaName(isa) << " wrote outside the unit at " << i;
+        ASSERT_EQ(buf.Word(i), kScratchFill) << IsaName(isa) << " wrote outside the unit at " << i;
       }
     }
   }
@@ -60,7 +45,7 @@ TEST(BandwidthPacedTest, ReadOnlyUnitWritesNothing) {
   const PacedUnit unit{1024, 0};
   Scratch buf(unit.bytes());
   RunPacedUnit(LoopsFor(ResolveIsa(Isa::kAuto)), unit, buf.data, 10);
-  for (std::size_t i = 0; i < buf.bytes; i += 8) ASSERT_EQ(buf.Word(i), kFill) << i;
+  for (std::size_t i = 0; i < buf.bytes; i += 8) ASSERT_EQ(buf.Word(i), kScratchFill) << i;
 }
 
 TEST(BandwidthPacedTest, CalibratedSpinsTakeRoughlyTheirNominalTime) {

@@ -17,6 +17,7 @@
 
 #include "tests/kernels/allowed_cpus.h"
 #include "tests/kernels/numa_syscalls.h"
+#include "tests/kernels/scratch.h"
 
 #include "kernels/bandwidth_loops.h"
 #include "kernels/bandwidth_paced.h"
@@ -46,16 +47,6 @@ std::vector<IsaLoops> SupportedLoops() {
   return all;
 }
 
-// 64-byte aligned scratch memory with a recognisable fill.
-struct Scratch {
-  explicit Scratch(std::size_t n) : bytes(n), data(static_cast<std::byte*>(std::aligned_alloc(64, n))) {
-    std::memset(data, 0xA5, n);
-  }
-  ~Scratch() { std::free(data); }
-  std::size_t bytes;
-  std::byte* data;
-};
-
 // Slices chosen to cover the unrolled blocks (128-512 B) and the per-line tail.
 constexpr std::size_t kOffsets[] = {0, 64, 4096};
 constexpr std::size_t kLengths[] = {64, 192, 512, 4096, 4096 + 448, 65536};
@@ -71,7 +62,7 @@ TEST(BandwidthLoopsTest, WriteFillsExactlyTheSliceWithThePattern) {
           std::uint64_t word;
           std::memcpy(&word, buf.data + i, 8);
           const bool inside = i >= off && i < off + len;
-          ASSERT_EQ(word, inside ? kPattern : 0xA5A5A5A5A5A5A5A5)
+          ASSERT_EQ(word, inside ? kPattern : kScratchFill)
               << isa.name << " off " << off << " len " << len << " at " << i;
         }
       }
@@ -171,7 +162,11 @@ class MeasureBandwidthTest : public ::testing::Test {
 TEST_F(MeasureBandwidthTest, CountsBytesExactly) {
   BandwidthBuffer buffer = MakeBuffer(16u << 20);
   for (BandwidthOp op : {BandwidthOp::kRead, BandwidthOp::kWrite, BandwidthOp::kCopy}) {
-    const BandwidthRunSpec spec = Spec(op);
+    BandwidthRunSpec spec = Spec(op);
+    // This test counts bytes: a 20 ns clock step, not the one measured, which
+    // under TSan's clock_gettime interceptor is coarse enough to refuse 256 KiB
+    // bursts as coarse_clock (the clock check has tests of its own).
+    spec.clock_step_ns = 20;
     const BandwidthResult r = MeasureBandwidth(buffer, spec);
     ASSERT_EQ(r.outcome, Outcome::kOk) << BandwidthOpName(op) << ": " << r.reason;
     const std::uint64_t per_burst = spec.burst_bytes;  // copy: half loaded, half stored
@@ -181,7 +176,21 @@ TEST_F(MeasureBandwidthTest, CountsBytesExactly) {
     EXPECT_GT(r.bytes_per_second.median, 0);
     EXPECT_GT(r.cpu_seconds, 0);
     EXPECT_TRUE(r.buffer.placement.verified());
+    EXPECT_GE(r.clock.shortest_sample_seconds, 100 * r.clock.resolution_seconds);
   }
+}
+
+// Bursts timed by a clock stepping 1 s span no step at all: no figure.
+TEST_F(MeasureBandwidthTest, CoarseClockIsReportedNotMeasured) {
+  BandwidthBuffer buffer = MakeBuffer(16u << 20);
+  BandwidthRunSpec spec = Spec(BandwidthOp::kRead);
+  spec.clock_step_ns = 1'000'000'000;
+  const BandwidthResult r = MeasureBandwidth(buffer, spec);
+  ASSERT_EQ(r.outcome, Outcome::kCoarseClock) << r.reason;
+  EXPECT_NE(r.reason.find("fewer than the 100"), std::string::npos) << r.reason;
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1.0);
+  EXPECT_GT(r.clock.shortest_sample_seconds, 0);
+  EXPECT_EQ(r.bytes_per_second.n, 0u);
 }
 
 TEST(BandwidthBurstTest, CopySplitsItsBurstBetweenItsSidesInWholeLines) {

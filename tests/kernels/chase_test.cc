@@ -14,7 +14,7 @@
 namespace numaprobe::kernels {
 namespace {
 
-struct Case {
+struct ChaseCase {
   std::size_t bytes;
   std::size_t stride;
   std::size_t window_bytes;
@@ -23,10 +23,10 @@ struct Case {
 // Links are stored at element starts, which only need pointer alignment.
 std::unique_ptr<std::byte[]> Buffer(std::size_t bytes) { return std::make_unique<std::byte[]>(bytes); }
 
-class ChaseCycleTest : public ::testing::TestWithParam<Case> {};
+class ChaseCycleTest : public ::testing::TestWithParam<ChaseCase> {};
 
 TEST_P(ChaseCycleTest, ChainVisitsEveryElementOncePerLap) {
-  const Case c = GetParam();
+  const ChaseCase c = GetParam();
   const ChaseLayout layout{.bytes = c.bytes, .stride = c.stride, .window_bytes = c.window_bytes};
   for (std::uint64_t seed : {0ull, 1ull, 0xdeadbeefull}) {
     auto buf = Buffer(c.bytes);
@@ -38,10 +38,10 @@ TEST_P(ChaseCycleTest, ChainVisitsEveryElementOncePerLap) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ChaseCycleTest,
-                         ::testing::Values(Case{256, 128, 256}, Case{16 << 10, 64, 4 << 10},
-                                           Case{1 << 20, 128, 256 << 10}, Case{1 << 20, 256, 64 << 10},
-                                           Case{(1 << 20) + 3 * 128, 128, 256 << 10},  // partial
-                                           Case{4 << 20, 128, 2 << 20}));
+                         ::testing::Values(ChaseCase{256, 128, 256}, ChaseCase{16 << 10, 64, 4 << 10},
+                                           ChaseCase{1 << 20, 128, 256 << 10}, ChaseCase{1 << 20, 256, 64 << 10},
+                                           ChaseCase{(1 << 20) + 3 * 128, 128, 256 << 10},  // partial
+                                           ChaseCase{4 << 20, 128, 2 << 20}));
 
 TEST(ChaseTest, CorruptedLinkIsDetected) {
   const ChaseLayout layout{.bytes = 64 << 10, .stride = 128, .window_bytes = 16 << 10};

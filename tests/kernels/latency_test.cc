@@ -9,12 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/byte_sizes.h"
 #include "tests/kernels/numa_syscalls.h"
 
 namespace numaprobe::kernels {
 namespace {
-
-constexpr std::size_t kMiB = 1u << 20;
 
 // The LLC of cpu0 from sysfs ("32768K"), or 32 MiB when it is not exposed.
 std::size_t LlcBytes() {
@@ -42,6 +41,9 @@ LatencyBuffer MakeBuffer(std::size_t bytes, PagePolicy pages, bool allow_cache_h
 
 TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
   NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "under TSan every load of the chase calls into the sanitizer runtime: an L1 load costs ~10 ns";
+#endif
   // Test machines share their cores with builds: short samples (~1.5 ms at
   // DRAM latency) fit in a scheduler slice, and many retries are allowed,
   // since a disturbed sample is discarded rather than measured (kDisturbed).
@@ -67,6 +69,46 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
   EXPECT_GT(l1_ns, 0);
   EXPECT_LT(l1_ns, 10);
   EXPECT_GT(dram_ns / l1_ns, 5);
+  // The clock's step was measured and every accepted sample spans 100 of them.
+  for (const LatencyResult* r : {&near, &far}) {
+    EXPECT_GT(r->clock.resolution_seconds, 0);
+    EXPECT_GE(r->clock.shortest_sample_seconds, 100 * r->clock.resolution_seconds);
+  }
+}
+
+// A clock stepping 1 µs (a 1 MHz counter) needs samples of 100 µs: 2'000
+// cached loads (a few µs) are lengthened until they last that long, within
+// the cap of 1'000 x 2'000 loads, and the figure is still a figure.
+TEST(LatencyTest, CoarseClockLengthensSamplesWithinTheCap) {
+  LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
+  const LatencyResult r = MeasureLatency(l1, {.cpu = FirstAllowedCpu(),
+                                              .samples = 5,
+                                              .loads_per_sample = 2'000,
+                                              .max_attempts = 1'000,
+                                              .max_wall_ns = 60'000'000'000,
+                                              .clock_step_ns = 1'000});
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  EXPECT_GT(r.longest_sample_loads, 2'000u);
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1e-6);
+  EXPECT_GE(r.clock.shortest_sample_seconds, 100e-6);
+  EXPECT_EQ(r.seconds_per_load.n, 5u);
+}
+
+// A clock stepping 1 s can time no sample the cap pays for: no figure, and
+// an outcome that says why, with the step and the sample that was too short.
+TEST(LatencyTest, ClockTooCoarseForTheCapIsCoarseClock) {
+  LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
+  const LatencyResult r = MeasureLatency(l1, {.cpu = FirstAllowedCpu(),
+                                              .samples = 5,
+                                              .loads_per_sample = 2'000,
+                                              .max_attempts = 300,
+                                              .max_wall_ns = 60'000'000'000,
+                                              .clock_step_ns = 1'000'000'000});
+  ASSERT_EQ(r.outcome, Outcome::kCoarseClock) << r.reason;
+  EXPECT_NE(r.reason.find("step 1000000.000 µs"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("do not fit the cap of 300 x 2000 loads"), std::string::npos) << r.reason;
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1.0);
+  EXPECT_EQ(r.seconds_per_load.n, 0u);
 }
 
 TEST(LatencyTest, DefaultBufferCoversFourLlcsOfLines) {

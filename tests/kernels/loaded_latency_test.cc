@@ -22,13 +22,12 @@
 #include "tests/kernels/numa_syscalls.h"
 
 #include "kernels/pin.h"
+#include "tests/byte_sizes.h"
 
 namespace numaprobe::kernels {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr std::size_t kMiB = 1u << 20;
 
 class LoadedLatencyTest : public ::testing::Test {
  protected:
@@ -130,6 +129,35 @@ TEST_F(LoadedLatencyTest, OnePointPerDelayFromVerifiedBuffers) {
       EXPECT_GT(p.load_bytes_per_second.median, 0);
     }
   }
+}
+
+// Chase samples timed by a clock stepping 1 s span no step at all: every
+// point, the reference too, says so instead of publishing a figure, and the
+// run is coarse_clock even if a busy moment disturbed another point.
+TEST_F(LoadedLatencyTest, CoarseClockIsReportedPerPointAndForTheRun) {
+  if (cpus_.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs, have " << cpus_.size();
+  LoadedLatencySpec spec = Spec({0, 6400});
+  spec.clock_step_ns = 1'000'000'000;
+  const LoadedLatencyResult r = Run(spec);
+  ASSERT_EQ(r.outcome, Outcome::kCoarseClock) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("timed too coarsely"));
+  EXPECT_DOUBLE_EQ(r.clock.resolution_seconds, 1.0);
+  std::vector<LoadedLatencyPoint> all = r.points;
+  all.push_back(r.reference);
+  int coarse = 0;
+  for (const LoadedLatencyPoint& p : all) {
+    EXPECT_NE(p.outcome, Outcome::kOk) << "delay " << p.delay_ns;
+    EXPECT_EQ(p.seconds_per_load.n, 0u);
+    EXPECT_EQ(p.load_bytes, 0u);
+    if (p.outcome == Outcome::kCoarseClock) {
+      ++coarse;
+      EXPECT_THAT(p.reason, HasSubstr("fewer than the 100"));
+    } else {
+      EXPECT_EQ(p.outcome, Outcome::kDisturbed) << p.reason;
+      EXPECT_GT(p.discards.total() + p.load_discards.total(), 0u) << p.reason;
+    }
+  }
+  EXPECT_GT(coarse, 0);
 }
 
 TEST_F(LoadedLatencyTest, InjectedDelayLowersTheLoadBandwidth) {

@@ -399,6 +399,20 @@ def ensure_foreign_busybox(arch: GuestArch) -> Path:
 class VmNode:
     cpus: int      # 0: a memory-only node
     mem_mib: int
+    # With HMAT: the node whose CPUs are this memory's attached initiator
+    # (QEMU's initiator=); None: the node itself (a node with CPUs).
+    initiator: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class HmatLb:
+    """One `-numa hmat-lb` pair: what the firmware advertises from the CPUs of
+    node `initiator` to the memory of node `target` (latency in ns, bandwidth
+    in MiB/s, which is what the guest kernel shows in sysfs)."""
+    initiator: int
+    target: int
+    latency_ns: int
+    bandwidth_mib: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -408,6 +422,8 @@ class VmTopology:
     name: str
     nodes: tuple[VmNode, ...]
     distances: dict = dataclasses.field(default_factory=dict)
+    # ACPI HMAT entries; non-empty turns on `-machine hmat=on`.
+    hmat: tuple[HmatLb, ...] = ()
 
     @property
     def n_cpus(self) -> int:
@@ -448,16 +464,28 @@ class VmTopology:
         args = ["-m", f"{self.mem_mib}M", "-smp", smp]
         for i, node in enumerate(self.nodes):
             args += ["-object", f"memory-backend-ram,id=m{i},size={node.mem_mib}M"]
+        if self.hmat:
+            args += ["-machine", "hmat=on"]
         for i, node in enumerate(self.nodes):
             spec = f"node,nodeid={i},memdev=m{i}"
             if node.cpus:
                 cpus = self.node_cpus(i)
                 spec += f",cpus={cpus[0]}-{cpus[-1]}"
+            if self.hmat:
+                spec += f",initiator={self.initiator_of(i)}"
             args += ["-numa", spec]
         for a in range(len(self.nodes)):
             for b in range(a + 1, len(self.nodes)):
                 args += ["-numa", f"dist,src={a},dst={b},val={self.distance(a, b)}"]
+        for lb in self.hmat:
+            where = f"hmat-lb,initiator={lb.initiator},target={lb.target},hierarchy=memory"
+            args += ["-numa", f"{where},data-type=access-latency,latency={lb.latency_ns}",
+                     "-numa", f"{where},data-type=access-bandwidth,bandwidth={lb.bandwidth_mib}M"]
         return args
+
+    def initiator_of(self, node: int) -> int:
+        initiator = self.nodes[node].initiator
+        return node if initiator is None else initiator
 
 
 # ----------------------------------------------------------------------- initramfs

@@ -7,6 +7,7 @@
 
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/memory_buffers.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
 #include "kernels/bandwidth.h"
@@ -15,9 +16,8 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::BandwidthResult>;
+using BandwidthRecord = ProbeRecordOf<k::BandwidthResult>;
 
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
 constexpr k::BandwidthOp kOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
 
 k::BandwidthOp OpOf(const ProbeTarget& t) {
@@ -45,6 +45,9 @@ class BandwidthKind final : public ProbeKind {
     return fmt::format("{} bandwidth cpu {} -> node {}", t.variant, t.pair.cpu, t.pair.mem_node);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::BandwidthResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::BandwidthResult result;
     result.op = OpOf(t);
@@ -53,7 +56,7 @@ class BandwidthKind final : public ProbeKind {
     // After the lock: the CPUs idle now, not before a wait.
     result.cpus = runner.ChooseCpus(t.pair, runner.settings().bandwidth_threads);
     if (!runner.Cancelled(hold, result)) {
-      auto buffer = runner.pool().Bandwidth(t.pair.mem_node);
+      auto buffer = StreamBuffer(runner, t.pair.mem_node);
       if (!buffer.ok()) {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
@@ -63,19 +66,52 @@ class BandwidthKind final : public ProbeKind {
         spec.op = result.op;
         spec.stop = stop;
         result = k::MeasureBandwidth(*buffer.value(), spec);
-        ScaleForTest(result.bytes_per_second, runner.settings().test_bandwidth_scale);
-        if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kBandwidth, t.pair.mem_node);
+        ScaleForTest(result.bytes_per_second, runner.settings().TestScaleOf(name()));
+        if (IsPlacementOutcome(result.outcome)) DropStreamBuffer(runner, t.pair.mem_node);
       }
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<BandwidthRecord>(*this, t, std::move(result));
   }
 
   bool HasBaseline() const override { return true; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
     return BaselineValue{
-        "bandwidth", per_cpu ? p.cpu : -1,    p.cpu_node,
-        p.mem_node,  record.target().variant, ResultOf<k::BandwidthResult>(record).bytes_per_second.median};
+        std::string(name()), per_cpu ? p.cpu : -1,    p.cpu_node,
+        p.mem_node,          record.target().variant, ResultOf<k::BandwidthResult>(record).bytes_per_second.median};
+  }
+
+  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_bandwidth", "bytes_per_second"}; }
+  std::string SettingsFingerprint(const Config& config) const override {
+    const auto& b = config.bandwidth;
+    return fmt::format("bandwidth.buffer={};bandwidth.burst={};bandwidth.bursts={};bandwidth.threads={}",
+                       b.buffer_bytes, b.burst_bytes, b.bursts, b.threads);
+  }
+  bool TestScaled() const override { return true; }
+  // Half the -20% drop the drift alert must catch; 2.5 noise standard
+  // deviations (4%) from a healthy figure (bench/detection_thresholds.py).
+  std::optional<double> ConfirmationBand() const override { return -0.10; }
+
+  // The threads label, exactly as on numaprobe_memory_bandwidth_bytes_per_second:
+  // none when one thread is configured; as the figure: the threads that ran
+  // for the same series, else the configured count; the baseline keeps no
+  // thread count, so it is labelled with the configured one.
+  void AddBaselineLabels(const BaselineValue& v, const std::vector<TimedRecord>& latest, const FigureContext& context,
+                         bool as_figure, Labels& labels) const override {
+    if (context.threads <= 1) return;
+    std::size_t threads = static_cast<std::size_t>(context.threads);
+    for (const TimedRecord& t : latest) {
+      if (!as_figure) break;
+      const auto& r = ResultOf<k::BandwidthResult>(*t.record);
+      const MemoryPair& p = t.record->target().pair;
+      if (p.cpu_node != v.cpu_node || p.mem_node != v.mem_node || k::BandwidthOpName(r.op) != v.op ||
+          (v.cpu >= 0 && p.cpu != v.cpu)) {
+        continue;
+      }
+      if (!r.cpus.empty()) threads = r.cpus.size();
+      break;
+    }
+    labels["threads"] = std::to_string(threads);
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -94,7 +130,7 @@ class BandwidthKind final : public ProbeKind {
              std::string("Median memory bandwidth from CPUs of cpu_node to memory on mem_node by op (read, write, "
                          "copy; copy counts bytes read plus bytes written); a threads label, present when more than "
                          "one thread is configured, counts the threads that ran") +
-                 kCached}};
+                 kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
@@ -109,9 +145,8 @@ class BandwidthKind final : public ProbeKind {
       // `threads` only when more than one thread is configured, so
       // single-thread hosts keep plain {cpu_node,mem_node,op} series; it
       // counts the threads that ran (a node with fewer CPUs runs fewer).
-      if (context.bandwidth_threads > 1) {
-        labels["threads"] =
-            std::to_string(r.cpus.empty() ? static_cast<std::size_t>(context.bandwidth_threads) : r.cpus.size());
+      if (context.threads > 1) {
+        labels["threads"] = std::to_string(r.cpus.empty() ? static_cast<std::size_t>(context.threads) : r.cpus.size());
       }
       sink.Add("numaprobe_memory_bandwidth_bytes_per_second", labels, r.bytes_per_second.median, t.unix_seconds);
     }
@@ -143,6 +178,24 @@ class BandwidthKind final : public ProbeKind {
       sections.push_back(std::move(section));
     }
     return sections;
+  }
+
+  void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
+    flags.AddSize("--bandwidth-buffer", settings.bandwidth_buffer_bytes, "Bandwidth buffer size per node, e.g. 512MiB");
+    flags.AddSize("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB");
+    flags.AddInt("--bursts", settings.bandwidth.bursts, 1, 1000, "Bandwidth: bursts per estimate");
+    flags.AddEnumList(
+        "--ops", EnumByName(k::kAllBandwidthOps, k::BandwidthOpName),
+        [&settings](const std::vector<int>& ops) {
+          settings.ops.clear();
+          for (int op : ops) settings.ops.push_back(static_cast<k::BandwidthOp>(op));
+        },
+        "Bandwidth operations");
+    flags.AddInt("--threads", settings.bandwidth_threads, 1, 1024, "Bandwidth: pinned threads per measurement");
+    flags.AddEnum(
+        "--isa", EnumByName(k::kAllIsas, k::IsaName),
+        [&settings](int isa) { settings.bandwidth.isa = static_cast<k::Isa>(isa); },
+        "Bandwidth: instruction set (auto never picks avx512 or sve)");
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

@@ -14,9 +14,7 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::C2cResult>;
-
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
+using C2cRecord = ProbeRecordOf<k::C2cResult>;
 
 class CoreToCoreKind final : public ProbeKind {
  public:
@@ -37,6 +35,9 @@ class CoreToCoreKind final : public ProbeKind {
     return fmt::format("core-to-core cpu {} <-> cpu {}", t.c2c.cpu_a, t.c2c.cpu_b);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::C2cResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::C2cResult result;
     result.cpu_a = t.c2c.cpu_a;
@@ -51,7 +52,7 @@ class CoreToCoreKind final : public ProbeKind {
       spec.stop = stop;
       result = k::MeasureCoreToCore(spec);
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<C2cRecord>(*this, t, std::move(result));
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -66,7 +67,7 @@ class CoreToCoreKind final : public ProbeKind {
     return {{"numaprobe_core_to_core_latency_seconds",
              std::string("Median one-way cache-line transfer latency between cpu_a and cpu_b with the line homed on "
                          "line_node; relation is smt, same_llc, same_node or cross_node") +
-                 kCached}};
+                 kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {
@@ -103,6 +104,12 @@ class CoreToCoreKind final : public ProbeKind {
     section.notes = notes.notes();
     return {section};
   }
+
+  void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
+    flags.AddInt("--round-trips", settings.c2c.round_trips, 10, 10'000'000, "Core-to-core: round trips per sample");
+  }
+  // --samples (the latency kind's flag) counts core-to-core samples too.
+  void AfterFlags(ProbeSettings& settings) const override { settings.c2c.samples = settings.latency.samples; }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);

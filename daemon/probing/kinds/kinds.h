@@ -1,5 +1,5 @@
 // The probe kinds, one module each under probing/kinds/. Only the probe table
-// (probe_table.cc) names them; everything else iterates the table.
+// (kinds/probe_table.cc) names them; everything else iterates the table.
 #pragma once
 
 #include "daemon/probing/probe_kind.h"
@@ -10,5 +10,9 @@ const ProbeKind& LatencyProbe();
 const ProbeKind& BandwidthProbe();
 const ProbeKind& CoreToCoreProbe();
 const ProbeKind& LoadedLatencyProbe();
+
+// Ends the help text of every kind's figures: a scrape reads them, it does not
+// cause a measurement.
+inline constexpr const char* kCachedHelp = ". From the last scheduled probe, not measured at scrape time.";
 
 }  // namespace numaprobe::daemon

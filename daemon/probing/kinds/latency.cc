@@ -8,6 +8,7 @@
 
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/memory_buffers.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
 #include "kernels/latency.h"
@@ -16,9 +17,8 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::LatencyResult>;
+using LatencyRecord = ProbeRecordOf<k::LatencyResult>;
 
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
 constexpr const char* kWhat = " of a dependent pointer chase from a CPU of cpu_node to memory on mem_node";
 
 Labels PairLabels(const MemoryPair& p, bool per_cpu) {
@@ -43,13 +43,16 @@ class LatencyKind final : public ProbeKind {
     return fmt::format("latency cpu {} -> node {}", t.pair.cpu, t.pair.mem_node);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::LatencyResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::LatencyResult result;
     result.buffer.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
     result.cpu = runner.ChooseCpus(t.pair, 1).front();  // after the lock: idle now, not before the wait
     if (!runner.Cancelled(hold, result)) {
-      auto buffer = runner.pool().Latency(t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
+      auto buffer = ChaseBuffer(runner, t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
       if (!buffer.ok()) {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
@@ -58,19 +61,32 @@ class LatencyKind final : public ProbeKind {
         spec.cpu = result.cpu;
         spec.stop = stop;
         result = k::MeasureLatency(*buffer.value(), spec);
-        ScaleForTest(result.seconds_per_load, runner.settings().test_latency_scale);
-        if (IsPlacementOutcome(result.outcome)) runner.pool().Drop(BufferPool::Kind::kLatency, t.pair.mem_node);
+        ScaleForTest(result.seconds_per_load, runner.settings().TestScaleOf(name()));
+        if (IsPlacementOutcome(result.outcome)) DropChaseBuffer(runner, t.pair.mem_node);
       }
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<LatencyRecord>(*this, t, std::move(result));
   }
 
   bool HasBaseline() const override { return true; }
+  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_latency", "seconds"}; }
+  std::string SettingsFingerprint(const Config& config) const override {
+    const auto& l = config.latency;
+    return fmt::format("latency.stride={};latency.buffer={};latency.loads={}", l.stride_bytes, l.buffer_bytes,
+                       l.loads_per_sample);
+  }
+  bool TestScaled() const override { return true; }
+  // Half the +10% step the drift alert must catch; 2.5 noise standard
+  // deviations (2%) from a healthy figure (bench/detection_thresholds.py).
+  std::optional<double> ConfirmationBand() const override { return 0.05; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
-    return BaselineValue{"latency",  per_cpu ? p.cpu : -1,
-                         p.cpu_node, p.mem_node,
-                         "",         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
+    return BaselineValue{std::string(name()),
+                         per_cpu ? p.cpu : -1,
+                         p.cpu_node,
+                         p.mem_node,
+                         "",
+                         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -84,14 +100,16 @@ class LatencyKind final : public ProbeKind {
   }
 
   std::vector<FamilySpec> Families() const override {
-    return {{"numaprobe_memory_latency_seconds", std::string("Median load-to-use memory latency") + kWhat + kCached},
+    return {{"numaprobe_memory_latency_seconds",
+             std::string("Median load-to-use memory latency") + kWhat + kCachedHelp},
             {"numaprobe_memory_latency_spread_seconds",
-             std::string("Median absolute deviation of the memory latency samples") + kWhat + kCached},
-            {"numaprobe_memory_latency_min_seconds", std::string("Fastest memory latency sample") + kWhat + kCached},
+             std::string("Median absolute deviation of the memory latency samples") + kWhat + kCachedHelp},
+            {"numaprobe_memory_latency_min_seconds",
+             std::string("Fastest memory latency sample") + kWhat + kCachedHelp},
             {"numaprobe_memory_latency_remote_local_ratio",
              std::string("Memory latency from cpu_node to mem_node divided by the latency from cpu_node to its own "
                          "memory (1 for the local pair)") +
-                 kCached}};
+                 kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
@@ -147,6 +165,17 @@ class LatencyKind final : public ProbeKind {
     return {section};
   }
 
+  void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
+    flags.AddCountChoice("--stride", settings.stride, {64, 128, 256, 512, 1024, 2048, 4096},
+                         "Latency: bytes between chased elements (power of two, 64-4096)");
+    flags.AddSize(
+        "--latency-buffer", settings.latency_buffer_bytes,
+        "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)");
+    flags.AddInt("--samples", settings.latency.samples, 1, 1000, "Latency and core-to-core samples per pair");
+    flags.AddCount("--loads", settings.latency.loads_per_sample, 100, 1'000'000'000,
+                   "Latency: dependent loads per sample");
+  }
+
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::LatencyResult>(record);
     const MemoryPair& p = record.target().pair;
@@ -156,9 +185,11 @@ class LatencyKind final : public ProbeKind {
               {"cpu_node", p.cpu_node},
               {"mem_node", p.mem_node},
               {"loads_per_sample", r.loads_per_sample},
-              // Samples tried, and the shortest after preemptions (kernels/adaptive_sampling.h).
+              // Samples tried, the shortest after preemptions and the longest the
+              // clock asked for (kernels/adaptive_sampling.h).
               {"attempts", r.attempts},
               {"shortest_sample_loads", r.shortest_sample_loads},
+              {"longest_sample_loads", r.longest_sample_loads},
               {"flushed", r.flushed},
               {"stride_bytes", r.stride},
               {"window_bytes", r.window_bytes},

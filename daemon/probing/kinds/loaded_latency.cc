@@ -10,6 +10,7 @@
 
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/memory_buffers.h"
 #include "daemon/probing/probe_runner.h"
 #include "kernels/loaded_latency.h"
 
@@ -17,9 +18,8 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using Record = ProbeRecordOf<k::LoadedLatencyResult>;
+using LoadedLatencyRecord = ProbeRecordOf<k::LoadedLatencyResult>;
 
-constexpr const char* kCached = ". From the last scheduled probe, not measured at scrape time.";
 constexpr k::LoadTraffic kTraffics[] = {k::LoadTraffic::kRead, k::LoadTraffic::kReadNtWrite2To1};
 
 std::vector<std::string> TrafficNames() {
@@ -67,6 +67,9 @@ class LoadedLatencyKind final : public ProbeKind {
     return fmt::format("loaded latency ({} traffic) cpu {} -> node {}", t.variant, t.pair.cpu, t.pair.mem_node);
   }
 
+  RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
+    return NotRunRecord<k::LoadedLatencyResult>(*this, t, outcome, std::move(reason));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     const ProbeSettings& settings = runner.settings();
     k::LoadedLatencySpec spec = settings.loaded_latency;
@@ -91,28 +94,28 @@ class LoadedLatencyKind final : public ProbeKind {
       result.outcome = k::Outcome::kInvalidSpec;
       result.reason = fmt::format("node {} has no allowed CPU besides cpu {} to generate load from", t.pair.cpu_node,
                                   spec.chase_cpu);
-      return std::make_shared<Record>(*this, t, std::move(result));
+      return std::make_shared<LoadedLatencyRecord>(*this, t, std::move(result));
     }
     const ProbeLockHold hold = runner.Acquire(stop);
-    if (runner.Cancelled(hold, result)) return std::make_shared<Record>(*this, t, std::move(result));
-    auto chase = runner.pool().Latency(t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
+    if (runner.Cancelled(hold, result)) return std::make_shared<LoadedLatencyRecord>(*this, t, std::move(result));
+    auto chase = ChaseBuffer(runner, t.pair.mem_node, runner.topology().LlcBytesOf(t.pair.cpu));
     if (!chase.ok()) {
       result.outcome = chase.failure().outcome;
       result.reason = chase.failure().reason;
-      return std::make_shared<Record>(*this, t, std::move(result));
+      return std::make_shared<LoadedLatencyRecord>(*this, t, std::move(result));
     }
-    auto load = runner.pool().Bandwidth(t.pair.mem_node);
+    auto load = StreamBuffer(runner, t.pair.mem_node);
     if (!load.ok()) {
       result.outcome = load.failure().outcome;
       result.reason = load.failure().reason;
-      return std::make_shared<Record>(*this, t, std::move(result));
+      return std::make_shared<LoadedLatencyRecord>(*this, t, std::move(result));
     }
     result = k::MeasureLoadedLatency(*chase.value(), *load.value(), spec);
     if (IsPlacementOutcome(result.outcome)) {
-      runner.pool().Drop(BufferPool::Kind::kLatency, t.pair.mem_node);
-      runner.pool().Drop(BufferPool::Kind::kBandwidth, t.pair.mem_node);
+      DropChaseBuffer(runner, t.pair.mem_node);
+      DropStreamBuffer(runner, t.pair.mem_node);
     }
-    return std::make_shared<Record>(*this, t, std::move(result));
+    return std::make_shared<LoadedLatencyRecord>(*this, t, std::move(result));
   }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
@@ -133,9 +136,9 @@ class LoadedLatencyKind final : public ProbeKind {
     return {{"numaprobe_loaded_latency_seconds",
              "Median memory latency of a dependent pointer chase from a CPU of "
              "cpu_node to memory on mem_node" +
-                 what + kCached},
+                 what + kCachedHelp},
             {"numaprobe_loaded_latency_load_bytes_per_second",
-             "Median bandwidth the load threads moved during the latency samples" + what + kCached}};
+             "Median bandwidth the load threads moved during the latency samples" + what + kCachedHelp}};
   }
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,

@@ -1,0 +1,26 @@
+// The one list that names every kind (kinds.h); everything else iterates it.
+#include "daemon/probing/probe_table.h"
+
+#include "daemon/probing/kinds/kinds.h"
+
+namespace numaprobe::daemon {
+
+const std::vector<const ProbeKind*>& ProbeTable() {
+  static const std::vector<const ProbeKind*> table{
+      &LatencyProbe(),
+      &BandwidthProbe(),
+      &CoreToCoreProbe(),
+      &LoadedLatencyProbe(),
+  };
+  return table;
+}
+
+std::vector<std::string> TestScaledKinds() {
+  std::vector<std::string> names;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (kind->TestScaled()) names.emplace_back(kind->name());
+  }
+  return names;
+}
+
+}  // namespace numaprobe::daemon
