@@ -80,6 +80,7 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
 // cached loads (a few µs) are lengthened until they last that long, within
 // the cap of 1'000 x 2'000 loads, and the figure is still a figure.
 TEST(LatencyTest, CoarseClockLengthensSamplesWithinTheCap) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
   const LatencyResult r = MeasureLatency(l1, {.cpu = FirstAllowedCpu(),
                                               .samples = 5,
@@ -97,6 +98,7 @@ TEST(LatencyTest, CoarseClockLengthensSamplesWithinTheCap) {
 // A clock stepping 1 s can time no sample the cap pays for: no figure, and
 // an outcome that says why, with the step and the sample that was too short.
 TEST(LatencyTest, ClockTooCoarseForTheCapIsCoarseClock) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
   const LatencyResult r = MeasureLatency(l1, {.cpu = FirstAllowedCpu(),
                                               .samples = 5,
