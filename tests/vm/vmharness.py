@@ -39,6 +39,7 @@ import gzip
 import io
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -152,6 +153,12 @@ def guest_arch(binary: Path) -> GuestArch:
         if arch.elf_machine == machine:
             return arch
     raise HarnessUnavailable(f"{binary}: no guest for ELF machine {machine:#x}")
+
+
+def is_foreign(arch: GuestArch) -> bool:
+    """Whether `arch` is not the host's: its guests run under full emulation."""
+    host = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    return arch.name != host
 
 
 def target_sysroot(arch: GuestArch) -> Path | None:
