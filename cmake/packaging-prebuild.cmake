@@ -31,3 +31,11 @@ execute_process(COMMAND ${GZIP} -9nf "${docdir}/changelog" RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "gzip changelog failed")
 endif()
+
+# Cross builds (cmake/packaging.cmake): the target's shlibs files, where
+# dpkg-shlibdeps looks for local ones. CPack runs it in this directory and
+# removes debian/ afterwards, so nothing of it is packaged.
+if(CPACK_NUMAPROBE_SHLIBS_LOCAL)
+  file(MAKE_DIRECTORY "${root}/debian")
+  file(COPY_FILE "${CPACK_NUMAPROBE_SHLIBS_LOCAL}" "${root}/debian/shlibs.local")
+endif()

@@ -52,6 +52,15 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${_homepage}")
 # (libnuma1, libhwloc15, libssl3, zlib1g, ...; Boost.Asio and Beast are
 # header-only, compiled in); nothing is listed by hand.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(CMAKE_CROSSCOMPILING)
+  # A cross build's libraries are not dpkg-installed on this machine: the
+  # toolchain file says where they are and where their packages' shlibs files
+  # are (packaging-prebuild.cmake hands those to dpkg-shlibdeps as
+  # debian/shlibs.local), and names the Debian architecture.
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${NUMAPROBE_DEB_ARCHITECTURE})
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${NUMAPROBE_DEB_LIBRARY_DIRS})
+  set(CPACK_NUMAPROBE_SHLIBS_LOCAL ${NUMAPROBE_DEB_SHLIBS})
+endif()
 # The extended description; CPack puts the summary above it as the synopsis.
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
 "numaprobe measures, continuously and at a small duty cycle, the memory

@@ -79,14 +79,12 @@ std::string_view IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kNeon:
+      return "neon";
+    case Isa::kSve:
+      return "sve";
   }
   return "unknown";
-}
-
-Isa ResolveIsa(Isa requested) {
-  if (requested == Isa::kAvx512 && __builtin_cpu_supports("avx512f")) return Isa::kAvx512;
-  if (requested != Isa::kSse2 && __builtin_cpu_supports("avx2")) return Isa::kAvx2;
-  return Isa::kSse2;
 }
 
 Expected<BandwidthBuffer> BandwidthBuffer::Create(const BandwidthBufferSpec& spec) {

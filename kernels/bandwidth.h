@@ -36,14 +36,23 @@ std::size_t MinBandwidthBufferBytes(std::size_t burst_bytes, std::size_t threads
 // burst of every op moves `burst_bytes` as its figure counts them.
 std::size_t BytesPerSide(BandwidthOp op, std::size_t burst_bytes);
 
-// Instruction set of the inner loops; kAuto picks AVX2 when the CPU has it.
-// AVX-512 is never picked automatically: 512-bit instructions can lower the
-// core's frequency licence and slow the workloads sharing the host.
-enum class Isa { kAuto, kSse2, kAvx2, kAvx512 };
+// Instruction set of the inner loops. kAuto picks the widest that is cheap to
+// run beside a workload: AVX2 (else SSE2) on x86-64, NEON on arm64. AVX-512 is
+// never picked automatically: 512-bit instructions can lower the core's
+// frequency licence and slow the workloads sharing the host. SVE neither: one
+// core's memory bandwidth does not depend on the vector width, and NEON runs
+// on every arm64 CPU, so figures stay comparable across a fleet.
+enum class Isa { kAuto, kSse2, kAvx2, kAvx512, kNeon, kSve };
+// The ISAs this build's architecture has (kAuto first): what --isa accepts.
+#if defined(__aarch64__)
+inline constexpr Isa kAllIsas[] = {Isa::kAuto, Isa::kNeon, Isa::kSve};
+#else
 inline constexpr Isa kAllIsas[] = {Isa::kAuto, Isa::kSse2, Isa::kAvx2, Isa::kAvx512};
+#endif
 std::string_view IsaName(Isa isa);
-// kAuto -> AVX2 if the CPU has it, else SSE2. An unsupported request falls back
-// the same way (AVX-512 -> AVX2 -> SSE2); results report the ISA actually used.
+// The ISA the loops will run, decided by the CPU at run time (isa_x86.cc,
+// isa_arm64.cc): kAuto as above; an unsupported request falls back the same
+// way (AVX-512 -> AVX2 -> SSE2, SVE -> NEON); results report the ISA used.
 Isa ResolveIsa(Isa requested);
 
 struct BandwidthBufferSpec {

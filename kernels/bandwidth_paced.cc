@@ -18,17 +18,6 @@ constexpr std::uint64_t kWarmupSpins = 1u << 22;
 
 }  // namespace
 
-const BandwidthLoops& LoopsFor(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512:
-      return kAvx512Loops;
-    case Isa::kAvx2:
-      return kAvx2Loops;
-    default:
-      return kSse2Loops;
-  }
-}
-
 void Spin(std::uint64_t spins) {
   // The empty asm claims to change the counter: the loop can be neither
   // removed nor collapsed into one subtraction.
@@ -39,9 +28,9 @@ double CalibrateSpinsPerNs() {
   Spin(kWarmupSpins);
   std::int64_t best = INT64_MAX;
   for (int i = 0; i < kCalibrationTries; ++i) {
-    const std::int64_t t0 = MonotonicNs();
+    const std::int64_t t0 = SampleClockNs();
     Spin(kCalibrationSpins);
-    best = std::min(best, MonotonicNs() - t0);
+    best = std::min(best, SampleClockNs() - t0);
   }
   return static_cast<double>(kCalibrationSpins) / static_cast<double>(std::max<std::int64_t>(best, 1));
 }

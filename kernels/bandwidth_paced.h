@@ -20,7 +20,8 @@
 
 namespace numaprobe::kernels {
 
-// The loops for an ISA already resolved by ResolveIsa().
+// The loops for an ISA already resolved by ResolveIsa() (isa_x86.cc,
+// isa_arm64.cc: the one place per architecture that maps ISAs to loops).
 const BandwidthLoops& LoopsFor(Isa isa);
 
 // Burns `spins` iterations of a loop the compiler must keep (about one core

@@ -1,8 +1,6 @@
 // Internal to kernels/bandwidth.cc: the multi-threaded burst engine.
 #include "kernels/bandwidth_run.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -18,6 +16,7 @@
 #include "kernels/bandwidth_paced.h"
 #include "kernels/clock.h"
 #include "kernels/pin.h"
+#include "kernels/spin_hint.h"
 #include "kernels/stats.h"
 #include "kernels/thread_start.h"
 #include "kernels/timer_resolution.h"
@@ -110,7 +109,7 @@ class BurstRun {
           loops_.copy(base + me.dst, base + me.src, me.bytes);
           break;
       }
-      me.end_ns = MonotonicNs();
+      me.end_ns = SampleClockNs();
       Discards why;
       me.clean = guard.Clean(why);
       me.why_unclean = why;
@@ -122,7 +121,7 @@ class BurstRun {
   void AwaitRelease(std::uint64_t gen) const {
     const std::int64_t deadline = MonotonicNs() + TimeoutNs();
     for (unsigned spins = 1; released_.load(std::memory_order_acquire) < gen; ++spins) {
-      _mm_pause();
+      SpinHint();
       // A descheduled leader must not make us burn a CPU: poll slowly.
       if (spins % 256 == 0 && MonotonicNs() > deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -138,7 +137,7 @@ class BurstRun {
     bool on_time = true;
     for (std::size_t t = 1; t < slots_.size(); ++t) {
       for (unsigned spins = 1; slots_[t].arrived.load(std::memory_order_acquire) < gen; ++spins) {
-        _mm_pause();
+        SpinHint();
         if (spins % 256 != 0) continue;
         const std::int64_t waited = MonotonicNs() - start;
         if (waited <= TimeoutNs()) continue;
@@ -228,7 +227,7 @@ class BurstRun {
   }
 
   void Release(std::uint64_t gen) {
-    start_ns_ = MonotonicNs();
+    start_ns_ = SampleClockNs();
     released_.store(gen, std::memory_order_release);
   }
   bool Quit(Outcome outcome, std::string reason) {

@@ -1,7 +1,5 @@
 #include "kernels/c2c.h"
 
-#include <immintrin.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,6 +13,7 @@
 #include "kernels/arena.h"
 #include "kernels/clock.h"
 #include "kernels/pin.h"
+#include "kernels/spin_hint.h"
 #include "kernels/stats.h"
 #include "kernels/thread_start.h"
 #include "kernels/timer_resolution.h"
@@ -95,7 +94,7 @@ class PingPong {
   template <class Pred>
   Wait AWait(Pred done, std::int64_t sample_deadline) {
     for (unsigned spins = 1; !done(); ++spins) {
-      _mm_pause();
+      SpinHint();
       if (spins % kCheckEvery != 0) continue;
       const std::int64_t now = MonotonicNs();
       if (Stopped()) {
@@ -119,7 +118,7 @@ class PingPong {
   Wait BWait(Pred done, std::uint64_t sample) {
     const std::int64_t slow_after = MonotonicNs() + SampleNs();
     for (unsigned spins = 1; !done(); ++spins) {
-      _mm_pause();
+      SpinHint();
       if (spins % kCheckEvery != 0) continue;
       if (quit_.load(std::memory_order_acquire)) return Wait::kQuit;
       if (sample != 0 && a_word_.load(std::memory_order_acquire) == ((sample << 1) | 1)) {
@@ -180,7 +179,7 @@ class PingPong {
     const std::int64_t deadline = MonotonicNs() + SampleNs();
     a_word_.store(s << 1, std::memory_order_release);
     Wait w = AWait([&] { return b_word_.load(std::memory_order_acquire) >= 2 * s - 1; }, deadline);
-    std::int64_t t0 = MonotonicNs();
+    std::int64_t t0 = SampleClockNs();
     for (std::uint64_t k = 0; w == Wait::kDone && k < R(); ++k) {
       w = AWait([&] { return line_->load(std::memory_order_acquire) == 2 * k; }, deadline);
       if (w == Wait::kDone) line_->store(2 * k + 1, std::memory_order_release);
@@ -189,7 +188,7 @@ class PingPong {
       if (k % kCheckEvery == kCheckEvery - 1 && MonotonicNs() > deadline) w = Wait::kSampleTimeout;
     }
     if (w == Wait::kDone) w = AWait([&] { return line_->load(std::memory_order_acquire) == 2 * R(); }, deadline);
-    const std::int64_t elapsed = MonotonicNs() - t0;
+    const std::int64_t elapsed = SampleClockNs() - t0;
     if (w == Wait::kQuit) return false;
     if (w == Wait::kSampleTimeout) a_word_.store((s << 1) | 1, std::memory_order_release);
     // Whatever happened, B must be done with s before the line is reused.

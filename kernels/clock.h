@@ -1,9 +1,16 @@
-// The two clocks probes use, read only here. clock_gettime(CLOCK_MONOTONIC) goes
+// The clocks probes use, read only here. clock_gettime(CLOCK_MONOTONIC) goes
 // through the vDSO (~25 ns), negligible against samples of 10^4+ loads; thread CPU
-// time is what the daemon's duty-cycle budget is charged in. Every run measures the
-// step of MonotonicNs() and refuses samples shorter than 100 steps
-// (timer_resolution.h), so a port that reads another counter here (arm64's
-// CNTVCT_EL0 ticks at 1-50 MHz) is checked the same way.
+// time is what the daemon's duty-cycle budget is charged in.
+//
+// SampleClockNs() times the probes' samples. On x86-64 it is CLOCK_MONOTONIC. On
+// arm64 it reads the virtual counter CNTVCT_EL0 directly (what the vDSO reads
+// too, without its ~20-40 ns of bookkeeping), after an ISB so the read cannot
+// be taken before the instructions ahead of it complete, and scales it by
+// CNTFRQ_EL0. That counter ticks at 1-50 MHz on many parts (a tick of 20 ns
+// to 1 µs): every run measures the step of SampleClockNs() and refuses samples
+// shorter than 100 steps (timer_resolution.h), so a coarse counter is caught
+// like any other coarse clock. Its epoch is not CLOCK_MONOTONIC's: compare
+// SampleClockNs() only with SampleClockNs().
 #pragma once
 
 #include <time.h>
@@ -19,5 +26,27 @@ inline std::int64_t ReadClockNs(clockid_t clock) {
 }
 inline std::int64_t MonotonicNs() { return ReadClockNs(CLOCK_MONOTONIC); }
 inline std::int64_t ThreadCpuNs() { return ReadClockNs(CLOCK_THREAD_CPUTIME_ID); }
+
+#if defined(__aarch64__)
+inline std::uint64_t CounterTicks() {
+  std::uint64_t ticks;
+  asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(ticks) : : "memory");
+  return ticks;
+}
+inline std::uint64_t CounterHz() {
+  std::uint64_t hz;
+  asm volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+  return hz;
+}
+inline std::int64_t SampleClockNs() {
+  static const std::uint64_t hz = CounterHz();
+  const std::uint64_t ticks = CounterTicks();
+  // Whole seconds and the remainder apart: ticks * 1e9 would overflow after
+  // ~6 minutes of uptime at 50 MHz.
+  return static_cast<std::int64_t>(ticks / hz * 1'000'000'000 + ticks % hz * 1'000'000'000 / hz);
+}
+#else
+inline std::int64_t SampleClockNs() { return MonotonicNs(); }
+#endif
 
 }  // namespace numaprobe::kernels

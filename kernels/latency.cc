@@ -64,9 +64,9 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
       [&](std::uint64_t loads) -> std::optional<std::int64_t> {
         if (buffer.flushed()) buffer.Flush();
         guard.Begin();
-        const std::int64_t t0 = MonotonicNs();
+        const std::int64_t t0 = SampleClockNs();
         cursor = Chase(cursor, loads);
-        const std::int64_t t1 = MonotonicNs();
+        const std::int64_t t1 = SampleClockNs();
         if (!guard.Clean(result.discards)) return std::nullopt;
         return t1 - t0;
       },

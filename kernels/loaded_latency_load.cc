@@ -41,7 +41,7 @@ std::uint64_t RunLoadThread(const LoadJob& job, const LoadControl& control, Load
     if (units % kDeadlineCheckUnits == 0 && MonotonicNs() > control.deadline_ns) break;
     if (const std::uint64_t b = control.boundary.load(std::memory_order_acquire); b != seen) {
       seen = b;
-      slot.mark = {ReadThreadSchedState(), bytes, MonotonicNs()};
+      slot.mark = {ReadThreadSchedState(), bytes, SampleClockNs()};
       slot.ack.store(b, std::memory_order_release);
     }
     // Read after the boundary, so every sample of a point runs at its delay.

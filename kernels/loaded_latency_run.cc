@@ -1,8 +1,6 @@
 // Internal to kernels/loaded_latency.cc: the sweep's threads and handshake.
 #include "kernels/loaded_latency_run.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +17,7 @@
 #include "kernels/clock.h"
 #include "kernels/loaded_latency_load.h"
 #include "kernels/pin.h"
+#include "kernels/spin_hint.h"
 #include "kernels/stats.h"
 #include "kernels/thread_start.h"
 #include "kernels/timer_resolution.h"
@@ -141,7 +140,7 @@ class LoadedRun {
     const std::int64_t start = MonotonicNs();
     for (std::size_t t = 0; t < slots_.size(); ++t) {
       for (unsigned spins = 1; slots_[t].ack.load(std::memory_order_acquire) < boundary; ++spins) {
-        _mm_pause();
+        SpinHint();
         if (spins % kSpinsPerCheck != 0) continue;
         if (Stopped()) return AckWait::kStopped;
         const std::int64_t waited = MonotonicNs() - start;
@@ -189,9 +188,9 @@ class LoadedRun {
     opened_.clear();
     for (const LoadSlot& slot : slots_) opened_.push_back(slot.mark);
     guard_.Begin();
-    const std::int64_t t0 = MonotonicNs();
+    const std::int64_t t0 = SampleClockNs();
     chase_.cursor() = Chase(chase_.cursor(), spec_.loads_per_sample);
-    const std::int64_t t1 = MonotonicNs();
+    const std::int64_t t1 = SampleClockNs();
     const bool chase_clean = guard_.Clean(point.discards);
     if (const AckWait w = Boundary(); w != AckWait::kDone) return w;
     // Judged on both sides, so each side's count says how often it was hit.

@@ -35,7 +35,7 @@ std::int64_t MeasureClockStepNs(const std::function<std::int64_t()>& now_ns, int
 }
 
 TimerCheck TimerCheck::Start(std::int64_t scripted_step_ns) {
-  return TimerCheck(scripted_step_ns != 0 ? scripted_step_ns : MeasureClockStepNs(MonotonicNs));
+  return TimerCheck(scripted_step_ns != 0 ? scripted_step_ns : MeasureClockStepNs(SampleClockNs));
 }
 
 void TimerCheck::Accept(std::int64_t sample_ns) {

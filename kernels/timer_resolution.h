@@ -38,7 +38,7 @@ std::int64_t MeasureClockStepNs(const std::function<std::int64_t()>& now_ns, int
 class TimerCheck {
  public:
   explicit TimerCheck(std::int64_t step_ns) : step_ns_(step_ns) {}
-  // The check for one run: the step of MonotonicNs(), the clock every probe
+  // The check for one run: the step of SampleClockNs(), the clock every probe
   // times samples with, measured now; or `scripted_step_ns` when it is not 0
   // (a run spec's clock_step_ns, which tests set to stand for a coarse clock).
   static TimerCheck Start(std::int64_t scripted_step_ns);

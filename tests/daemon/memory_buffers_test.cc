@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/byte_sizes.h"
+#include "tests/kernels/numa_syscalls.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 class MemoryBuffers : public ::testing::Test {
  protected:
   void SetUp() override {
+    NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
     auto host = kernels::Topology::FromHost();
     ASSERT_TRUE(host.ok()) << host.failure().reason;
     topology_ = std::move(host).value();

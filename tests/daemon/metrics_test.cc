@@ -32,6 +32,7 @@
 
 #include "daemon/common/version.h"
 #include "tests/daemon/metrics_test_util.h"
+#include "tests/daemon/proc_self_stat.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -138,6 +139,7 @@ TEST(Metrics, TextIsRenderedPerSnapshotAndFollowsUpdates) {
 std::string ProcessPart(const std::string& text) { return text.substr(text.find("# HELP process_")); }
 
 TEST(Metrics, ProcessFamiliesAreReadAtMostOncePerReuseWindow) {
+  NUMAPROBE_SKIP_WITHOUT_REAL_PROC_SELF_STAT();
   ResultStore store;
   const MetricsText metrics(store);
   const std::string first = ProcessPart(metrics.Render());
@@ -262,6 +264,7 @@ TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
 }
 
 TEST(Metrics, ProcessFamiliesFromThisProcess) {
+  NUMAPROBE_SKIP_WITHOUT_REAL_PROC_SELF_STAT();
   const auto families = ProcessMetrics().Families();
   for (const char* name : {"process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
                            "process_start_time_seconds", "process_open_fds", "process_max_fds", "process_threads"}) {

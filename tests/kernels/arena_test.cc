@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/byte_sizes.h"
+#include "tests/kernels/numa_syscalls.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -19,6 +20,7 @@ std::size_t HugetlbPoolPages() {
 }
 
 TEST(ArenaTest, CreatesVerifiedWritableMemoryOnNode0) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 3 * kMiB, .node = 0, .pages = PagePolicy::kAuto});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   EXPECT_NE(arena->data(), nullptr);
@@ -33,6 +35,7 @@ TEST(ArenaTest, CreatesVerifiedWritableMemoryOnNode0) {
 }
 
 TEST(ArenaTest, SmallPolicyGives4KiBPages) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 16 << 10, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   EXPECT_EQ(arena->info().page_kind, PageKind::kSmall4K);
@@ -43,6 +46,7 @@ TEST(ArenaTest, SmallPolicyGives4KiBPages) {
 }
 
 TEST(ArenaTest, ThpPolicyReportsTheKindItGot) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 8 * kMiB, .node = 0, .pages = PagePolicy::kThp});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   const BufferInfo& info = arena->info();
@@ -85,6 +89,7 @@ TEST(ArenaTest, InvalidSpecsAreRejected) {
 }
 
 TEST(ArenaTest, MoveTransfersOwnership) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto created = Arena::Create({.bytes = 64 << 10, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(created.ok()) << created.failure().reason;
   Arena a = std::move(created).value();
@@ -105,6 +110,7 @@ TEST(ArenaTest, MoveTransfersOwnership) {
 }
 
 TEST(ArenaTest, ReverifySamplesAndUpdatesPlacement) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   auto arena = Arena::Create({.bytes = 1 * kMiB, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   const PlacementReport& r = arena->Reverify(8, 1);

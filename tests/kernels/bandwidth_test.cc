@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <numeric>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -14,9 +16,15 @@
 #include <gtest/gtest.h>
 
 #include "tests/kernels/allowed_cpus.h"
+#include "tests/kernels/numa_syscalls.h"
+#include "tests/kernels/scratch.h"
 
 #include "kernels/bandwidth_loops.h"
-#include "tests/kernels/scratch.h"
+#include "kernels/bandwidth_paced.h"
+
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#endif
 
 namespace numaprobe::kernels {
 namespace {
@@ -26,16 +34,16 @@ using ::testing::HasSubstr;
 // ---- Inner loops, on a small aligned buffer, for every ISA the CPU has. ----
 
 struct IsaLoops {
-  const char* name;
+  std::string_view name;
   const BandwidthLoops* loops;
-  bool supported;
 };
 
+// Every ISA of this architecture that the CPU runs (ResolveIsa keeps it).
 std::vector<IsaLoops> SupportedLoops() {
-  std::vector<IsaLoops> all = {{"sse2", &kSse2Loops, true},
-                               {"avx2", &kAvx2Loops, __builtin_cpu_supports("avx2") != 0},
-                               {"avx512", &kAvx512Loops, __builtin_cpu_supports("avx512f") != 0}};
-  std::erase_if(all, [](const IsaLoops& l) { return !l.supported; });
+  std::vector<IsaLoops> all;
+  for (const Isa isa : kAllIsas) {
+    if (isa != Isa::kAuto && ResolveIsa(isa) == isa) all.push_back({IsaName(isa), &LoopsFor(isa)});
+  }
   return all;
 }
 
@@ -99,6 +107,18 @@ TEST(BandwidthLoopsTest, ReadReturnsTheWordSumAndSeesEveryByte) {
   }
 }
 
+#if defined(__aarch64__)
+TEST(BandwidthIsaTest, ResolvesToWhatTheCpuHas) {
+  EXPECT_EQ(ResolveIsa(Isa::kNeon), Isa::kNeon);
+  EXPECT_EQ(ResolveIsa(Isa::kAuto), Isa::kNeon);  // never SVE unless asked
+  const bool sve = (getauxval(AT_HWCAP) & HWCAP_SVE) != 0;
+  EXPECT_EQ(ResolveIsa(Isa::kSve), sve ? Isa::kSve : Isa::kNeon);
+  EXPECT_EQ(ResolveIsa(Isa::kAvx2), Isa::kNeon);  // another architecture's ISA
+  EXPECT_THAT(kAllIsas, ::testing::ElementsAre(Isa::kAuto, Isa::kNeon, Isa::kSve));
+  EXPECT_EQ(IsaName(Isa::kSve), "sve");
+  EXPECT_EQ(BandwidthOpName(BandwidthOp::kCopy), "copy");
+}
+#else
 TEST(BandwidthIsaTest, ResolvesToWhatTheCpuHas) {
   EXPECT_EQ(ResolveIsa(Isa::kSse2), Isa::kSse2);
   const Isa best = __builtin_cpu_supports("avx2") ? Isa::kAvx2 : Isa::kSse2;
@@ -107,11 +127,21 @@ TEST(BandwidthIsaTest, ResolvesToWhatTheCpuHas) {
   EXPECT_EQ(IsaName(Isa::kAvx2), "avx2");
   EXPECT_EQ(BandwidthOpName(BandwidthOp::kCopy), "copy");
 }
+#endif
+
+TEST(BandwidthIsaTest, EveryIsaTheCpuRunsHasItsOwnLoops) {
+  const std::vector<IsaLoops> loops = SupportedLoops();
+  ASSERT_FALSE(loops.empty());
+  for (std::size_t i = 0; i < loops.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(loops[i].loops, loops[j].loops) << loops[i].name;
+  }
+}
 
 // ---- MeasureBandwidth. ----
 
 class MeasureBandwidthTest : public ::testing::Test {
  protected:
+  void SetUp() override { NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS(); }
   static BandwidthBuffer MakeBuffer(std::size_t bytes) {
     Expected<BandwidthBuffer> buffer = BandwidthBuffer::Create({0, bytes, PagePolicy::kAuto});
     if (!buffer) ADD_FAILURE() << buffer.failure().reason;
@@ -274,13 +304,14 @@ TEST_F(MeasureBandwidthTest, StopFlagCancels) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
-TEST_F(MeasureBandwidthTest, AvxRequestReportsTheIsaUsed) {
+// The widest ISA (AVX-512, SVE) only when asked; the result says what ran.
+TEST_F(MeasureBandwidthTest, WidestIsaRequestReportsTheIsaUsed) {
   BandwidthBuffer buffer = MakeBuffer(4u << 20);
   BandwidthRunSpec spec = Spec(BandwidthOp::kRead);
-  spec.isa = Isa::kAvx512;
+  spec.isa = std::end(kAllIsas)[-1];
   const BandwidthResult r = MeasureBandwidth(buffer, spec);
   ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
-  EXPECT_EQ(r.isa, ResolveIsa(Isa::kAvx512));
+  EXPECT_EQ(r.isa, ResolveIsa(spec.isa));
 }
 
 // Not a speed target (see bench/): checks the figure is in bytes per second.

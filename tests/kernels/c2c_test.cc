@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/kernels/allowed_cpus.h"
+#include "tests/kernels/numa_syscalls.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -20,6 +21,7 @@ using Clock = std::chrono::steady_clock;
 class C2cTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
     cpus_ = AllowedCpus();
     if (cpus_.size() < 2) GTEST_SKIP() << "needs 2 allowed CPUs, have " << cpus_.size();
     spec_.cpu_a = cpus_[0];

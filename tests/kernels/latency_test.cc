@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/byte_sizes.h"
+#include "tests/kernels/numa_syscalls.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -39,6 +40,7 @@ LatencyBuffer MakeBuffer(std::size_t bytes, PagePolicy pages, bool allow_cache_h
 }
 
 TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
 #if defined(__SANITIZE_THREAD__)
   GTEST_SKIP() << "under TSan every load of the chase calls into the sanitizer runtime: an L1 load costs ~10 ns";
 #endif
@@ -78,6 +80,7 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
 // cached loads (a few µs) are lengthened until they last that long, within
 // the cap of 1'000 x 2'000 loads, and the figure is still a figure.
 TEST(LatencyTest, CoarseClockLengthensSamplesWithinTheCap) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
   const LatencyResult r = MeasureLatency(l1, {.cpu = FirstAllowedCpu(),
                                               .samples = 5,
@@ -95,6 +98,7 @@ TEST(LatencyTest, CoarseClockLengthensSamplesWithinTheCap) {
 // A clock stepping 1 s can time no sample the cap pays for: no figure, and
 // an outcome that says why, with the step and the sample that was too short.
 TEST(LatencyTest, ClockTooCoarseForTheCapIsCoarseClock) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer l1 = MakeBuffer(16 << 10, PagePolicy::kSmall, /*allow_cache_hits=*/true);
   const LatencyResult r = MeasureLatency(l1, {.cpu = FirstAllowedCpu(),
                                               .samples = 5,
@@ -132,6 +136,7 @@ TEST(LatencyTest, DefaultBufferHoldsTwoSamplesOfLoads) {
 // (Shared machines: a ratio of the two, and generous retries, not absolute
 // timings.)
 TEST(LatencyTest, SmallBufferIsFlushedSoItsLoadsComeFromMemory) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
 #if defined(__SANITIZE_THREAD__)
   // TSan checks shadow memory on every load of the chase, so even cached
   // loads miss (91 vs 121 ns/load seen): the timing comparison needs an
@@ -170,6 +175,7 @@ TEST(LatencyTest, InvalidStrideIsRejected) {
 }
 
 TEST(LatencyTest, StopFlagCancelsWithoutFigures) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer buffer = MakeBuffer(64 << 10, PagePolicy::kSmall);
   const std::atomic<bool> stop{true};
   const LatencyResult r = MeasureLatency(buffer, {.cpu = FirstAllowedCpu(), .stop = &stop});
@@ -179,6 +185,7 @@ TEST(LatencyTest, StopFlagCancelsWithoutFigures) {
 }
 
 TEST(LatencyTest, NonexistentCpuFailsToPinWithoutFigures) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer buffer = MakeBuffer(64 << 10, PagePolicy::kSmall);
   const LatencyResult r = MeasureLatency(buffer, {.cpu = 4095});
   EXPECT_EQ(r.outcome, Outcome::kPinFailed);
@@ -188,6 +195,7 @@ TEST(LatencyTest, NonexistentCpuFailsToPinWithoutFigures) {
 }
 
 TEST(LatencyTest, ResultDescribesTheRun) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
   LatencyBuffer buffer = MakeBuffer(1 * kMiB, PagePolicy::kSmall);
   EXPECT_TRUE(IsSingleCycle(buffer.arena().data(), buffer.layout()));
   const int cpu = FirstAllowedCpu();

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/kernels/allowed_cpus.h"
+#include "tests/kernels/numa_syscalls.h"
 
 #include "kernels/pin.h"
 #include "tests/byte_sizes.h"
@@ -31,6 +32,7 @@ using ::testing::HasSubstr;
 class LoadedLatencyTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
     cpus_ = AllowedCpus();
     auto chase = LatencyBuffer::Create({.mem_node = 0, .bytes = 32 * kMiB});
     ASSERT_TRUE(chase.ok()) << chase.failure().reason;

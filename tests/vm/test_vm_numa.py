@@ -7,16 +7,23 @@ host memory. A figure is either `ok`, from samples long enough for the guest's
 clock (an emulated HPET read takes about a microsecond), or `coarse_clock`
 with no figure: both are legitimate measurements in a guest.
 
-Prerequisites (qemu-system-x86, cpio, busybox-static, one cached Debian kernel,
-a built numaprobe in $NUMAPROBE_BIN) missing: the tests skip saying why, or fail
-when CI=true. A binary without `numaprobe serve` fails the daemon tests.
+The guest's architecture is the binary's: an x86-64 build boots x86-64 guests,
+the release-aarch64 cross build arm64 `virt` guests (vmharness.GUEST_ARCHES), and
+the same assertions hold on both.
+
+Prerequisites (qemu-system-x86 or qemu-system-arm, cpio, busybox-static, one
+cached Debian kernel, a built numaprobe in $NUMAPROBE_BIN; for arm64 also
+qemu-user-static and the arm64 libraries) missing: the tests skip saying why, or
+fail when CI=true. A binary without `numaprobe serve` fails the daemon tests.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -210,6 +217,27 @@ done
 stop_serve
 """, timeout=420)
 
+# Unit-test programs run inside the 2-node guest too, named by
+# $NUMAPROBE_GUEST_UNIT_TESTS (the cross build sets it): qemu-user, which runs
+# them on the build machine, has no mbind, move_pages or get_mempolicy, so
+# their placement-dependent tests skip there and are run here, on a real
+# kernel of the target architecture with two nodes.
+GUEST_UNIT_TESTS = tuple(Path(p) for p in os.environ.get("NUMAPROBE_GUEST_UNIT_TESTS", "").split(":") if p)
+
+
+# Tests that compare cache and memory timings: the emulator models no caches
+# (a flushed and an unflushed chase cost the same), so they cannot hold in a
+# TCG guest; they run on the build machine's real CPU (the x86-64 build).
+GUEST_UNIT_TESTS_TIMED = ("LatencyTest.SmallBufferIsFlushedSoItsLoadsComeFromMemory",
+                          "LatencyTest.L1BufferIsManyTimesFasterThanOnePastTheLlc")
+
+
+def scenario_unit_tests() -> vh.Scenario:
+    exclude = "--gtest_filter=-" + ":".join(GUEST_UNIT_TESTS_TIMED)
+    return vh.Scenario("unit_tests", "\n".join(f"run {p.name} {p.name} {exclude}" for p in GUEST_UNIT_TESTS),
+                       timeout=300)
+
+
 # ------------------------------------------------------------------------ fixtures
 
 
@@ -224,8 +252,9 @@ def serve_status() -> str | None:
     """None when `numaprobe serve` exists, else why the daemon tests fail."""
     binary = vh.default_binary()
     try:
-        p = subprocess.run([str(binary), "serve", "--help"], capture_output=True, text=True, timeout=30)
-    except OSError as e:
+        p = subprocess.run(vh.host_runner(binary) + ["serve", "--help"], capture_output=True, text=True,
+                           timeout=30)
+    except (OSError, vh.HarnessUnavailable) as e:
         return f"cannot run {binary}: {e}"
     # CLI11 answers --help with exit 0 even after an unknown word: look for serve's own usage.
     if p.returncode != 0 or not re.search(r"^Usage: \S*numaprobe serve\b", p.stdout, re.M):
@@ -239,22 +268,45 @@ def serve_missing():
     return serve_status()
 
 
-def _boot(topology, scenarios):
+def _boot(topology, scenarios, **extra):
     try:
-        return vh.boot(topology, scenarios)
+        return vh.boot(topology, scenarios, **extra)
     except vh.HarnessUnavailable as e:
         unavailable(str(e))
 
 
 @pytest.fixture(scope="module")
 def two():
-    return _boot(TWO, [scenario_topology_probe("probe"), SCENARIO_CPUSET_CPUS, SCENARIO_CPUSET_MEMS,
-                       SCENARIO_HUGEPAGES, SCENARIO_SERVE_MEMS, SCENARIO_OFFLINE_CPU])
+    scenarios = [scenario_topology_probe("probe"), SCENARIO_CPUSET_CPUS, SCENARIO_CPUSET_MEMS,
+                 SCENARIO_HUGEPAGES, SCENARIO_SERVE_MEMS, SCENARIO_OFFLINE_CPU]
+    if GUEST_UNIT_TESTS:
+        scenarios.append(scenario_unit_tests())
+        # The tests' fixture files, at the absolute path compiled into them.
+        return _boot(TWO, scenarios, extra_binaries=GUEST_UNIT_TESTS,
+                     host_trees=(vh.SOURCE_DIR / "tests" / "fixtures",))
+    return _boot(TWO, scenarios)
+
+
+# A guest of a foreign architecture (the arm64 cross build's, emulated
+# instruction by instruction on this x86-64 host, several times slower) proves
+# what differs between architectures: the kernels' loops, cache flush and
+# clock, topology and placement read from its kernel, the daemon's metrics.
+# Rotation is the same scheduling code on every architecture, proven by the
+# x86-64 guest and the scheduler's unit tests; under emulation it would need
+# minutes of rounds, so the foreign guest does not run it again.
+def foreign_guest() -> bool:
+    try:
+        return vh.is_foreign(vh.guest_arch(vh.default_binary()))
+    except (OSError, vh.HarnessUnavailable):
+        return False
 
 
 @pytest.fixture(scope="module")
 def four():
-    return _boot(FOUR, [scenario_topology_probe("probe"), SCENARIO_SERVE, SCENARIO_SERVE_ROTATION])
+    scenarios = [scenario_topology_probe("probe"), SCENARIO_SERVE]
+    if not foreign_guest():
+        scenarios.append(SCENARIO_SERVE_ROTATION)
+    return _boot(FOUR, scenarios)
 
 
 # ------------------------------------------------------------------------- helpers
@@ -533,6 +585,18 @@ def test_4k_pages(two):
         assert r["buffer"]["page_size"] == "4KiB", r["buffer"]
 
 
+def test_unit_tests_pass_on_a_multi_node_kernel(two):
+    if not GUEST_UNIT_TESTS:
+        pytest.skip("no unit-test programs named in NUMAPROBE_GUEST_UNIT_TESTS (the cross build names them)")
+    res = two["unit_tests"]
+    for program in GUEST_UNIT_TESTS:
+        out = res.text(f"{program.name}.out")
+        assert res.rc(program.name) == 0, f"{program.name} failed in the guest:\n{out[-4000:]}\n{res.describe()}"
+        assert re.search(r"^\[  PASSED  \] \d+ tests?", out, re.M), out[-2000:]
+        # What qemu-user could not run must have run here (tests/kernels/numa_syscalls.h).
+        assert "does not implement the NUMA system calls" not in out, out[-3000:]
+
+
 # ---------------------------------------------------------------------------- daemon
 
 METRIC_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
@@ -622,6 +686,8 @@ def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_m
     """One pair per probe kind and node distance every round, every other pair
     once per cycle: checked against the plan and QEMU's SLIT, from the
     daemon's own log and metrics. Structure only, never timings."""
+    if foreign_guest():
+        pytest.skip("rotation is architecture-independent scheduling, run in the x86-64 guest only")
     res = daemon_result(four, "serve_rotation", serve_missing)
     log = res.text("serve.log")
     assert "rotating" in res.text("_log"), f"the schedule never rotated:\n{log[-3000:]}"

@@ -4,17 +4,23 @@ The build and CI machines have one NUMA node; a software-emulated (TCG) guest wi
 `-numa` options runs a stock Debian kernel that sees several nodes, CPU-less memory
 nodes and a firmware distance matrix. This module:
 
-  * checks the host tools (qemu-system-x86_64, cpio, a static busybox);
+  * picks the guest architecture from the binary (x86-64 or arm64: GUEST_ARCHES);
+  * checks the host tools (qemu-system-x86_64 or -aarch64, cpio, a static busybox);
   * fetches ONE Debian kernel package once and caches its vmlinuz
     ($NUMAPROBE_VM_CACHE, default ~/.cache/numaprobe-vm);
   * packs an initramfs: busybox, the numaprobe binary and the shared libraries
-    `ldd` names (same paths), a generated /init and the scenario scripts;
+    its loader names (same paths), a generated /init and the scenario scripts;
   * boots the guest with a hard timeout and returns what each scenario saved.
 
-Results travel on a second serial port (guest /dev/ttyS1, a host file) so kernel
-messages on the console (ttyS0) can never interleave with them. Each scenario's
-output directory is sent as a base64 tar between
+Results travel on a channel of their own (a second serial port, guest /dev/ttyS1,
+on x86; a virtio console, /dev/hvc0, on arm64's `virt` machine, which has one
+UART), a host file, so kernel messages on the console can never interleave with
+them. Each scenario's output directory is sent as a base64 tar between
 `===NUMAPROBE-RESULT-BEGIN <name>===` and `===NUMAPROBE-RESULT-END <name>===`.
+
+An arm64 binary (the release-aarch64 cross build) needs the arm64 libraries it
+links, from $NUMAPROBE_TARGET_SYSROOT (tests/vm/CMakeLists.txt sets it to the
+tree .ci/arm64-sysroot unpacks), and qemu-user to list them.
 
 Timings inside the guest are the emulator's: tests built on this module assert
 structure and placement only.
@@ -33,6 +39,7 @@ import gzip
 import io
 import json
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -45,20 +52,61 @@ from pathlib import Path
 
 SOURCE_DIR = Path(os.environ.get("NUMAPROBE_SOURCE_DIR") or Path(__file__).resolve().parents[2])
 
-# Host tools and the Debian package each comes from (.ci/install-deps installs them).
-TOOLS = {"qemu-system-x86_64": "qemu-system-x86", "cpio": "cpio", "busybox": "busybox-static"}
-
-# Kernel features the scenarios need, which must be built in (=y): the initramfs
-# carries no modules.
+# Kernel features the scenarios need on every architecture, which must be built
+# in (=y); GuestArch adds its own, and the few modules it loads.
 REQUIRED_KERNEL_CONFIG = (
-    "NUMA", "ACPI_NUMA", "X86_64_ACPI_NUMA", "MIGRATION", "CGROUPS", "CPUSETS",
+    "NUMA", "MIGRATION", "CGROUPS", "CPUSETS",
     "HUGETLBFS", "HUGETLB_PAGE", "TRANSPARENT_HUGEPAGE", "HOTPLUG_CPU", "DEVTMPFS",
-    "BLK_DEV_INITRD", "RD_GZIP", "SERIAL_8250", "SERIAL_8250_CONSOLE", "TMPFS", "INET",
-    "UNIX", "PROC_FS", "SYSFS",
+    "BLK_DEV_INITRD", "RD_GZIP", "TMPFS", "INET", "UNIX", "PROC_FS", "SYSFS",
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class GuestArch:
+    """What differs between guest architectures; everything else is shared."""
+    name: str                  # Debian's architecture name
+    elf_machine: int           # e_machine of the binaries it runs
+    qemu: str                  # emulator, and its Debian package
+    qemu_package: str
+    machine: tuple[str, ...]   # QEMU machine options
+    kernel_meta: str           # Debian package depending on the current kernel
+    kernel_env: str            # variable naming another kernel package
+    kernel_cache: str          # directory under cache_dir()
+    kernel_config: tuple[str, ...]   # built-in features beyond REQUIRED_KERNEL_CONFIG
+    modules: tuple[str, ...]   # loaded in this order by /init (CONFIG_X: file name)
+    console: str               # kernel console device
+    results_dev: str           # guest device of the results channel
+    results_args: tuple[str, ...]    # QEMU options making it ({path}: the host file)
+    busybox_package: str       # static busybox: the host's, or unpacked (foreign)
+    loader_lister: str         # qemu-user that makes the loader list libraries ("": ldd)
+
+
+GUEST_ARCHES = {
+    "amd64": GuestArch(
+        name="amd64", elf_machine=0x3E, qemu="qemu-system-x86_64", qemu_package="qemu-system-x86",
+        machine=(), kernel_meta="linux-image-amd64", kernel_env="NUMAPROBE_VM_KERNEL_PACKAGE",
+        kernel_cache="kernel",
+        kernel_config=("ACPI_NUMA", "X86_64_ACPI_NUMA", "SERIAL_8250", "SERIAL_8250_CONSOLE"),
+        modules=(), console="ttyS0", results_dev="/dev/ttyS1", results_args=("-serial", "file:{path}"),
+        busybox_package="", loader_lister=""),
+    # `virt` boots from a device tree (OF_NUMA carries the -numa layout); its one
+    # PL011 UART is the console, so results go over virtio-console, which the
+    # Debian kernel has as modules.
+    "arm64": GuestArch(
+        name="arm64", elf_machine=0xB7, qemu="qemu-system-aarch64", qemu_package="qemu-system-arm",
+        machine=("-M", "virt"), kernel_meta="linux-image-arm64",
+        kernel_env="NUMAPROBE_VM_KERNEL_PACKAGE_ARM64", kernel_cache="kernel-arm64",
+        kernel_config=("OF_NUMA", "SERIAL_AMBA_PL011", "SERIAL_AMBA_PL011_CONSOLE", "VIRTIO"),
+        modules=("VIRTIO_MMIO:virtio_mmio.ko", "VIRTIO_CONSOLE:virtio_console.ko"),
+        console="ttyAMA0", results_dev="/dev/hvc0",
+        results_args=("-device", "virtio-serial-device", "-chardev", "file,id=results,path={path}",
+                      "-device", "virtconsole,chardev=results"),
+        busybox_package="busybox-static:arm64", loader_lister="qemu-aarch64-static"),
+}
 
 # Busybox applets /init and the scenario scripts use (symlinked in /bin).
 APPLETS = (
+    "insmod",
     "sh", "ash", "mount", "umount", "mkdir", "rmdir", "cat", "echo", "printf", "ls", "tar",
     "base64", "poweroff", "sleep", "timeout", "kill", "grep", "sed", "awk", "tr", "cut",
     "head", "tail", "wc", "taskset", "wget", "ip", "ifconfig", "ps", "sync", "test", "[",
@@ -89,6 +137,54 @@ def in_ci() -> bool:
 
 # --------------------------------------------------------------------------- tools
 
+def elf_machine(path: Path) -> int:
+    """e_machine of an ELF file (HarnessUnavailable if it is not one)."""
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if head[:4] != b"\x7fELF":
+        raise HarnessUnavailable(f"{path} is not an ELF executable")
+    return struct.unpack_from("<H", head, 18)[0]
+
+
+def guest_arch(binary: Path) -> GuestArch:
+    """The guest architecture that runs `binary`."""
+    machine = elf_machine(binary)
+    for arch in GUEST_ARCHES.values():
+        if arch.elf_machine == machine:
+            return arch
+    raise HarnessUnavailable(f"{binary}: no guest for ELF machine {machine:#x}")
+
+
+def is_foreign(arch: GuestArch) -> bool:
+    """Whether `arch` is not the host's: its guests run under full emulation."""
+    host = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    return arch.name != host
+
+
+def target_sysroot(arch: GuestArch) -> Path | None:
+    """Where a foreign binary's libraries live (None: a native binary uses the host's)."""
+    if not arch.loader_lister:
+        return None
+    root = os.environ.get("NUMAPROBE_TARGET_SYSROOT")
+    if not root or not (Path(root) / "lib").is_dir():
+        raise HarnessUnavailable(f"an {arch.name} binary needs its libraries: set "
+                                 "NUMAPROBE_TARGET_SYSROOT (.ci/arm64-sysroot unpacks them)")
+    return Path(root)
+
+
+def host_runner(binary: Path) -> list[str]:
+    """Command prefix that runs `binary` on this machine (qemu-user for a foreign one)."""
+    arch = guest_arch(binary)
+    sysroot = target_sysroot(arch)
+    if sysroot is None:
+        return [str(binary)]
+    lister = shutil.which(arch.loader_lister)
+    if lister is None:
+        raise HarnessUnavailable(f"{arch.loader_lister} (Debian package qemu-user-static) is "
+                                 "missing: run .ci/install-deps")
+    return [lister, "-L", str(sysroot), str(binary)]
+
+
 def _elf_interpreter(path: Path) -> str | None:
     """PT_INTERP of a 64-bit little-endian ELF file (None: static)."""
     with open(path, "rb") as f:
@@ -106,10 +202,13 @@ def _elf_interpreter(path: Path) -> str | None:
     return None
 
 
-def require_tools() -> dict[str, Path]:
+def require_tools(arch: GuestArch) -> dict[str, Path]:
     """Paths of the host tools; HarnessUnavailable naming the packages otherwise."""
     found, missing = {}, []
-    for tool, package in TOOLS.items():
+    tools = {arch.qemu: arch.qemu_package, "cpio": "cpio"}
+    if not arch.busybox_package:
+        tools["busybox"] = "busybox-static"
+    for tool, package in tools.items():
         path = shutil.which(tool, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/bin:/usr/bin")
         if path is None:
             missing.append(f"{tool} (Debian package {package})")
@@ -118,6 +217,8 @@ def require_tools() -> dict[str, Path]:
     if missing:
         raise HarnessUnavailable("VM tests need " + ", ".join(missing)
                                  + ": run .ci/install-deps (as root)")
+    if arch.busybox_package:
+        found["busybox"] = ensure_foreign_busybox(arch)
     if _elf_interpreter(found["busybox"]) is not None:
         raise HarnessUnavailable(f"{found['busybox']} is dynamically linked; the guest needs the "
                                  "static one from busybox-static: run .ci/install-deps")
@@ -146,16 +247,22 @@ class Kernel:
     package: str
     vmlinuz: Path
     config: Path
+    modules: tuple[Path, ...] = ()  # GuestArch.modules, in order
 
 
-def _kernel_config_missing(config: Path) -> list[str]:
+def _kernel_config_missing(config: Path, arch: GuestArch) -> list[str]:
     values = {}
     for line in config.read_text(errors="replace").splitlines():
         m = re.match(r"CONFIG_(\w+)=(.*)", line)
         if m:
             values[m.group(1)] = m.group(2)
-    return [f"CONFIG_{k}={values.get(k, 'unset')}" for k in REQUIRED_KERNEL_CONFIG
-            if values.get(k) != "y"]
+    missing = [f"CONFIG_{k}={values.get(k, 'unset')}" for k in REQUIRED_KERNEL_CONFIG + arch.kernel_config
+               if values.get(k) != "y"]
+    for module in arch.modules:
+        key = module.split(":")[0]
+        if values.get(key) not in ("y", "m"):
+            missing.append(f"CONFIG_{key}={values.get(key, 'unset')}")
+    return missing
 
 
 def _run_host(cmd: list[str], what: str, cwd: Path | None = None) -> str:
@@ -169,43 +276,53 @@ def _run_host(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return p.stdout
 
 
-def resolve_kernel_package() -> str:
-    """The one versioned package linux-image-amd64 depends on (never a glob)."""
-    out = _run_host(["apt-cache", "depends", "linux-image-amd64"], "finding the Debian kernel")
-    names = sorted(set(re.findall(r"^\s*Depends:\s*(linux-image-[0-9][^\s]*-amd64)\s*$", out, re.M)))
+def resolve_kernel_package(arch: GuestArch) -> str:
+    """The one versioned package the architecture's kernel meta package depends on
+    (never a glob)."""
+    out = _run_host(["apt-cache", "depends", arch.kernel_meta], "finding the Debian kernel")
+    names = sorted(set(re.findall(rf"^\s*Depends:\s*(linux-image-[0-9][^\s:]*-{arch.name})(?::{arch.name})?\s*$",
+                                  out, re.M)))
     if len(names) != 1:
-        raise HarnessUnavailable("expected one linux-image-<version>-amd64 dependency of "
-                                 f"linux-image-amd64, apt-cache says: {out.strip()!r}; set "
-                                 "NUMAPROBE_VM_KERNEL_PACKAGE to the package to use")
+        raise HarnessUnavailable(f"expected one linux-image-<version>-{arch.name} dependency of "
+                                 f"{arch.kernel_meta}, apt-cache says: {out.strip()!r}; set "
+                                 f"{arch.kernel_env} to the package to use")
     return names[0]
 
 
-def ensure_kernel() -> Kernel:
+def _apt_download(package: str, dest: Path) -> Path:
+    """`apt-get download` of exactly one package into `dest`; the .deb's path."""
+    dest.chmod(0o755)  # apt fetches as its _apt user where it can
+    _run_host(["apt-get", "download", package], f"downloading {package}", cwd=dest)
+    debs = list(dest.glob("*.deb"))
+    if len(debs) != 1:
+        raise HarnessUnavailable(f"apt-get download {package} gave {debs}")
+    return debs[0]
+
+
+def ensure_kernel(arch: GuestArch) -> Kernel:
     """The cached kernel, downloading exactly one Debian package the first time.
 
-    $NUMAPROBE_VM_KERNEL_PACKAGE picks the package; otherwise the first kernel ever
+    The variable arch.kernel_env picks the package; otherwise the first kernel ever
     cached is reused forever (no network needed), and only an empty cache asks apt.
     """
-    root = cache_dir() / "kernel"
-    wanted = os.environ.get("NUMAPROBE_VM_KERNEL_PACKAGE")
+    root = cache_dir() / arch.kernel_cache
+    wanted = os.environ.get(arch.kernel_env)
+    module_files = [m.split(":")[1] for m in arch.modules]
     with _locked(root / ".lock"):
         current = root / "current"
         package = wanted or (current.read_text().strip() if current.exists() else None)
         if package:
-            kernel = Kernel(package, root / package / "vmlinuz", root / package / "config")
-            if kernel.vmlinuz.is_file() and kernel.config.is_file():
-                _check_kernel(kernel)
+            kernel = _cached_kernel(root / package, package, module_files)
+            if kernel.vmlinuz.is_file() and kernel.config.is_file() and all(m.is_file() for m in kernel.modules):
+                _check_kernel(kernel, arch)
                 return kernel
-        package = package or resolve_kernel_package()
+        package = package or resolve_kernel_package(arch)
         if not re.fullmatch(r"linux-image-[0-9][\w.+-]*", package):
             raise HarnessUnavailable(f"refusing kernel package name {package!r}")
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             tmp = Path(tmp)
-            _run_host(["apt-get", "download", package], f"downloading {package}", cwd=tmp)
-            debs = list(tmp.glob("*.deb"))
-            if len(debs) != 1:
-                raise HarnessUnavailable(f"apt-get download {package} gave {debs}")
-            _extract_boot(debs[0], tmp / "x")
+            deb = _apt_download(package if arch.name == "amd64" else f"{package}:{arch.name}", tmp)
+            _extract_boot(deb, tmp / "x", module_files)
             images = list((tmp / "x" / "boot").glob("vmlinuz-*"))
             configs = list((tmp / "x" / "boot").glob("config-*"))
             if len(images) != 1 or len(configs) != 1:
@@ -215,21 +332,34 @@ def ensure_kernel() -> Kernel:
             dest.mkdir(parents=True)
             shutil.move(images[0], dest / "vmlinuz")
             shutil.move(configs[0], dest / "config")
+            for name in module_files:
+                found = list((tmp / "x").rglob(name))
+                if len(found) != 1:
+                    raise HarnessUnavailable(f"{package} holds {len(found)} copies of module {name}")
+                shutil.move(found[0], dest / name)
         (root / "current.tmp").write_text(package + "\n")
         os.replace(root / "current.tmp", current)
-        kernel = Kernel(package, dest / "vmlinuz", dest / "config")
-        _check_kernel(kernel)
+        kernel = _cached_kernel(dest, package, module_files)
+        _check_kernel(kernel, arch)
         return kernel
 
 
-def _extract_boot(deb: Path, dest: Path) -> None:
-    """`dpkg -x`, but only ./boot: the modules (~400 MB unpacked) are not needed."""
+def _cached_kernel(directory: Path, package: str, module_files: list[str]) -> Kernel:
+    return Kernel(package, directory / "vmlinuz", directory / "config",
+                  tuple(directory / name for name in module_files))
+
+
+def _extract_boot(deb: Path, dest: Path, module_files: list[str]) -> None:
+    """`dpkg -x`, but only ./boot and the named modules: all of them (~400 MB
+    unpacked) are not needed."""
     proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
         with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
             for member in tar:
-                if member.isfile() and member.name.startswith(("./boot/", "boot/")):
+                wanted = (member.name.startswith(("./boot/", "boot/"))
+                          or Path(member.name).name in module_files)
+                if member.isfile() and wanted:
                     if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
                         tar.extract(member, dest, filter="data")
                     else:
@@ -244,12 +374,30 @@ def _extract_boot(deb: Path, dest: Path) -> None:
         raise HarnessUnavailable(f"dpkg-deb --fsys-tarfile {deb.name} exited {proc.returncode}: {err}")
 
 
-def _check_kernel(kernel: Kernel) -> None:
-    missing = _kernel_config_missing(kernel.config)
+def _check_kernel(kernel: Kernel, arch: GuestArch) -> None:
+    missing = _kernel_config_missing(kernel.config, arch)
     if missing:
-        raise HarnessUnavailable(f"kernel {kernel.package} lacks built-in features the VM tests "
-                                 f"need ({', '.join(missing)}); pick another with "
-                                 "NUMAPROBE_VM_KERNEL_PACKAGE")
+        raise HarnessUnavailable(f"kernel {kernel.package} lacks features the VM tests "
+                                 f"need ({', '.join(missing)}); pick another with {arch.kernel_env}")
+
+
+def ensure_foreign_busybox(arch: GuestArch) -> Path:
+    """A static busybox of a foreign architecture, unpacked once into the cache.
+    Never installed: busybox-static:arm64 would replace the host's /bin/busybox."""
+    root = cache_dir() / f"busybox-{arch.name}"
+    with _locked(root / ".lock"):
+        binary = root / "busybox"
+        if binary.is_file():
+            return binary
+        with tempfile.TemporaryDirectory(dir=root) as tmp:
+            tmp = Path(tmp)
+            deb = _apt_download(arch.busybox_package, tmp)
+            _run_host(["dpkg-deb", "-x", str(deb), str(tmp / "x")], f"unpacking {deb.name}")
+            found = tmp / "x" / "bin" / "busybox"
+            if not found.is_file() or elf_machine(found) != arch.elf_machine:
+                raise HarnessUnavailable(f"{deb.name} holds no {arch.name} /bin/busybox")
+            shutil.move(found, binary)
+        return binary
 
 
 # ------------------------------------------------------------------------ topology
@@ -379,7 +527,7 @@ snapshot_nodes() {
 
 INIT_TEMPLATE = r"""#!/bin/sh
 # Generated by tests/vm/vmharness.py: mounts, runs every scenario, sends results
-# on /dev/ttyS1 and powers off. Never exits (PID 1 exiting panics the kernel).
+# on the results channel and powers off. Never exits (PID 1 exiting panics the kernel).
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mkdir -p /proc /sys /dev /tmp /run /out
 mount -t proc proc /proc
@@ -390,7 +538,10 @@ mount -t tmpfs tmpfs /run
 mkdir -p /run/lock && chmod 1777 /run/lock  # as on Debian: the default probe_lock_file lives here
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "numaprobe-vm: cgroup2 mount failed"
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
-RES=/dev/ttyS1
+for m in __MODULES__; do insmod /modules/$m || echo "numaprobe-vm: insmod $m failed"; done
+RES=__RESULTS_DEV__
+i=0
+while [ ! -e $RES ] && [ $i -lt 100 ]; do usleep 100000; i=$((i + 1)); done  # a module's device appears late
 stty -F $RES raw -echo 2>/dev/null
 echo "numaprobe-vm: guest up, kernel $(uname -r), nodes $(cat /sys/devices/system/node/online)"
 echo "__READY__" >$RES
@@ -413,42 +564,70 @@ while true; do sleep 60; done
 """
 
 
-def _ldd_paths(binary: Path) -> list[Path]:
-    """The shared libraries and loader `ldd` names, as it prints them."""
-    p = subprocess.run(["ldd", str(binary)], capture_output=True, text=True)
+def _library_paths(binary: Path, arch: GuestArch) -> list[tuple[Path, Path]]:
+    """(guest path, host file) of the shared libraries and loader `binary` needs, as
+    its loader lists them: `ldd` for a native binary; for a foreign one the loader
+    itself (`ld.so --list`) under qemu-user, whose -L makes the sysroot its root."""
+    sysroot = target_sysroot(arch)
+    if sysroot is None:
+        cmd = ["ldd", str(binary)]
+    else:
+        interpreter = _elf_interpreter(binary)
+        if interpreter is None:
+            return []
+        cmd = host_runner(sysroot / interpreter.lstrip("/"))[:-1] + [
+            str(sysroot / interpreter.lstrip("/")), "--list", str(binary)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         if "not a dynamic executable" in (p.stdout + p.stderr):
             return []
-        raise HarnessUnavailable(f"ldd {binary} failed: {p.stderr.strip()}")
+        raise HarnessUnavailable(f"{shlex.join(cmd)} failed: {p.stderr.strip()}")
     paths = []
     for line in p.stdout.splitlines():
         if "not found" in line:
-            raise HarnessUnavailable(f"ldd {binary}: {line.strip()}")
+            raise HarnessUnavailable(f"{shlex.join(cmd)}: {line.strip()}")
         m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+)", line)
         if m:
-            paths.append(Path(m.group(1)))
+            guest = Path(m.group(1))
+            if sysroot and guest.is_relative_to(sysroot):
+                # Found through a RUNPATH into the sysroot (the build tree's, or
+                # the loader named by its host path): in the guest it is at the root.
+                guest = Path("/") / guest.relative_to(sysroot)
+            # qemu-user reads a path from the sysroot when it is there, else from the host.
+            in_sysroot = sysroot / guest.relative_to("/") if sysroot else None
+            paths.append((guest, in_sysroot if in_sysroot and in_sysroot.exists() else guest))
     return paths
 
 
-def build_initramfs(dest: Path, binary: Path, scenarios: list[Scenario], busybox: Path) -> Path:
-    """Packs busybox, `binary` (as /bin/numaprobe) with its libraries, /init and
-    the scenarios into a gzip'd newc cpio at `dest`."""
+def build_initramfs(dest: Path, binary: Path, scenarios: list[Scenario], busybox: Path,
+                    arch: GuestArch = GUEST_ARCHES["amd64"], modules: tuple[Path, ...] = (),
+                    extra_binaries: tuple[Path, ...] = (), host_trees: tuple[Path, ...] = ()) -> Path:
+    """Packs busybox, `binary` (as /bin/numaprobe) and `extra_binaries` (as
+    /bin/<name>) with their libraries, the kernel `modules` /init loads, the
+    `host_trees` directories at their host paths, /init and the scenarios into
+    a gzip'd newc cpio at `dest`."""
     names = [s.name for s in scenarios]
     if len(set(names)) != len(names) or not all(re.fullmatch(r"[a-z0-9_]+", n) for n in names):
         raise ValueError(f"scenario names must be unique [a-z0-9_]+: {names}")
     with tempfile.TemporaryDirectory(prefix="numaprobe-vm-root-") as tmp:
         root = Path(tmp)
         for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "run",
-                  "etc", "root", "out", "scenarios"):
+                  "etc", "root", "out", "scenarios", "modules"):
             (root / d).mkdir(parents=True, exist_ok=True)
         shutil.copy2(busybox, root / "bin/busybox")
         for applet in APPLETS:
             (root / "bin" / applet).symlink_to("busybox")
-        shutil.copy2(binary, root / "bin/numaprobe")
-        for lib in _ldd_paths(binary):
-            target = root / lib.relative_to("/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(lib.resolve(), target)
+        programs = {"numaprobe": binary, **{b.name: b for b in extra_binaries}}
+        for name, program in programs.items():
+            shutil.copy2(program, root / "bin" / name)
+            for guest, host in _library_paths(program, arch):
+                target = root / guest.relative_to("/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(host.resolve(), target)
+        for module in modules:
+            shutil.copy2(module, root / "modules" / module.name)
+        for tree in host_trees:
+            shutil.copytree(tree, root / tree.resolve().relative_to("/"), symlinks=True)
         (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\n")
         (root / "etc/group").write_text("root:x:0:\n")
         (root / "scenarios/lib.sh").write_text(GUEST_LIB)
@@ -456,6 +635,8 @@ def build_initramfs(dest: Path, binary: Path, scenarios: list[Scenario], busybox
             (root / f"scenarios/{s.name}.sh").write_text(s.script)
             (root / f"scenarios/{s.name}.timeout").write_text(f"{int(s.timeout)}\n")
         init = (INIT_TEMPLATE.replace("__SCENARIOS__", " ".join(names))
+                .replace("__MODULES__", " ".join(m.name for m in modules))
+                .replace("__RESULTS_DEV__", arch.results_dev)
                 .replace("__READY__", GUEST_READY).replace("__DONE__", GUEST_DONE)
                 .replace("__BEGIN__ ", "===NUMAPROBE-RESULT-BEGIN ")
                 .replace("__END__ ", "===NUMAPROBE-RESULT-END "))
@@ -561,19 +742,23 @@ def default_binary() -> Path:
 
 
 def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = None,
-         cmdline: str = "", timeout: float | None = None, workdir: Path | None = None) -> BootResult:
+         cmdline: str = "", timeout: float | None = None, workdir: Path | None = None,
+         extra_binaries: tuple[Path, ...] = (), host_trees: tuple[Path, ...] = ()) -> BootResult:
     """Boots `topology`, runs `scenarios` in order in one guest, returns their results.
+    `extra_binaries` (same architecture as `binary`) are in the guest's /bin too,
+    the `host_trees` directories at their host paths.
 
     Raises VmError (with the console tail) if the guest does not come up, dies, or
     does not finish within `timeout` seconds (default: boot allowance + the sum of
     the scenario timeouts, at most MAX_BOOT_SECONDS; $NUMAPROBE_VM_TIMEOUT overrides). The initramfs, console
     and results channel are kept in $NUMAPROBE_VM_KEEP/<topology> when that is set."""
-    tools = require_tools()
     binary = Path(binary or default_binary())
     if not binary.is_file():
         raise HarnessUnavailable(f"numaprobe binary {binary} does not exist: build it first "
                                  "(cmake --build <dir> --target numaprobe) or set NUMAPROBE_BIN")
-    kernel = ensure_kernel()
+    arch = guest_arch(binary)
+    tools = require_tools(arch)
+    kernel = ensure_kernel(arch)
     if timeout is None:
         # Scenario limits are for hangs (each scenario is killed at its own limit and
         # the guest carries on); the cap keeps two guests inside ctest's 900 s.
@@ -585,11 +770,14 @@ def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = 
         if workdir is None:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="numaprobe-vm-")))
         workdir.mkdir(parents=True, exist_ok=True)
-        initrd = build_initramfs(workdir / "initrd.cpio.gz", binary, scenarios, tools["busybox"])
+        initrd = build_initramfs(workdir / "initrd.cpio.gz", binary, scenarios, tools["busybox"], arch,
+                                 kernel.modules, tuple(Path(b) for b in extra_binaries),
+                                 tuple(Path(t) for t in host_trees))
         console_path, channel_path = workdir / "console.log", workdir / "results.log"
         channel_path.write_bytes(b"")
-        append = f"console=ttyS0 quiet panic=-1 rdinit=/init mitigations=off {cmdline}".strip()
-        # One host thread for all vCPUs: round-robin TCG switches vCPU on PAUSE, so
+        append = f"console={arch.console} quiet panic=-1 rdinit=/init mitigations=off {cmdline}".strip()
+        # One host thread for all vCPUs: round-robin TCG switches vCPU on PAUSE (x86)
+        # and YIELD (arm64), so
         # the core-to-core ping-pong always finds its partner running. Multi-threaded
         # TCG on a 2-core host leaves vCPU threads descheduled for longer than the
         # probe's 50 ms sample deadline (every c2c sample timed out in trials).
@@ -597,11 +785,11 @@ def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = 
         # KVM rejects `-cpu max`'s ARCH_CAPABILITIES MSR on these hosts ("failed to
         # set MSR 0x10a"): $NUMAPROBE_VM_CPU picks another model, e.g. max,-arch-capabilities.
         cpu_model = os.environ.get("NUMAPROBE_VM_CPU") or "max"
-        cmd = [str(tools["qemu-system-x86_64"]), "-accel", accel, "-cpu", cpu_model,
+        cmd = [str(tools[arch.qemu]), *arch.machine, "-accel", accel, "-cpu", cpu_model,
                *topology.qemu_args(),
                "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd), "-append", append,
-               "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none",
-               "-serial", "stdio", "-serial", f"file:{channel_path}"]
+               "-nographic", "-no-reboot", "-monitor", "none", "-nic", "none", "-serial", "stdio",
+               *(a.format(path=channel_path) for a in arch.results_args)]
         start = time.monotonic()
         with open(console_path, "wb") as console_file:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console_file,
@@ -617,7 +805,7 @@ def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = 
         console = console_path.read_bytes().decode(errors="replace")
         channel = channel_path.read_bytes().decode(errors="replace")
         results, done = parse_results(channel)
-        where = (f"topology {topology.name} ({len(topology.nodes)} nodes, {topology.n_cpus} CPUs), "
+        where = (f"{arch.name} topology {topology.name} ({len(topology.nodes)} nodes, {topology.n_cpus} CPUs), "
                  f"kernel {kernel.package}, after {seconds:.0f} s; scenarios finished: "
                  f"{sorted(results) or 'none'}")
         if timed_out:

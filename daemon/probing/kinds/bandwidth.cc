@@ -195,7 +195,7 @@ class BandwidthKind final : public ProbeKind {
     flags.AddEnum(
         "--isa", EnumByName(k::kAllIsas, k::IsaName),
         [&settings](int isa) { settings.bandwidth.isa = static_cast<k::Isa>(isa); },
-        "Bandwidth: instruction set (auto never picks avx512)");
+        "Bandwidth: instruction set (auto never picks avx512 or sve)");
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

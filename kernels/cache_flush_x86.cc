@@ -1,13 +1,12 @@
-#include "kernels/cache_flush.h"
-
-#if defined(__x86_64__)
+// x86-64 (kernels/CMakeLists.txt builds this file for x86-64 only):
+// clflushopt, or clflush on CPUs without it.
 #include <cpuid.h>
 #include <immintrin.h>
-#endif
+
+#include "kernels/cache_flush.h"
 
 namespace numaprobe::kernels {
-
-#if defined(__x86_64__)
+namespace {
 
 bool HasClflushopt() {
   // CPUID.(EAX=7,ECX=0):EBX bit 23.
@@ -17,10 +16,6 @@ bool HasClflushopt() {
   }();
   return has;
 }
-
-bool CanFlush() { return true; }
-
-namespace {
 
 // clflushopt is only weakly ordered with other flushes, so a loop of them
 // pipelines (about 3 ns per line here); clflush serialises each one.
@@ -34,6 +29,8 @@ void FlushLegacy(const char* p, std::size_t count, std::size_t stride) {
 
 }  // namespace
 
+bool CanFlush() { return true; }
+
 void FlushLines(const void* base, std::size_t count, std::size_t stride) {
   const char* p = static_cast<const char*>(base);
   if (HasClflushopt()) {
@@ -43,13 +40,5 @@ void FlushLines(const void* base, std::size_t count, std::size_t stride) {
   }
   _mm_mfence();  // the chase's loads must not start before the flushes complete
 }
-
-#else
-
-bool HasClflushopt() { return false; }
-bool CanFlush() { return false; }
-void FlushLines(const void*, std::size_t, std::size_t) {}
-
-#endif
 
 }  // namespace numaprobe::kernels
