@@ -1,0 +1,81 @@
+"""A real Prometheus over a backfilled TSDB, shared by the fleet-scale
+benchmarks (grafana_scale.py, rule_cost.py): OpenMetrics text turned into TSDB
+blocks by `promtool tsdb create-blocks-from openmetrics`, then one Prometheus
+started on them. Nothing is scraped, so no ingestion competes with the rules
+and the queries being measured.
+
+The backfilled samples end before Prometheus starts (a block reaching past
+now would make the head refuse the recording rules' samples as out of bounds),
+so Prometheus runs with a longer lookback: the last backfilled samples stay
+current for instant selectors while the rules and queries run.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+LOOKBACK = "20m"
+
+
+def create_blocks(openmetrics: Path, tsdb: Path) -> None:
+    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(tsdb)],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api(url: str, path: str, params: dict | None = None, timeout: float = 120) -> dict:
+    query = f"?{urllib.parse.urlencode(params)}" if params else ""
+    try:
+        with urllib.request.urlopen(f"{url}{path}{query}", timeout=timeout) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:  # Prometheus answers errors (timeouts: 503) in JSON
+        body = e.read()
+        try:
+            return json.loads(body)
+        except ValueError:
+            return {"status": "error", "error": f"HTTP {e.code}: {body[:200]!r}"}
+
+
+def start(work: Path, tsdb: Path, rule_files: list[Path], evaluation_interval: str) -> tuple[subprocess.Popen, str]:
+    """Prometheus on `tsdb` evaluating `rule_files`; returns once it is ready."""
+    config = work / "prometheus.yml"
+    config.write_text(json.dumps({"global": {"evaluation_interval": evaluation_interval},
+                                  "rule_files": [str(r) for r in rule_files]}))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = (work / "prometheus.log").open("w")
+    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+                             f"--web.listen-address=127.0.0.1:{port}", "--query.timeout=60s",
+                             f"--query.lookback-delta={LOOKBACK}"], stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(600):
+        if prom.poll() is not None:
+            raise SystemExit(f"prometheus exited with {prom.returncode}; see {work / 'prometheus.log'}")
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=5) as r:
+                if r.status == 200:
+                    return prom, url
+        except OSError:
+            pass
+        time.sleep(1)
+    prom.terminate()
+    raise SystemExit("prometheus not ready after 600 s")
+
+
+def stop(prom: subprocess.Popen) -> None:
+    prom.terminate()
+    try:
+        prom.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        prom.kill()
+        prom.wait()
