@@ -9,7 +9,8 @@ distances, probe successes and runs, host and build info. A few hosts are
 made bad on purpose (latency drift, bandwidth drop, failing probe), so the
 worst-k tables have rows. The series are written as OpenMetrics, turned into
 TSDB blocks over the --minutes before now (prometheus_backfill.py: no
-scraping, so one Prometheus holds a thousand hosts cheaply). It loads grafana/rules/recording.yaml,
+scraping, so one Prometheus holds a thousand hosts cheaply; a 20-minute
+lookback keeps the last samples current). It loads grafana/rules/recording.yaml,
 and once every rule group has been evaluated --evaluations times, each panel
 query of grafana/dashboards/*.json runs as Grafana would run it (instant for
 tables and stats, a range query over the recorded window otherwise) with
@@ -193,7 +194,7 @@ def main() -> int:
     interval = 30
     rules = work / "recording.yaml"
     shutil.copyfile(g.RECORDING_RULES, rules)
-    prom, url = pb.start(work, tsdb, [rules], f"{interval}s")
+    prom, url = pb.start(work, tsdb, [rules], f"{interval}s", lookback="20m")
     failures = []
     try:
         started = time.time()

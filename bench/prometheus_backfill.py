@@ -4,10 +4,13 @@ blocks by `promtool tsdb create-blocks-from openmetrics`, then one Prometheus
 started on them. Nothing is scraped, so no ingestion competes with the rules
 and the queries being measured.
 
-The backfilled samples end before Prometheus starts (a block reaching past
-now would make the head refuse the recording rules' samples as out of bounds),
-so Prometheus runs with a longer lookback: the last backfilled samples stay
-current for instant selectors while the rules and queries run.
+Prometheus runs with an out-of-order window, so that its head takes the
+recording rules' samples even where backfilled blocks reach past now (without
+it the head refuses every sample older than the newest block's end). Data that
+end before Prometheus starts need a longer lookback for instant selectors to
+see their last samples (grafana_scale.py: 20 minutes); data that reach past the
+end of the run keep every selector current at the default lookback (5
+minutes), as in production (rule_cost.py).
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-LOOKBACK = "20m"
+OUT_OF_ORDER_WINDOW = "6h"
 
 
 def create_blocks(openmetrics: Path, tsdb: Path) -> None:
@@ -47,17 +50,19 @@ def api(url: str, path: str, params: dict | None = None, timeout: float = 120) -
             return {"status": "error", "error": f"HTTP {e.code}: {body[:200]!r}"}
 
 
-def start(work: Path, tsdb: Path, rule_files: list[Path], evaluation_interval: str) -> tuple[subprocess.Popen, str]:
+def start(work: Path, tsdb: Path, rule_files: list[Path], evaluation_interval: str,
+          lookback: str = "5m") -> tuple[subprocess.Popen, str]:
     """Prometheus on `tsdb` evaluating `rule_files`; returns once it is ready."""
     config = work / "prometheus.yml"
     config.write_text(json.dumps({"global": {"evaluation_interval": evaluation_interval},
+                                  "storage": {"tsdb": {"out_of_order_time_window": OUT_OF_ORDER_WINDOW}},
                                   "rule_files": [str(r) for r in rule_files]}))
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = (work / "prometheus.log").open("w")
     prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
                              f"--web.listen-address=127.0.0.1:{port}", "--query.timeout=60s",
-                             f"--query.lookback-delta={LOOKBACK}"], stdout=log, stderr=subprocess.STDOUT)
+                             f"--query.lookback-delta={lookback}"], stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         if prom.poll() is not None:
             raise SystemExit(f"prometheus exited with {prom.returncode}; see {work / 'prometheus.log'}")

@@ -9,9 +9,9 @@ Two ways to fill Prometheus:
 
 - scraping (default): Prometheus scrapes the hosts every minute, so the rules
   compete with ingesting every host's series;
-- --backfill: the hosts' last --history minutes at one sample a minute are
-  written as TSDB blocks first (prometheus_backfill.py) and Prometheus only
-  evaluates rules. With --against REF it evaluates the rule files of the git
+- --backfill: the hosts' samples at one a minute, from --history minutes
+  before now to past the end of the run, are written as TSDB blocks first
+  (prometheus_backfill.py) and Prometheus only evaluates rules. With --against REF it evaluates the rule files of the git
   revision REF beside the current ones (groups renamed NAME@REF, recorded
   series prefixed `ref_`), on the same data in the same process, and prints
   the ratio per group: on a busy machine that ratio is what is honest, the
@@ -298,24 +298,22 @@ def rules_at(ref: str, dest: Path) -> list[Path]:
 def backfill_mode(args, samples) -> tuple[dict, dict, str, dict]:
     work = Path(tempfile.mkdtemp(prefix="numaprobe-rulecost-"))
     try:
-        # The data end when Prometheus starts (--lead minutes from now: the
-        # time generating and backfilling take), so that the evaluations see
-        # full windows. promtool holds a whole input file in memory: the hosts
-        # are written and backfilled in shards, as overlapping blocks that
-        # Prometheus merges.
-        end = int(time.time()) + args.lead * 60
+        # The data reach past the end of the run, so that every evaluation
+        # sees full windows and current samples at the default lookback.
+        # promtool holds a whole input file in memory: the hosts are written
+        # and backfilled in shards, as overlapping blocks that Prometheus merges.
+        start = int(time.time()) - args.history * 60
+        end = int(time.time()) + (args.lead + args.minutes + 5) * 60
         om = work / "fleet.om"
         t0 = time.monotonic()
         lines = 0
         for first in range(0, args.hosts, args.shard):
-            lines += write_openmetrics(om, samples, range(first, min(args.hosts, first + args.shard)),
-                                       end - args.history * 60, end)
+            lines += write_openmetrics(om, samples, range(first, min(args.hosts, first + args.shard)), start, end)
             pb.create_blocks(om, work / "tsdb")
             om.unlink()
         print(f"generated and backfilled {lines} samples in {time.monotonic() - t0:.0f} s", flush=True)
-        if time.time() < end + 5:
-            time.sleep(end + 5 - time.time())
-        print(f"the data end {time.time() - end:.0f} s before Prometheus starts", flush=True)
+        if time.monotonic() - t0 > args.lead * 60:
+            raise SystemExit(f"backfilling took longer than --lead {args.lead} minutes: the data end too early")
         rules = [args.rules / "recording.yaml", args.rules / "alerts.yaml"]
         if args.against:
             rules += rules_at(args.against, work)
@@ -338,7 +336,7 @@ def main():
     ap.add_argument("--refresh", type=int, default=1800, help="the hosts' refresh interval, seconds")
     ap.add_argument("--backfill", action="store_true", help="backfilled TSDB instead of scraping")
     ap.add_argument("--history", type=int, default=65, help="backfill: minutes of history (1 h windows fill)")
-    ap.add_argument("--lead", type=int, default=5, help="backfill: minutes the data reach past now")
+    ap.add_argument("--lead", type=int, default=15, help="backfill: minutes generating and backfilling may take")
     ap.add_argument("--shard", type=int, default=250, help="backfill: hosts per promtool run")
     ap.add_argument("--settle", type=int, default=2, help="backfill: minutes before durations count (block merge)")
     ap.add_argument("--against", help="backfill: git revision whose rules run beside the current ones")
