@@ -8,11 +8,9 @@ latency and read bandwidth per pair (figure, recent median, baseline), SLIT
 distances, probe successes and runs, host and build info. A few hosts are
 made bad on purpose (latency drift, bandwidth drop, failing probe), so the
 worst-k tables have rows. The series are written as OpenMetrics, turned into
-TSDB blocks by `promtool tsdb create-blocks-from openmetrics` (no scraping,
-so one Prometheus holds a thousand hosts cheaply), over the --minutes before
-now. Prometheus runs with a 20-minute lookback so that the last backfilled
-samples stay current while the rules and queries run (a block in the future
-would make it refuse the recording rules' samples). It loads grafana/rules/recording.yaml,
+TSDB blocks over the --minutes before now (prometheus_backfill.py: no
+scraping, so one Prometheus holds a thousand hosts cheaply; a 20-minute
+lookback keeps the last samples current). It loads grafana/rules/recording.yaml,
 and once every rule group has been evaluated --evaluations times, each panel
 query of grafana/dashboards/*.json runs as Grafana would run it (instant for
 tables and stats, a range query over the recorded window otherwise) with
@@ -27,19 +25,15 @@ Needs prometheus and promtool (Debian: prometheus) and PyYAML.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
+
+import prometheus_backfill as pb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "grafana"))
 import grafana_lib as g  # noqa: E402
@@ -141,29 +135,11 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
     return lines
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def api(url: str, path: str, params: dict, timeout: float = 120) -> dict:
-    try:
-        with urllib.request.urlopen(f"{url}{path}?{urllib.parse.urlencode(params)}", timeout=timeout) as r:
-            return json.loads(r.read())
-    except urllib.error.HTTPError as e:  # Prometheus answers errors (timeouts: 503) in JSON
-        body = e.read()
-        try:
-            return json.loads(body)
-        except ValueError:
-            return {"status": "error", "error": f"HTTP {e.code}: {body[:200]!r}"}
-
-
 def wait_for_rules(url: str, evaluations: int, interval_s: int, timeout_s: float) -> dict[str, float]:
     """Waits until every group has run `evaluations` times; its last evaluation times."""
     started = time.time()
     while True:
-        groups = api(url, "/api/v1/rules", {"type": "record"})["data"]["groups"]
+        groups = pb.api(url, "/api/v1/rules", {"type": "record"})["data"]["groups"]
         last = [g_["lastEvaluation"] for g_ in groups]
         done = groups and all(not t.startswith("0001") for t in last)
         if done and time.time() - started > evaluations * interval_s:
@@ -211,31 +187,16 @@ def main() -> int:
           f" in {time.monotonic() - t0:.0f} s", flush=True)
     tsdb = work / "tsdb"
     t0 = time.monotonic()
-    subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", str(om), str(tsdb)],
-                   check=True, stdout=subprocess.DEVNULL)
+    pb.create_blocks(om, tsdb)
     om.unlink()
     print(f"backfilled in {time.monotonic() - t0:.0f} s", flush=True)
 
     interval = 30
     rules = work / "recording.yaml"
     shutil.copyfile(g.RECORDING_RULES, rules)
-    config = work / "prometheus.yml"
-    config.write_text(json.dumps({"global": {"evaluation_interval": f"{interval}s"}, "rule_files": [str(rules)]}))
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (work / "prometheus.log").open("w")
-    prom = subprocess.Popen(["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--query.timeout=60s", "--query.lookback-delta=20m"],
-                            stdout=log, stderr=subprocess.STDOUT)
+    prom, url = pb.start(work, tsdb, [rules], f"{interval}s", lookback="20m")
     failures = []
     try:
-        for _ in range(300):
-            try:
-                with urllib.request.urlopen(f"{url}/-/ready", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(1)
         started = time.time()
         eval_times = wait_for_rules(url, args.evaluations, interval, timeout_s=1800)
         recorded_s = int(time.time() - started)
@@ -244,10 +205,10 @@ def main() -> int:
         for uid, panel, expr, instant in panel_cases(recorded_s):
             t0 = time.monotonic()
             if instant:
-                res = api(url, "/api/v1/query", {"query": expr})
+                res = pb.api(url, "/api/v1/query", {"query": expr})
             else:
                 end = time.time()
-                res = api(url, "/api/v1/query_range",
+                res = pb.api(url, "/api/v1/query_range",
                           {"query": expr, "start": end - recorded_s, "end": end, "step": 60})
             took = time.monotonic() - t0
             rows = len(res["data"]["result"]) if res.get("status") == "success" else -1
@@ -262,8 +223,7 @@ def main() -> int:
             elif uid == "numaprobe-fleet" and rows >= args.hosts > len(MODELS) * args.nodes ** 2:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows, one per host or more")
     finally:
-        prom.terminate()
-        prom.wait(timeout=60)
+        pb.stop(prom)
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     for f in failures:

@@ -52,8 +52,10 @@
 
     topologyChangedFor: '5m',
 
-    // NumaProbeProbesFailing: failed share of runs over failingWindow.
+    // NumaProbeProbesFailing: failed share of runs over failingWindow, from
+    // run rates recorded over probeRunsRateWindow (at least two scrapes).
     probeFailingRatio: 0.25,
+    probeRunsRateWindow: '5m',
     probeFailingWindow: '1h',
     probeFailingFor: '30m',
 

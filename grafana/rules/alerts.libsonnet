@@ -135,14 +135,14 @@
         rules: std.map(alert, [
           {
             alert: 'NumaProbeProbesFailing',
-            // disturbed (samples discarded, retried) and cancelled (shutdown,
-            // reload) are not failures; bind_failed and placement_* runs are
-            // also counted in numaprobe_placement_failures_total and have
-            // their own alert.
+            // The failed share of a probe's runs over the window: the average
+            // of the recorded failed-run rate over the average of the recorded
+            // run rate (numaprobe-probe-runs in recording.libsonnet, which says
+            // which results count as failed).
             expr: |||
-              sum without(result) (increase(numaprobe_probe_runs_total{%(selector)s, result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%(probeFailingWindow)s]))
+              avg_over_time(instance_probe:numaprobe_probe_runs_failed:rate%(probeRunsRateWindow)s{%(selector)s}[%(probeFailingWindow)s])
               /
-              sum without(result) (increase(numaprobe_probe_runs_total{%(selector)s}[%(probeFailingWindow)s]))
+              avg_over_time(instance_probe:numaprobe_probe_runs:rate%(probeRunsRateWindow)s{%(selector)s}[%(probeFailingWindow)s])
               > %(probeFailingRatio)g
             ||| % c,
             'for': c.probeFailingFor,

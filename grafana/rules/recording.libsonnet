@@ -54,34 +54,15 @@
               )
             |||,
           },
-          // Latest figure vs stored baseline (dashboards): 1.10 means 10% slower.
-          // One figure can be an outlier; the alerts use the recent median below.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_baseline',
-            expr: |||
-              quantile without(cpu) (0.5, numaprobe_memory_latency_seconds{%(selector)s})
-              /
-              quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_seconds{%(selector)s})
-            ||| % c,
-          },
-          // Latest figure vs stored baseline (dashboards): 0.85 means 15% less bandwidth.
-          {
-            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_bytes_per_second:ratio_baseline',
-            expr: |||
-              max without(threads) (numaprobe_memory_bandwidth_bytes_per_second{%(selector)s})
-              /
-              max without(threads) (numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s})
-            ||| % c,
-          },
           // Firmware (SLIT) distance relative to the local distance of the CPU node.
           // Linux rejects a SLIT whose diagonal is not 10 or whose other entries are
-          // not above 10, so `== 10` selects exactly the local pair.
+          // not above 10 (the same for a device tree's distance map), so the local
+          // distance is always 10: dividing by it needs no second read of every
+          // pair's distance and no join.
           {
             record: 'instance_cpu_node_mem_node:numaprobe_numa_distance:ratio_local',
             expr: |||
-              numaprobe_numa_distance{%(selector)s}
-              / on(%(instanceLabels)s, cpu_node) group_left()
-                (numaprobe_numa_distance{%(selector)s} == 10)
+              numaprobe_numa_distance{%(selector)s} / 10
             ||| % c,
           },
         ],
@@ -109,41 +90,26 @@
               quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_baseline_seconds:last',
-            expr: |||
-              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds{%(selector)s}[%(gapWindow)s]))
-            ||| % c,
-          },
           // Recent median vs stored baseline: 1.10 means 10% slower than the baseline.
+          // The baseline is read here and nowhere else, so it is not recorded on its own.
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline',
             expr: |||
               instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
               /
-              instance_cpu_node_mem_node:numaprobe_memory_latency_baseline_seconds:last
-            |||,
-          },
-          {
-            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last',
-            expr: |||
-              max without(threads) (last_over_time(numaprobe_memory_bandwidth_recent_median_bytes_per_second{%(selector)s}[%(gapWindow)s]))
-            ||| % c,
-          },
-          {
-            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_baseline_bytes_per_second:last',
-            expr: |||
-              max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s}[%(gapWindow)s]))
+              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
           // Recent median vs stored baseline: 0.80 means 20% less bandwidth.
+          // Bandwidth has three ops per pair (three times the latency series):
+          // both sides are read here directly, as nothing else reads them.
           {
             record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline',
             expr: |||
-              instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
+              max without(threads) (last_over_time(numaprobe_memory_bandwidth_recent_median_bytes_per_second{%(selector)s}[%(gapWindow)s]))
               /
-              instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_baseline_bytes_per_second:last
-            |||,
+              max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s}[%(gapWindow)s]))
+            ||| % c,
           },
           // The cohort a host belongs to: its cpu_model and its NUMA topology,
           // as labels: numa_nodes (the number of nodes) and numa_distance_sum
@@ -215,29 +181,32 @@
                 cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median
             ||| % c,
           },
-          // Bandwidth against the cohort (dashboards only: bandwidth differs more
-          // between hosts of one model, e.g. DIMM population, than latency).
+        ],
+      },
+
+      // What NumaProbeProbesFailing compares: each host's and probe's run
+      // rate, all runs and the failed ones, summed over the results (13 per
+      // probe). Recorded at every evaluation so that the alert averages these
+      // few series over its hour instead of reading every result's counter
+      // over the hour twice. rate() before sum: each counter's resets (a
+      // daemon restart) are handled before the results are added up.
+      {
+        name: 'numaprobe-probe-runs',
+        rules: [
           {
-            record: 'cpu_model_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:peer_median',
+            record: 'instance_probe:numaprobe_probe_runs:rate%(probeRunsRateWindow)s' % c,
             expr: |||
-              quantile by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node, op) (0.5,
-                instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
-                * on(%(instanceLabels)s) group_left(%(cohortLabels)s)
-                  instance:numaprobe_host_info:cohort
-              )
+              sum without(result) (rate(numaprobe_probe_runs_total{%(selector)s}[%(probeRunsRateWindow)s]))
             ||| % c,
           },
-          // A host's bandwidth relative to its cohort median; 1 = in line.
+          // disturbed (samples discarded, retried) and cancelled (shutdown,
+          // reload) are not failures; bind_failed and placement_* runs are
+          // also counted in numaprobe_placement_failures_total and have
+          // their own alert.
           {
-            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_peers',
+            record: 'instance_probe:numaprobe_probe_runs_failed:rate%(probeRunsRateWindow)s' % c,
             expr: |||
-              (
-                instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:last
-                * on(%(instanceLabels)s) group_left(%(cohortLabels)s)
-                  instance:numaprobe_host_info:cohort
-              )
-              / on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node, op) group_left()
-                cpu_model_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:peer_median
+              sum without(result) (rate(numaprobe_probe_runs_total{%(selector)s, result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%(probeRunsRateWindow)s]))
             ||| % c,
           },
         ],
