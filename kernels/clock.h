@@ -10,7 +10,8 @@
 // to 1 µs): every run measures the step of SampleClockNs() and refuses samples
 // shorter than 100 steps (timer_resolution.h), so a coarse counter is caught
 // like any other coarse clock. Its epoch is not CLOCK_MONOTONIC's: compare
-// SampleClockNs() only with SampleClockNs().
+// SampleClockNs() only with SampleClockNs(). Where firmware left CNTFRQ_EL0 at
+// 0, SampleClockNs() is CLOCK_MONOTONIC on arm64 too.
 #pragma once
 
 #include <time.h>
@@ -27,6 +28,13 @@ inline std::int64_t ReadClockNs(clockid_t clock) {
 inline std::int64_t MonotonicNs() { return ReadClockNs(CLOCK_MONOTONIC); }
 inline std::int64_t ThreadCpuNs() { return ReadClockNs(CLOCK_THREAD_CPUTIME_ID); }
 
+// Nanoseconds in `ticks` of a counter running at `hz` (> 0) Hz. Whole seconds
+// and the remainder apart: ticks * 1e9 would overflow after ~6 minutes of
+// uptime at 50 MHz.
+constexpr std::int64_t CounterNs(std::uint64_t ticks, std::uint64_t hz) {
+  return static_cast<std::int64_t>(ticks / hz * 1'000'000'000 + ticks % hz * 1'000'000'000 / hz);
+}
+
 #if defined(__aarch64__)
 inline std::uint64_t CounterTicks() {
   std::uint64_t ticks;
@@ -40,10 +48,11 @@ inline std::uint64_t CounterHz() {
 }
 inline std::int64_t SampleClockNs() {
   static const std::uint64_t hz = CounterHz();
-  const std::uint64_t ticks = CounterTicks();
-  // Whole seconds and the remainder apart: ticks * 1e9 would overflow after
-  // ~6 minutes of uptime at 50 MHz.
-  return static_cast<std::int64_t>(ticks / hz * 1'000'000'000 + ticks % hz * 1'000'000'000 / hz);
+  // A firmware that never programmed CNTFRQ_EL0 leaves it 0; the kernel then
+  // takes the counter's rate from the device tree, so its clock is right
+  // where a figure scaled by this register would not be.
+  if (hz == 0) return MonotonicNs();
+  return CounterNs(CounterTicks(), hz);
 }
 #else
 inline std::int64_t SampleClockNs() { return MonotonicNs(); }

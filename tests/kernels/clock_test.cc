@@ -34,10 +34,22 @@ TEST(SampleClockTest, CountsNanosecondsAsClockMonotonicDoes) {
   EXPECT_LE(sample1 - sample0, mono1 - mono0 + 1000);
 }
 
+// The arm64 counter's scaling, checked on every architecture.
+TEST(CounterNsTest, ScalesTicksByTheFrequencyWithoutOverflow) {
+  EXPECT_EQ(CounterNs(0, 25'000'000), 0);
+  EXPECT_EQ(CounterNs(25'000'000, 25'000'000), 1'000'000'000);
+  EXPECT_EQ(CounterNs(3, 25'000'000), 120);  // a 25 MHz tick is 40 ns
+  EXPECT_EQ(CounterNs(1'000'000'000, 1'000'000'000), 1'000'000'000);
+  // A year of uptime at 50 MHz: ticks * 1e9 would overflow 64 bits.
+  constexpr std::uint64_t kYearTicks = 50'000'000ull * 86'400 * 365;
+  EXPECT_EQ(CounterNs(kYearTicks + 1, 50'000'000), 1'000'000'000ll * 86'400 * 365 + 20);
+}
+
 #if defined(__aarch64__)
 TEST(SampleClockTest, CounterFrequencyIsPlausible) {
   // The Arm ARM leaves it to the platform; parts ship 1 MHz to 1 GHz (Armv8.6+
-  // fixes 1 GHz). Zero would mean firmware never set CNTFRQ_EL0.
+  // fixes 1 GHz). Zero means firmware never set CNTFRQ_EL0, and SampleClockNs()
+  // is then CLOCK_MONOTONIC; the emulator sets it.
   EXPECT_GE(CounterHz(), 1'000'000u);
   EXPECT_LE(CounterHz(), 5'000'000'000u);
 }
