@@ -29,6 +29,21 @@ bool HmatTarget::advertises(int cpu_node) const {
   return std::find(initiators.begin(), initiators.end(), cpu_node) != initiators.end();
 }
 
+const std::optional<double>& HmatTarget::Of(HmatAttribute attribute) const {
+  switch (attribute) {
+    case HmatAttribute::kReadLatency:
+      return read_latency_seconds;
+    case HmatAttribute::kWriteLatency:
+      return write_latency_seconds;
+    case HmatAttribute::kReadBandwidth:
+      return read_bandwidth_bytes_per_second;
+    case HmatAttribute::kWriteBandwidth:
+      return write_bandwidth_bytes_per_second;
+  }
+  static const std::optional<double> kNone;  // a value outside the enum
+  return kNone;
+}
+
 std::vector<HmatTarget> ReadHmat(const std::string& sys_root) {
   const std::string nodes = sys_root + "/devices/system/node";
   std::vector<HmatTarget> hmat;

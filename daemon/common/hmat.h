@@ -14,6 +14,9 @@
 
 namespace numaprobe::daemon {
 
+// The four figures the HMAT advertises per target and initiator class.
+enum class HmatAttribute { kReadLatency, kWriteLatency, kReadBandwidth, kWriteBandwidth };
+
 struct HmatTarget {
   int mem_node = -1;
   int access_class = 0;         // 0: any initiator, 1: CPU initiators
@@ -26,6 +29,8 @@ struct HmatTarget {
   // "any" or "cpu": the initiator_class label.
   const char* class_name() const { return access_class == 0 ? "any" : "cpu"; }
   bool advertises(int cpu_node) const;
+  // The advertised figure of `attribute`, if the firmware gives one.
+  const std::optional<double>& Of(HmatAttribute attribute) const;
 };
 
 // Every node's access classes, by node then class; empty when the firmware

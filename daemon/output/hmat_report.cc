@@ -6,10 +6,7 @@
 #include <map>
 #include <utility>
 
-#include "daemon/probing/kinds/kinds.h"
-#include "kernels/bandwidth.h"
 #include "kernels/cpulist.h"
-#include "kernels/latency.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -30,29 +27,28 @@ std::optional<double> Ratio(const std::optional<double>& measured, const std::op
   return *measured / *advertised;
 }
 
-// The measured figures of each pair, by kind and op.
-struct Measured {
-  std::map<Pair, std::vector<double>> latency;
-  std::map<Pair, std::vector<double>> read;
-  std::map<Pair, std::vector<double>> write;
-};
+// The measured figures of each pair, by attribute.
+using Measured = std::map<Pair, std::map<HmatAttribute, std::vector<double>>>;
 
 Measured Collect(const std::vector<RecordPtr>& records) {
   Measured m;
   for (const RecordPtr& record : records) {
     if (!record->ok()) continue;
-    const MemoryPair& p = record->target().pair;
-    const Pair pair{p.cpu_node, p.mem_node};
-    if (&record->kind() == &LatencyProbe()) {
-      m.latency[pair].push_back(ResultOf<k::LatencyResult>(*record).seconds_per_load.median);
-    } else if (&record->kind() == &BandwidthProbe()) {
-      const auto& r = ResultOf<k::BandwidthResult>(*record);
-      if (r.op == k::BandwidthOp::kRead) m.read[pair].push_back(r.bytes_per_second.median);
-      if (r.op == k::BandwidthOp::kWrite) m.write[pair].push_back(r.bytes_per_second.median);
+    if (const auto figure = record->kind().AdvertisedOf(*record)) {
+      const MemoryPair& p = record->target().pair;
+      m[{p.cpu_node, p.mem_node}][figure->attribute].push_back(figure->value);
     }
   }
   return m;
 }
+
+const HmatRatioFamily kHmatLatencyRatio{
+    "numaprobe_memory_latency_hmat_ratio",
+    "Measured idle latency of the pair (median of its latest figures) over the read latency the HMAT advertises "
+    "for its CPU node; above 1 is slower than advertised."};
+const HmatRatioFamily kHmatBandwidthRatio{"numaprobe_memory_bandwidth_hmat_ratio",
+                                          "Measured bandwidth of the pair and op (read, write) over the HMAT's "
+                                          "advertised bandwidth for its CPU node; below 1 is less than advertised."};
 
 std::string Cell(const std::optional<double>& value, double scale, int decimals) {
   return value ? fmt::format("{:.{}f}", *value * scale, decimals) : "-";
@@ -62,31 +58,42 @@ json Number(const std::optional<double>& value) { return value ? json(*value) : 
 
 }  // namespace
 
+const std::vector<ComparedAttribute>& ComparedAttributes() {
+  static const std::vector<ComparedAttribute> kCompared = {
+      {HmatAttribute::kReadLatency, "read lat", "latency_seconds", "latency_ratio", &kHmatLatencyRatio, ""},
+      {HmatAttribute::kReadBandwidth, "read bw", "read_bytes_per_second", "read_bandwidth_ratio", &kHmatBandwidthRatio,
+       "read"},
+      {HmatAttribute::kWriteBandwidth, "write bw", "write_bytes_per_second", "write_bandwidth_ratio",
+       &kHmatBandwidthRatio, "write"},
+  };
+  return kCompared;
+}
+
+std::optional<double> HmatComparison::MeasuredOf(HmatAttribute attribute) const {
+  const auto it = measured.find(attribute);
+  return it == measured.end() ? std::nullopt : std::optional(it->second);
+}
+
+std::optional<double> HmatComparison::RatioOf(HmatAttribute attribute) const {
+  const auto it = ratio.find(attribute);
+  return it == ratio.end() ? std::nullopt : std::optional(it->second);
+}
+
 std::vector<HmatComparison> CompareWithHmat(const std::vector<HmatTarget>& hmat,
                                             const std::vector<RecordPtr>& records) {
-  const Measured m = Collect(records);
-  std::map<Pair, bool> pairs;
-  for (const auto* figures : {&m.latency, &m.read, &m.write}) {
-    for (const auto& [pair, values] : *figures) pairs[pair] = true;
-  }
   std::vector<HmatComparison> out;
-  for (const auto& [pair, unused] : pairs) {
+  for (const auto& [pair, figures] : Collect(records)) {
     const HmatTarget* advertised = HmatFor(hmat, pair.first, pair.second);
     if (advertised == nullptr) continue;
     HmatComparison c;
     c.cpu_node = pair.first;
     c.mem_node = pair.second;
     c.advertised = advertised;
-    const auto of = [&](const std::map<Pair, std::vector<double>>& figures) {
-      const auto it = figures.find(pair);
-      return it == figures.end() ? std::nullopt : Median(it->second);
-    };
-    c.latency_seconds = of(m.latency);
-    c.read_bytes_per_second = of(m.read);
-    c.write_bytes_per_second = of(m.write);
-    c.latency_ratio = Ratio(c.latency_seconds, advertised->read_latency_seconds);
-    c.read_bandwidth_ratio = Ratio(c.read_bytes_per_second, advertised->read_bandwidth_bytes_per_second);
-    c.write_bandwidth_ratio = Ratio(c.write_bytes_per_second, advertised->write_bandwidth_bytes_per_second);
+    for (const auto& [attribute, values] : figures) {
+      const double median = *Median(values);
+      c.measured[attribute] = median;
+      if (const auto ratio = Ratio(median, advertised->Of(attribute))) c.ratio[attribute] = *ratio;
+    }
     out.push_back(c);
   }
   return out;
@@ -111,11 +118,12 @@ std::vector<ReportSection> HmatSections(const std::vector<HmatTarget>& hmat, con
   ReportSection ratio;
   ratio.title = "Measured / advertised (ACPI HMAT)";
   ratio.corner = "cpu node -> mem node";
-  ratio.columns = {"latency", "read bw", "write bw"};
+  for (const ComparedAttribute& a : ComparedAttributes()) ratio.columns.push_back(a.column);
   for (const HmatComparison& c : compared) {
     ratio.row_labels.push_back(fmt::format("node {} -> node {}", c.cpu_node, c.mem_node));
-    ratio.cells.push_back(
-        {Cell(c.latency_ratio, 1, 2), Cell(c.read_bandwidth_ratio, 1, 2), Cell(c.write_bandwidth_ratio, 1, 2)});
+    std::vector<std::string> cells;
+    for (const ComparedAttribute& a : ComparedAttributes()) cells.push_back(Cell(c.RatioOf(a.attribute), 1, 2));
+    ratio.cells.push_back(std::move(cells));
   }
   ratio.notes = {"latency: measured idle latency over the advertised read latency (above 1: slower than advertised);",
                  "bandwidth: measured over advertised (below 1: less than advertised)."};
@@ -136,15 +144,10 @@ json HmatToJson(const std::vector<HmatTarget>& hmat, const std::vector<RecordPtr
   }
   json measured = json::array();
   for (const HmatComparison& c : CompareWithHmat(hmat, records)) {
-    measured.push_back({{"cpu_node", c.cpu_node},
-                        {"mem_node", c.mem_node},
-                        {"initiator_class", c.advertised->class_name()},
-                        {"latency_seconds", Number(c.latency_seconds)},
-                        {"read_bytes_per_second", Number(c.read_bytes_per_second)},
-                        {"write_bytes_per_second", Number(c.write_bytes_per_second)},
-                        {"latency_ratio", Number(c.latency_ratio)},
-                        {"read_bandwidth_ratio", Number(c.read_bandwidth_ratio)},
-                        {"write_bandwidth_ratio", Number(c.write_bandwidth_ratio)}});
+    json pair = {{"cpu_node", c.cpu_node}, {"mem_node", c.mem_node}, {"initiator_class", c.advertised->class_name()}};
+    for (const ComparedAttribute& a : ComparedAttributes()) pair[a.measured_key] = Number(c.MeasuredOf(a.attribute));
+    for (const ComparedAttribute& a : ComparedAttributes()) pair[a.ratio_key] = Number(c.RatioOf(a.attribute));
+    measured.push_back(std::move(pair));
   }
   return {{"targets", targets}, {"measured", measured}};
 }

@@ -2,10 +2,14 @@
 // comparison `numaprobe probe` prints (table and JSON), the landing page shows
 // and /metrics exports as ratios. A pair gets a ratio only when the firmware
 // advertises a figure for its CPU node (hmat.h: HmatFor) and the pair was
-// measured; nothing is compared with another initiator's figure.
+// measured; nothing is compared with another initiator's figure. Which
+// measured figure compares with which advertised one is each kind's answer
+// (ProbeKind::AdvertisedOf); this file knows only the HMAT's attributes.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,24 +19,41 @@
 
 namespace numaprobe::daemon {
 
+// A /metrics family of measured / advertised ratios.
+struct HmatRatioFamily {
+  const char* name;
+  const char* help;
+};
+
+// How the comparison shows one attribute. Only these attributes are compared,
+// in this order; a figure of another attribute is not shown.
+struct ComparedAttribute {
+  HmatAttribute attribute;
+  const char* column;        // in the "Measured / advertised" table
+  const char* measured_key;  // JSON: the measured median
+  const char* ratio_key;     // JSON: measured / advertised
+  const HmatRatioFamily* family;
+  const char* op;  // the family's op label; "" for none
+};
+const std::vector<ComparedAttribute>& ComparedAttributes();
+
 struct HmatComparison {
   int cpu_node = -1;
   int mem_node = -1;
   const HmatTarget* advertised = nullptr;  // points into the HMAT it was built from
-  // Measured medians (several CPUs of one node: the median of their figures).
-  std::optional<double> latency_seconds;
-  std::optional<double> read_bytes_per_second;   // bandwidth op "read"
-  std::optional<double> write_bytes_per_second;  // bandwidth op "write" (non-temporal stores)
-  // measured / advertised; latency over the advertised read latency (a
-  // pointer chase only loads).
-  std::optional<double> latency_ratio;
-  std::optional<double> read_bandwidth_ratio;
-  std::optional<double> write_bandwidth_ratio;
+  // Measured medians by attribute (several records of one pair: the median of
+  // their figures), and measured / advertised where the firmware gives the
+  // attribute.
+  std::map<HmatAttribute, double> measured;
+  std::map<HmatAttribute, double> ratio;
+
+  std::optional<double> MeasuredOf(HmatAttribute attribute) const;
+  std::optional<double> RatioOf(HmatAttribute attribute) const;
 };
 
 // One entry per measured (cpu_node, mem_node) pair the HMAT has a figure for,
-// sorted by pair. `records` may hold any kinds; only successful latency and
-// bandwidth records count.
+// sorted by pair. `records` may hold any kinds; only successful records with
+// an advertised counterpart count.
 std::vector<HmatComparison> CompareWithHmat(const std::vector<HmatTarget>& hmat, const std::vector<RecordPtr>& records);
 
 // "Advertised by the firmware (ACPI HMAT)" and "Measured / advertised": none

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/common/hmat.h"
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
 #include "kernels/result.h"
@@ -148,6 +149,13 @@ struct BaselineSeries {
   std::string unit;  // seconds
 };
 
+// A figure of a record that the firmware also advertises (ACPI HMAT), for the
+// measured / advertised comparison (output/hmat_report.h).
+struct AdvertisedFigure {
+  HmatAttribute attribute;
+  double value = 0;  // in the attribute's unit: seconds, bytes per second
+};
+
 // One titled table of strings: the terminal table and the landing page print
 // the same sections. `notes` explain failures ("!1 ...").
 struct ReportSection {
@@ -258,6 +266,9 @@ class ProbeKind {
   // (NUMAPROBE_TEST_SCALE_<NAME>, common/test_hooks.h): a kind that says yes
   // multiplies its figures by ProbeSettings::test_scales[name()].
   virtual bool TestScaled() const { return false; }
+  // The figure of a successful record that the firmware's HMAT also
+  // advertises for its pair; none for kinds (or variants) it has no figure of.
+  virtual std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& /*record*/) const { return std::nullopt; }
   // numaprobe_probe_config_info labels of a successful record (page size,
   // buffer bytes, ...). One series per kind, mem_node and variant.
   virtual Labels ConfigInfo(const ProbeRecord& record) const = 0;

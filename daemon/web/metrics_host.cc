@@ -74,8 +74,9 @@ void AppendHmat(const Snapshot& s, std::vector<MetricFamily>& out) {
   const std::string where =
       " advertised by the firmware (ACPI HMAT) from the best initiators of initiator_class (any, cpu) to mem_node "
       "(op: read, write); absent without an HMAT.";
-  FamilyBuilder latency("numaprobe_hmat_latency_seconds", "Access latency" + where, MetricType::Gauge);
-  FamilyBuilder bandwidth("numaprobe_hmat_bandwidth_bytes_per_second", "Access bandwidth" + where, MetricType::Gauge);
+  FamilyBuilder advertised_latency("numaprobe_hmat_latency_seconds", "Access latency" + where, MetricType::Gauge);
+  FamilyBuilder advertised_bandwidth("numaprobe_hmat_bandwidth_bytes_per_second", "Access bandwidth" + where,
+                                     MetricType::Gauge);
   FamilyBuilder initiators("numaprobe_hmat_initiators_info",
                            "The initiator nodes the HMAT figures of mem_node and initiator_class apply to; always 1.",
                            MetricType::Gauge);
@@ -83,41 +84,42 @@ void AppendHmat(const Snapshot& s, std::vector<MetricFamily>& out) {
     const auto labels = [&](const char* op) {
       return Labels{{"mem_node", Id(t.mem_node)}, {"initiator_class", t.class_name()}, {"op", op}};
     };
-    if (t.read_latency_seconds) latency.Add(labels("read"), *t.read_latency_seconds);
-    if (t.write_latency_seconds) latency.Add(labels("write"), *t.write_latency_seconds);
-    if (t.read_bandwidth_bytes_per_second) bandwidth.Add(labels("read"), *t.read_bandwidth_bytes_per_second);
-    if (t.write_bandwidth_bytes_per_second) bandwidth.Add(labels("write"), *t.write_bandwidth_bytes_per_second);
+    if (t.read_latency_seconds) advertised_latency.Add(labels("read"), *t.read_latency_seconds);
+    if (t.write_latency_seconds) advertised_latency.Add(labels("write"), *t.write_latency_seconds);
+    if (t.read_bandwidth_bytes_per_second) advertised_bandwidth.Add(labels("read"), *t.read_bandwidth_bytes_per_second);
+    if (t.write_bandwidth_bytes_per_second)
+      advertised_bandwidth.Add(labels("write"), *t.write_bandwidth_bytes_per_second);
     initiators.Add({{"mem_node", Id(t.mem_node)},
                     {"initiator_class", t.class_name()},
                     {"initiator_nodes", kernels::FormatCpuList(t.initiators)}},
                    1);
   }
-  out.push_back(latency.Build());
-  out.push_back(bandwidth.Build());
+  out.push_back(advertised_latency.Build());
+  out.push_back(advertised_bandwidth.Build());
   out.push_back(initiators.Build());
 
-  FamilyBuilder latency_ratio("numaprobe_memory_latency_hmat_ratio",
-                              "Measured idle latency of the pair (median of its latest figures) over the read "
-                              "latency the HMAT advertises for its CPU node; above 1 is slower than advertised.",
-                              MetricType::Gauge);
-  FamilyBuilder bandwidth_ratio("numaprobe_memory_bandwidth_hmat_ratio",
-                                "Measured bandwidth of the pair and op (read, write) over the HMAT's advertised "
-                                "bandwidth for its CPU node; below 1 is less than advertised.",
-                                MetricType::Gauge);
+  // One family per ratio family of the compared attributes, each present
+  // even without series.
+  std::vector<std::pair<const HmatRatioFamily*, FamilyBuilder>> ratios;
+  const auto builder_of = [&](const HmatRatioFamily* family) -> FamilyBuilder& {
+    for (auto& [f, builder] : ratios) {
+      if (f == family) return builder;
+    }
+    return ratios.emplace_back(family, FamilyBuilder(family->name, family->help, MetricType::Gauge)).second;
+  };
+  for (const ComparedAttribute& a : ComparedAttributes()) builder_of(a.family);
   std::vector<RecordPtr> records;
   for (const Timed& t : s.figures) records.push_back(t.record);
   for (const HmatComparison& c : CompareWithHmat(s.host.hmat, records)) {
-    const Labels pair{{"cpu_node", Id(c.cpu_node)}, {"mem_node", Id(c.mem_node)}};
-    if (c.latency_ratio) latency_ratio.Add(pair, *c.latency_ratio);
-    Labels read = pair;
-    read["op"] = "read";
-    Labels write = pair;
-    write["op"] = "write";
-    if (c.read_bandwidth_ratio) bandwidth_ratio.Add(read, *c.read_bandwidth_ratio);
-    if (c.write_bandwidth_ratio) bandwidth_ratio.Add(write, *c.write_bandwidth_ratio);
+    for (const ComparedAttribute& a : ComparedAttributes()) {
+      const auto ratio = c.RatioOf(a.attribute);
+      if (!ratio) continue;
+      Labels labels{{"cpu_node", Id(c.cpu_node)}, {"mem_node", Id(c.mem_node)}};
+      if (*a.op != '\0') labels["op"] = a.op;
+      builder_of(a.family).Add(labels, *ratio);
+    }
   }
-  out.push_back(latency_ratio.Build());
-  out.push_back(bandwidth_ratio.Build());
+  for (auto& [family, builder] : ratios) out.push_back(builder.Build());
 }
 
 }  // namespace

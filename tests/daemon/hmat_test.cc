@@ -71,11 +71,11 @@ TEST(HmatTest, MeasuredOverAdvertisedForTheMeasuredPairs) {
   ASSERT_EQ(compared.size(), 2u) << "1 -> 0 has no advertised figure";
   EXPECT_EQ(compared[0].cpu_node, 0);
   EXPECT_EQ(compared[0].mem_node, 2);
-  EXPECT_DOUBLE_EQ(*compared[0].latency_ratio, 2.0);
-  EXPECT_DOUBLE_EQ(*compared[0].read_bandwidth_ratio, 0.5);
-  EXPECT_FALSE(compared[0].write_bandwidth_ratio) << "no write figure was measured";
+  EXPECT_DOUBLE_EQ(*compared[0].RatioOf(HmatAttribute::kReadLatency), 2.0);
+  EXPECT_DOUBLE_EQ(*compared[0].RatioOf(HmatAttribute::kReadBandwidth), 0.5);
+  EXPECT_FALSE(compared[0].RatioOf(HmatAttribute::kWriteBandwidth)) << "no write figure was measured";
   EXPECT_EQ(compared[1].mem_node, 1);
-  EXPECT_DOUBLE_EQ(*compared[1].latency_ratio, 3.0) << "median of 22 and 44 ns over 11 ns";
+  EXPECT_DOUBLE_EQ(*compared[1].RatioOf(HmatAttribute::kReadLatency), 3.0) << "median of 22 and 44 ns over 11 ns";
 
   const auto json = HmatToJson(hmat, records);
   ASSERT_EQ(json["targets"].size(), 5u);
@@ -88,6 +88,14 @@ TEST(HmatTest, MeasuredOverAdvertisedForTheMeasuredPairs) {
   EXPECT_THAT(sections[0].row_labels[4], HasSubstr("node 2 (any: 0-1)"));
   EXPECT_THAT(sections[0].cells[4], ElementsAre("95", "120", "8.6", "4.3"));
   EXPECT_THAT(sections[1].cells[0], ElementsAre("2.00", "0.50", "-"));
+}
+
+TEST(HmatTest, ACopyHasNoAdvertisedCounterpart) {
+  kernels::BandwidthResult copy;
+  copy.op = kernels::BandwidthOp::kCopy;
+  copy.bytes_per_second.median = 4096 * kMiB;
+  EXPECT_TRUE(CompareWithHmat(ReadHmat(kSys), {MakeBandwidth({0, 0, 2}, copy)}).empty())
+      << "a copy reads and writes at once: neither advertised bandwidth is its figure";
 }
 
 TEST(HmatTest, NoHmatNoSections) {

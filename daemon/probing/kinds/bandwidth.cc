@@ -82,6 +82,17 @@ class BandwidthKind final : public ProbeKind {
   }
 
   BaselineSeries BaselineNames() const override { return {"numaprobe_memory_bandwidth", "bytes_per_second"}; }
+  // Reads and non-temporal writes compare with the advertised read and write
+  // bandwidth; a copy does both at once and has no advertised counterpart.
+  std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::BandwidthResult>(record);
+    if (r.op == k::BandwidthOp::kRead)
+      return AdvertisedFigure{HmatAttribute::kReadBandwidth, r.bytes_per_second.median};
+    if (r.op == k::BandwidthOp::kWrite) {
+      return AdvertisedFigure{HmatAttribute::kWriteBandwidth, r.bytes_per_second.median};
+    }
+    return std::nullopt;
+  }
   std::string SettingsFingerprint(const Config& config) const override {
     const auto& b = config.bandwidth;
     return fmt::format("bandwidth.buffer={};bandwidth.burst={};bandwidth.bursts={};bandwidth.threads={}",

@@ -89,6 +89,11 @@ class LatencyKind final : public ProbeKind {
                          ResultOf<k::LatencyResult>(record).seconds_per_load.median};
   }
 
+  // A pointer chase only loads: it compares with the advertised read latency.
+  std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& record) const override {
+    return AdvertisedFigure{HmatAttribute::kReadLatency, ResultOf<k::LatencyResult>(record).seconds_per_load.median};
+  }
+
   Labels ConfigInfo(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::LatencyResult>(record);
     return {{"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
