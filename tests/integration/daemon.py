@@ -158,6 +158,17 @@ def cpu_seconds_of(pid):
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def cpu_pressure_seconds():
+    """Seconds in which some runnable task waited for a CPU, machine-wide
+    (/proc/pressure/cpu "some" total); None without PSI."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            some = f.readline().split()
+    except OSError:
+        return None
+    return int(dict(field.split("=") for field in some[1:])["total"]) / 1e6
+
+
 def need(tool):
     """The path of a command-line tool a test drives (curl, openssl): a skip
     where it is missing, a failure under CI, where .ci/install-deps installs it."""

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from daemon import Daemon, cpu_seconds_of, has_sample, parse_metrics, write_config
+from daemon import Daemon, cpu_pressure_seconds, cpu_seconds_of, has_sample, parse_metrics, write_config
 
 CONTRACT = [
     "numaprobe_memory_latency_seconds", "numaprobe_memory_latency_spread_seconds",
@@ -291,10 +291,21 @@ def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
         # After the first round: preparing a probe buffer is one large charge
         # followed by a long pause, which would dominate a 25 s window.
         d.wait_ready(timeout=120)
-        cpu0, t0 = cpu_seconds_of(d.proc.pid), time.monotonic()
+        cpu0, t0, waited0 = cpu_seconds_of(d.proc.pid), time.monotonic(), cpu_pressure_seconds()
         time.sleep(seconds)
         used = cpu_seconds_of(d.proc.pid) - cpu0
         elapsed = time.monotonic() - t0
+        waited1 = cpu_pressure_seconds()
+    waited = None if waited0 is None or waited1 is None else waited1 - waited0
     ratio = used / elapsed
     print(f"process CPU {ratio:.4f} of one CPU at budget {budget}")
-    assert budget * 0.8 <= ratio <= budget * 1.2, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
+    assert ratio <= budget * 1.2, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
+    # At nice 19 a loaded machine can hold the probes below their budget: the
+    # budget is a ceiling, not a promise of CPU. The floor (the daemon does
+    # spend its budget) is asserted only when runnable tasks waited for a CPU
+    # less than a quarter of the window (/proc/pressure/cpu "some").
+    if waited is not None and waited > 0.25 * elapsed:
+        print(f"disturbed: tasks waited for a CPU {waited / elapsed:.0%} of the window; floor not asserted")
+        assert used > 0, "no probe ran in 25 s"
+    else:
+        assert budget * 0.8 <= ratio, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
