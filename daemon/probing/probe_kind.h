@@ -37,14 +37,16 @@ struct ProbeSettings;
 
 using Labels = std::map<std::string, std::string>;
 
-// What one probe run measures. Memory kinds fill `pair`; core_to_core fills
-// `c2c` and sets pair.cpu = cpu_a, pair.cpu_node = cpu_a's node and
-// pair.mem_node = the line's node, so health series and placement failures are
-// keyed the same way for every kind. `variant` tells runs of one pair apart
+// What one probe run measures: from pair.cpu (of pair.cpu_node) on memory of
+// pair.mem_node, so health series and placement failures are keyed the same
+// way for every kind. A run between two CPUs (a cache line bounced between
+// them) names the other one in `peer_cpu` and how the two relate in
+// `relation`; -1 and unused otherwise. `variant` tells runs of one pair apart
 // (the bandwidth op); empty otherwise.
 struct ProbeTarget {
   MemoryPair pair;
-  C2cPair c2c;
+  int peer_cpu = -1;
+  kernels::CpuRelation relation = kernels::CpuRelation::kSameNode;
   std::string variant;
   bool operator==(const ProbeTarget&) const = default;
 };

@@ -6,7 +6,8 @@
 
 namespace numaprobe::daemon {
 
-std::map<int, std::vector<int>> ProbeCpusByNode(const Plan& plan, const kernels::Topology& topology) {
+std::map<int, std::vector<int>> ProbeCpusByNode(const std::vector<ProbeTarget>& targets,
+                                                const kernels::Topology& topology) {
   std::map<int, std::set<int>> cpus;
   const auto node_of = [&](int cpu) {
     for (const auto& c : topology.cpus()) {
@@ -14,19 +15,17 @@ std::map<int, std::vector<int>> ProbeCpusByNode(const Plan& plan, const kernels:
     }
     return -1;
   };
-  for (const MemoryPair& p : plan.memory_pairs) {
-    if (!p.any_cpu_of_node) {
-      cpus[p.cpu_node].insert(p.cpu);
-      continue;
+  for (const ProbeTarget& target : targets) {
+    const MemoryPair& p = target.pair;
+    if (p.any_cpu_of_node) {
+      for (const auto& node : topology.nodes()) {
+        if (node.id == p.cpu_node) cpus[p.cpu_node].insert(node.cpus.begin(), node.cpus.end());
+      }
+    } else if (const int node = node_of(p.cpu); node >= 0) {
+      cpus[node].insert(p.cpu);
     }
-    for (const auto& node : topology.nodes()) {
-      if (node.id == p.cpu_node) cpus[p.cpu_node].insert(node.cpus.begin(), node.cpus.end());
-    }
-  }
-  for (const C2cPair& p : plan.c2c_pairs) {
-    for (const int cpu : {p.cpu_a, p.cpu_b}) {
-      if (const int node = node_of(cpu); node >= 0) cpus[node].insert(cpu);
-    }
+    if (const int node = node_of(target.peer_cpu); target.peer_cpu >= 0 && node >= 0)
+      cpus[node].insert(target.peer_cpu);
   }
   std::map<int, std::vector<int>> out;
   for (const auto& [node, set] : cpus) out[node].assign(set.begin(), set.end());

@@ -13,16 +13,17 @@
 
 #include "daemon/common/host_info.h"
 #include "daemon/common/runtime_facts.h"
-#include "daemon/probing/plan.h"
+#include "daemon/probing/probe_kind.h"
 #include "daemon/serve/baseline_tracker.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
 
-// The CPUs that probe, by node: a pair's CPU, or every allowed CPU of its
-// node when any of them may measure (MemoryPair::any_cpu_of_node), and both
-// CPUs of every core-to-core pair.
-std::map<int, std::vector<int>> ProbeCpusByNode(const Plan& plan, const kernels::Topology& topology);
+// The CPUs that probe `targets`, by node: a pair's CPU, or every allowed CPU
+// of its node when any of them may measure (MemoryPair::any_cpu_of_node), and
+// a run's peer CPU.
+std::map<int, std::vector<int>> ProbeCpusByNode(const std::vector<ProbeTarget>& targets,
+                                                const kernels::Topology& topology);
 
 class HostWatch {
  public:

@@ -9,20 +9,23 @@ namespace numaprobe::daemon {
 namespace {
 
 // Tasks in one class measure the same thing on different pairs: a
-// regression that comes with a rollout moves them together.
-using ClassKey = std::tuple<const ProbeKind*, int, kernels::CpuRelation>;
+// regression that comes with a rollout moves them together. Runs between two
+// CPUs are classed by how the two relate too (an SMT sibling and a CPU across
+// the node are different things); -1: a run without a peer CPU.
+using ClassKey = std::tuple<const ProbeKind*, int, int>;
 
 ClassKey ClassOf(const Task& task, const kernels::Topology& topology) {
   const MemoryPair& p = task.target.pair;
   int distance = topology.Distance(p.cpu_node, p.mem_node);
   if (distance == 0) distance = p.cpu_node == p.mem_node ? 10 : 20;  // no SLIT: local or remote
-  return {task.kind, distance, task.target.c2c.relation};
+  const int relation = task.target.peer_cpu < 0 ? -1 : static_cast<int>(task.target.relation);
+  return {task.kind, distance, relation};
 }
 
-// The same pair of the same kind: a representative's variants (bandwidth ops,
-// traffic mixes) all run every round.
+// The same pair (and peer CPU) of the same kind: a representative's variants
+// (bandwidth ops, traffic mixes) all run every round.
 bool SamePair(const Task& a, const Task& b) {
-  return a.kind == b.kind && a.target.pair == b.target.pair && a.target.c2c == b.target.c2c;
+  return a.kind == b.kind && a.target.pair == b.target.pair && a.target.peer_cpu == b.target.peer_cpu;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "daemon/common/host_info.h"
@@ -245,8 +246,14 @@ class Scheduler::Loop {
     plan_ = std::move(plan);
     restriction_ = env_->Restriction();
     for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
-    spdlog::info("probe plan: {} memory pairs, {} core-to-core pairs", plan_.memory_pairs.size(),
-                 plan_.c2c_pairs.size());
+    std::string runs;
+    std::map<const ProbeKind*, int> runs_of;
+    for (const Task& task : RoundTasks(plan_, config_, topology_)) ++runs_of[task.kind];
+    for (const ProbeKind* kind : ProbeTable()) {
+      if (runs_of.contains(kind)) runs += fmt::format(", {} {}", runs_of[kind], kind->name());
+    }
+    spdlog::info("probe plan: {} memory pairs; runs per round{}", plan_.memory_pairs.size(),
+                 runs.empty() ? ": none" : runs);
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
       auto lock = ProbeLock::Open(config_.probe_lock_file);
@@ -300,7 +307,9 @@ class Scheduler::Loop {
     if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
       facts["numaprobe_version"] = it->second;
     }
-    return host_watch_.Observe(std::move(facts), ProbeCpusByNode(plan_, topology_));
+    std::vector<ProbeTarget> targets;
+    for (Task& task : RoundTasks(plan_, config_, topology_)) targets.push_back(std::move(task.target));
+    return host_watch_.Observe(std::move(facts), ProbeCpusByNode(targets, topology_));
   }
 
   // On the worker thread, when a probe finds another process probing.

@@ -27,7 +27,7 @@ inline RecordPtr MakeBandwidth(const MemoryPair& pair, kernels::BandwidthResult 
 
 // `cpu_a_node`: the node of cpu_a, which keys the health series.
 inline RecordPtr MakeC2c(const C2cPair& pair, int cpu_a_node, kernels::C2cResult result) {
-  const ProbeTarget target{{pair.cpu_a, cpu_a_node, pair.line_node}, pair, ""};
+  const ProbeTarget target{{pair.cpu_a, cpu_a_node, pair.line_node}, pair.cpu_b, pair.relation, ""};
   return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(CoreToCoreProbe(), target, std::move(result));
 }
 

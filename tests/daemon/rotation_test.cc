@@ -49,9 +49,7 @@ int Visits(const std::vector<Task>& tasks) {
 
 std::string Key(const Task& t) {
   return std::string(t.kind->name()) + " " + std::to_string(t.target.pair.cpu) + ">" +
-         std::to_string(t.target.pair.mem_node) + " " + t.target.variant + " c2c " +
-         std::to_string(t.target.c2c.cpu_a) + "," + std::to_string(t.target.c2c.cpu_b) + "@" +
-         std::to_string(t.target.c2c.line_node);
+         std::to_string(t.target.pair.mem_node) + " " + t.target.variant + " peer " + std::to_string(t.target.peer_cpu);
 }
 
 TEST(RoundTasks, PairsOfEveryCpuNodeOnOneMemoryNodeAreOneVisit) {

@@ -36,7 +36,7 @@ kernels::Topology Server(int nodes) {
   return std::move(topology).value();
 }
 
-RecordPtr Success(const Task& task, const kernels::Topology& topology) {
+RecordPtr Success(const Task& task) {
   const std::string_view kind = task.kind->name();
   if (kind == "latency") {
     kernels::LatencyResult r;
@@ -54,10 +54,10 @@ RecordPtr Success(const Task& task, const kernels::Topology& topology) {
     return MakeBandwidth(task.target.pair, r);
   }
   kernels::C2cResult r;
-  r.cpu_a = task.target.c2c.cpu_a;
-  r.cpu_b = task.target.c2c.cpu_b;
+  r.cpu_a = task.target.pair.cpu;
+  r.cpu_b = task.target.peer_cpu;
   r.one_way_seconds = {5e-8, 4.5e-8, 6e-8, 1e-9, 7};
-  return MakeC2c(task.target.c2c, topology.FindCpu(task.target.c2c.cpu_a)->node, r);
+  return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(*task.kind, task.target, r);
 }
 
 struct Count {
@@ -76,7 +76,7 @@ Count SeriesOf(int nodes) {
   const HostInfo host{"Example CPU", "0x1", "6.1.0-13-amd64", "1.0", "madvise", "tsc", false, "none", "1", {}};
   PlanSnapshot(s, config, topology, plan.value(), host, "fingerprint");
   for (const Task& task : RoundTasks(plan.value(), config, topology)) {
-    const RecordPtr record = Success(task, topology);
+    const RecordPtr record = Success(task);
     RecordRun(s, record, 1700000000, 0.01);
     if (auto value = task.kind->BaselineOf(*record, config.targets.per_cpu)) {
       s.baseline.push_back(*value);

@@ -258,7 +258,7 @@ TEST_F(SnapshotUpdateTest, FailedRunsAreCountedPerC2cPair) {
     EXPECT_EQ(Of(s_, CoreToCoreProbe()).size(), round < 3 ? 2u : 1u) << "round " << round;
   }
   ASSERT_EQ(Of(s_, CoreToCoreProbe()).size(), 1u);
-  EXPECT_EQ(Of(s_, CoreToCoreProbe())[0].record->target().c2c.relation, k::CpuRelation::kSameLlc);
+  EXPECT_EQ(Of(s_, CoreToCoreProbe())[0].record->target().relation, k::CpuRelation::kSameLlc);
   EXPECT_DOUBLE_EQ(s_.last_success.at({"core_to_core", 0, 0}), 1900.0);
 }
 

@@ -1,7 +1,7 @@
 // The core_to_core kind: one-way cache-line transfer latency between two CPUs
 // with the line homed on a chosen node (kernels/c2c.h). Its target's pair is
 // (cpu_a, cpu_a's node, the line's node), so health series and placement
-// failures are keyed like the memory kinds'.
+// failures are keyed like the memory kinds'; cpu_b is the target's peer CPU.
 #include <fmt/format.h>
 
 #include "daemon/probing/json_fields.h"
@@ -16,6 +16,9 @@ namespace {
 namespace k = kernels;
 using C2cRecord = ProbeRecordOf<k::C2cResult>;
 
+// The planned pair a target runs.
+C2cPair PairOf(const ProbeTarget& t) { return {t.pair.cpu, t.peer_cpu, t.pair.mem_node, t.relation}; }
+
 class CoreToCoreKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "core_to_core"; }
@@ -26,13 +29,13 @@ class CoreToCoreKind final : public ProbeKind {
     std::vector<ProbeTarget> targets;
     for (const C2cPair& c2c : plan.c2c_pairs) {
       const k::CpuInfo* a = topology.FindCpu(c2c.cpu_a);
-      targets.push_back({{c2c.cpu_a, a != nullptr ? a->node : -1, c2c.line_node}, c2c, ""});
+      targets.push_back({{c2c.cpu_a, a != nullptr ? a->node : -1, c2c.line_node}, c2c.cpu_b, c2c.relation, ""});
     }
     return targets;
   }
 
   std::string Describe(const ProbeTarget& t) const override {
-    return fmt::format("core-to-core cpu {} <-> cpu {}", t.c2c.cpu_a, t.c2c.cpu_b);
+    return fmt::format("core-to-core cpu {} <-> cpu {}", t.pair.cpu, t.peer_cpu);
   }
 
   RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
@@ -40,15 +43,15 @@ class CoreToCoreKind final : public ProbeKind {
   }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::C2cResult result;
-    result.cpu_a = t.c2c.cpu_a;
-    result.cpu_b = t.c2c.cpu_b;
-    result.line.node = t.c2c.line_node;
+    result.cpu_a = t.pair.cpu;
+    result.cpu_b = t.peer_cpu;
+    result.line.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
     if (!runner.Cancelled(hold, result)) {
       k::C2cSpec spec = runner.settings().c2c;
-      spec.cpu_a = t.c2c.cpu_a;
-      spec.cpu_b = t.c2c.cpu_b;
-      spec.line_node = t.c2c.line_node;
+      spec.cpu_a = t.pair.cpu;
+      spec.cpu_b = t.peer_cpu;
+      spec.line_node = t.pair.mem_node;
       spec.stop = stop;
       result = k::MeasureCoreToCore(spec);
     }
@@ -72,7 +75,7 @@ class CoreToCoreKind final : public ProbeKind {
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {
     for (const TimedRecord& t : latest) {
-      const C2cPair& p = t.record->target().c2c;
+      const C2cPair p = PairOf(t.record->target());
       sink.Add("numaprobe_core_to_core_latency_seconds",
                {{"cpu_a", std::to_string(p.cpu_a)},
                 {"cpu_b", std::to_string(p.cpu_b)},
@@ -93,7 +96,7 @@ class CoreToCoreKind final : public ProbeKind {
                           {}};
     for (const RecordPtr& record : records) {
       const auto& r = ResultOf<k::C2cResult>(*record);
-      const C2cPair& p = record->target().c2c;
+      const C2cPair p = PairOf(record->target());
       const bool ok = record->ok();
       section.row_labels.push_back(std::to_string(p.cpu_a));
       section.cells.push_back(
@@ -113,7 +116,7 @@ class CoreToCoreKind final : public ProbeKind {
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);
-    const C2cPair& p = record.target().c2c;
+    const C2cPair p = PairOf(record.target());
     nlohmann::json j = CommonToJson(record);
     j.update({{"cpu_a", p.cpu_a},
               {"cpu_b", p.cpu_b},
