@@ -51,6 +51,14 @@ struct ProbeTarget {
   bool operator==(const ProbeTarget&) const = default;
 };
 
+// A target without a peer CPU.
+inline ProbeTarget MemoryTarget(const MemoryPair& pair, std::string variant = "") {
+  ProbeTarget target;
+  target.pair = pair;
+  target.variant = std::move(variant);
+  return target;
+}
+
 // A figure a baseline is kept for: the median of one series.
 struct BaselineValue {
   std::string probe;  // the kind's name

@@ -16,12 +16,11 @@
 namespace numaprobe::daemon {
 
 inline RecordPtr MakeLatency(const MemoryPair& pair, kernels::LatencyResult result) {
-  return std::make_shared<ProbeRecordOf<kernels::LatencyResult>>(LatencyProbe(), ProbeTarget{pair, {}, ""},
-                                                                 std::move(result));
+  return std::make_shared<ProbeRecordOf<kernels::LatencyResult>>(LatencyProbe(), MemoryTarget(pair), std::move(result));
 }
 
 inline RecordPtr MakeBandwidth(const MemoryPair& pair, kernels::BandwidthResult result) {
-  const ProbeTarget target{pair, {}, std::string(kernels::BandwidthOpName(result.op))};
+  const ProbeTarget target = MemoryTarget(pair, std::string(kernels::BandwidthOpName(result.op)));
   return std::make_shared<ProbeRecordOf<kernels::BandwidthResult>>(BandwidthProbe(), target, std::move(result));
 }
 

@@ -36,7 +36,7 @@ class BandwidthKind final : public ProbeKind {
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (k::BandwidthOp op : settings.ops) targets.push_back({pair, {}, std::string(k::BandwidthOpName(op))});
+      for (k::BandwidthOp op : settings.ops) targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
     }
     return targets;
   }

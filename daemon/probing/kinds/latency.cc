@@ -35,7 +35,7 @@ class LatencyKind final : public ProbeKind {
 
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
-    for (const MemoryPair& pair : plan.memory_pairs) targets.push_back({pair, {}, ""});
+    for (const MemoryPair& pair : plan.memory_pairs) targets.push_back(MemoryTarget(pair));
     return targets;
   }
 

@@ -58,7 +58,7 @@ class LoadedLatencyKind final : public ProbeKind {
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (const std::string& traffic : settings.loaded_traffic) targets.push_back({pair, {}, traffic});
+      for (const std::string& traffic : settings.loaded_traffic) targets.push_back(MemoryTarget(pair, traffic));
     }
     return targets;
   }
