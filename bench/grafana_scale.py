@@ -16,7 +16,7 @@ query of grafana/dashboards/*.json runs as Grafana would run it (instant for
 tables and stats, a range query over the recorded window otherwise) with
 every variable at All, except the host dashboard's instance.
 
-  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--keep DIR]
+  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--keep DIR] [--against REV]
 
 Prints one line per query: rows, seconds; exits 1 if a query fails, takes
 more than --max-seconds or a fleet table returns more rows than its topk.
@@ -25,9 +25,11 @@ Needs prometheus and promtool (Debian: prometheus) and PyYAML.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -149,11 +151,20 @@ def wait_for_rules(url: str, evaluations: int, interval_s: int, timeout_s: float
         time.sleep(5)
 
 
-def panel_cases(recorded_s: int):
+def dashboards_at(ref: str | None) -> list[dict]:
+    """The dashboards of the working tree, or of git revision `ref`."""
+    if ref is None:
+        return list(g.load_dashboards().values())
+    return [json.loads(subprocess.run(["git", "-C", str(g.DASHBOARD_DIR), "show", f"{ref}:./{p.name}"],
+                                      check=True, capture_output=True, text=True).stdout)
+            for p in g.dashboard_files()]
+
+
+def panel_cases(recorded_s: int, ref: str | None = None):
     """(dashboard uid, panel, expr, instant) for every query, variables substituted."""
     window = f"{max(60, recorded_s)}s"
     builtins = {"__rate_interval": "1m", "__interval": "60s", "__range": window, "__range_s": str(recorded_s)}
-    for dash in g.load_dashboards().values():
+    for dash in dashboards_at(ref):
         values = dict(builtins)
         for v in dash["templating"]["list"]:
             if v["type"] == "datasource":
@@ -161,6 +172,22 @@ def panel_cases(recorded_s: int):
             values[v["name"]] = ".+" if v.get("includeAll") else "host-0005:10062"
         for panel, t in g.iter_queries(dash):
             yield dash["uid"], panel, g.substitute(t["expr"], values), bool(t.get("instant"))
+
+
+def run_query(url: str, expr: str, instant: bool, recorded_s: int) -> tuple[int, float]:
+    """Rows returned (-1 on an error, printed) and seconds taken, as Grafana
+    would run the query: instant, or over the recorded window at 1-minute steps."""
+    t0 = time.monotonic()
+    if instant:
+        res = pb.api(url, "/api/v1/query", {"query": expr})
+    else:
+        end = time.time()
+        res = pb.api(url, "/api/v1/query_range", {"query": expr, "start": end - recorded_s, "end": end, "step": 60})
+    took = time.monotonic() - t0
+    if res.get("status") != "success":
+        print(f"query failed: {res.get('error')}: {expr}", flush=True)
+        return -1, took
+    return len(res["data"]["result"]), took
 
 
 def topk_of(expr: str) -> int | None:
@@ -176,6 +203,7 @@ def main() -> int:
     ap.add_argument("--evaluations", type=int, default=3, help="rule evaluations before querying")
     ap.add_argument("--max-seconds", type=float, default=2.0)
     ap.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
+    ap.add_argument("--against", help="git revision whose dashboard queries run beside the current ones")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="numaprobe-scale-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -201,21 +229,28 @@ def main() -> int:
         eval_times = wait_for_rules(url, args.evaluations, interval, timeout_s=1800)
         recorded_s = int(time.time() - started)
         print("rule group evaluation: " + ", ".join(f"{k} {v:.2f} s" for k, v in eval_times.items()))
-        print(f"{'dashboard':16} {'rows':>6} {'seconds':>8}  panel")
+        # With --against, REV's query of the same panel runs right after the
+        # current one (same Prometheus, same data, same load): the side-by-side
+        # figures. REV's queries may only read series that the current
+        # recording rules still record.
+        before = {}
+        if args.against:
+            for uid, panel, expr, instant in panel_cases(recorded_s, args.against):
+                before.setdefault((uid, panel["title"]), []).append((expr, instant))
+        print(f"{'dashboard':16} {'rows':>6} {'seconds':>8}" + (f" {'at ' + args.against:>14}" if args.against else "")
+              + "  panel")
         for uid, panel, expr, instant in panel_cases(recorded_s):
-            t0 = time.monotonic()
-            if instant:
-                res = pb.api(url, "/api/v1/query", {"query": expr})
-            else:
-                end = time.time()
-                res = pb.api(url, "/api/v1/query_range",
-                          {"query": expr, "start": end - recorded_s, "end": end, "step": 60})
-            took = time.monotonic() - t0
-            rows = len(res["data"]["result"]) if res.get("status") == "success" else -1
-            print(f"{uid:16} {rows:>6} {took:>8.3f}  {panel['title']}", flush=True)
+            rows, took = run_query(url, expr, instant, recorded_s)
+            ref = ""
+            if before.get((uid, panel["title"])):
+                ref_rows, ref_took = run_query(url, *before[(uid, panel["title"])].pop(0), recorded_s)
+                ref = f" {ref_rows:>5} {ref_took:>8.3f}"
+            elif args.against:
+                ref = f" {'-':>14}"
+            print(f"{uid:16} {rows:>6} {took:>8.3f}{ref}  {panel['title']}", flush=True)
             k = topk_of(expr)
             if rows < 0:
-                failures.append(f"{uid} / {panel['title']}: {res.get('error')}")
+                failures.append(f"{uid} / {panel['title']}: query failed")
             elif took > args.max_seconds:
                 failures.append(f"{uid} / {panel['title']}: {took:.2f} s")
             elif uid == "numaprobe-fleet" and panel["type"] == "table" and k is not None and rows > k:

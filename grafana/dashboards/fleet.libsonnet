@@ -15,6 +15,8 @@ local p = import 'panels.libsonnet';
     local v = {
       fleet: fleet,
       cohort: cohort,
+      // per-cohort recordings carry no instance
+      peerFleet: '%s,job=~"$job",cpu_model=~"$cpu_model",numa_nodes=~"$numa_nodes"' % c.selector,
       k: c.fleetTopK,
       drift: c.latencyDriftThreshold,
       drop: c.bandwidthDropThreshold,
@@ -26,12 +28,17 @@ local p = import 'panels.libsonnet';
       latencyWorst: 'max by (instance, job) (max_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%s}[$__range])) - 1' % fleet,
       bandwidthWorst: '1 - min by (instance, job) (min_over_time(instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%s}[$__range]))' % fleet,
       peerWorst: 'max by (instance, job) (max_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%s}[$__range]) - 1 or 1 - min_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%s}[$__range]))' % [fleet, fleet],
-      staleNow: 'max by (instance, job) ((time() - numaprobe_probe_last_success_timestamp_seconds{%s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%s})' % [fleet, fleet],
+      // per host: the oldest pair's age in refresh intervals. The oldest
+      // success is taken per host before the join with the host's interval
+      // (the same figure as dividing every pair's age): a join over a
+      // thousand host series instead of every pair's.
+      staleNow: '(time() - min by (instance, job) (numaprobe_probe_last_success_timestamp_seconds{%s})) / on(instance, job) instance:numaprobe_refresh_interval_seconds:last{%s}' % [fleet, fleet],
       failingNow: 'max by (instance, job) (sum without(result) (increase(numaprobe_probe_runs_total{%s,result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%s])) / sum without(result) (increase(numaprobe_probe_runs_total{%s}[%s])))' % [fleet, c.probeFailingWindow, fleet, c.probeFailingWindow],
     },
     local f(expr) = expr % v,
     local q(expr, legend='') = p.query(f(expr), legend),
     local iq(expr) = p.query(f(expr), instant=true),
+    local sq(expr, legend='') = p.statQuery(f(expr), legend),
     local runbook(alert) = p.runbook(c.runbookURLPattern, alert),
     // Links a host's row to its host dashboard.
     local hostLink = {
@@ -52,8 +59,8 @@ local p = import 'panels.libsonnet';
     // Beside it: how many hosts are over and under the level.
     local counts(title, description, expr, level) =
       p.stat(title, description, p.queries([
-        q('count((' + expr + ') > ' + level + ' and on(instance, job) %(cohort)s) or on() vector(0)', 'over'),
-        q('count((' + expr + ') <= ' + level + ' and on(instance, job) %(cohort)s) or on() vector(0)', 'under'),
+        sq('count((' + expr + ') > ' + level + ' and on(instance, job) %(cohort)s) or on() vector(0)', 'over'),
+        sq('count((' + expr + ') <= ' + level + ' and on(instance, job) %(cohort)s) or on() vector(0)', 'under'),
       ]), 'none', p.steps('blue'), w=3, h=8),
 
     'numaprobe-fleet.json': p.dashboard(
@@ -70,31 +77,31 @@ local p = import 'panels.libsonnet';
         p.row('Overview'),
         p.stat('Hosts reporting',
                'Hosts of the selected cohorts whose numaprobe is scraped.',
-               [q('count(numaprobe_build_info{%(fleet)s} and on(instance, job) %(cohort)s)')],
+               [sq('count(numaprobe_build_info{%(fleet)s} and on(instance, job) %(cohort)s)')],
                'none',
                p.steps('blue'),
                w=5),
         p.stat('Targets down',
                "numaprobe's scrape targets Prometheus cannot scrape now (up == 0). NumaProbeExporterDown fires after %s." % c.exporterDownFor,
-               [q('count(up{%(fleet)s} == 0) or on() vector(0)')],
+               [sq('count(up{%(fleet)s} == 0) or on() vector(0)')],
                'none',
                p.steps('green', [[1, 'red']]),
                w=5),
         p.stat('Hosts with firing numaprobe alerts',
                'Hosts with at least one firing numaprobe alert (needs the alerting rules loaded in this Prometheus).',
-               [q('count(count by (instance, job) (ALERTS{alertname=~"NumaProbe.*",alertstate="firing",%(fleet)s})) or on() vector(0)')],
+               [sq('count(count by (instance, job) (ALERTS{alertname=~"NumaProbe.*",alertstate="firing",%(fleet)s})) or on() vector(0)')],
                'none',
                p.steps('green', [[1, 'red']]),
                w=5),
         p.stat('Stale hosts',
                'Hosts with a pair not refreshed for more than %g refresh intervals (NumaProbeProbeStale level).' % c.staleRefreshIntervals,
-               [q('count((%(staleNow)s) > %(stale)g and on(instance, job) %(cohort)s) or on() vector(0)')],
+               [sq('count((%(staleNow)s) > %(stale)g and on(instance, job) %(cohort)s) or on() vector(0)')],
                'none',
                p.steps('green', [[1, 'red']]),
                w=5),
         p.stat('numaprobe versions',
                'Hosts per numaprobe version.',
-               [q('count by (version) (numaprobe_build_info{%(fleet)s} and on(instance, job) %(cohort)s)', '{{version}}')],
+               [sq('count by (version) (numaprobe_build_info{%(fleet)s} and on(instance, job) %(cohort)s)', '{{version}}')],
                'none',
                p.steps('blue'),
                w=4),
@@ -196,15 +203,15 @@ local p = import 'panels.libsonnet';
         ),
         p.table(
           'Remote pairs: remote/local ratio by CPU model',
-          'Per CPU model and remote pair, the median over hosts of the remote/local latency ratio. Needs two or more NUMA nodes.',
-          [iq('quantile by (cpu_model, cpu_node, mem_node) (0.5, instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local{%(fleet)s} != 1 and on(instance, job) %(cohort)s)')],
+          'Per cohort (CPU model and NUMA topology) and remote pair, the median over hosts of the remote/local latency ratio of the recent medians: the cohort median the peer alert compares each host with. Needs two or more NUMA nodes.',
+          [iq('cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median{%(peerFleet)s} != 1')],
           'percentunit',
-          hide=['Time'],
+          hide=['Time', '__name__'],
         ),
         p.timeseries(
           'Local bandwidth across hosts by CPU model',
-          'Per CPU model and op, the median over hosts of the local (cpu_node = mem_node) bandwidth.',
-          [q('quantile by (cpu_model, op) (0.5, max without(threads) (numaprobe_memory_bandwidth_bytes_per_second{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s and on(instance, job, cpu_node, mem_node) (numaprobe_numa_distance{%(fleet)s} == 10))', '{{cpu_model}} {{op}}')],
+          "Per CPU model and op, the median over hosts of each host's local (cpu_node = mem_node) bandwidth, itself the median over the host's nodes.",
+          [q('quantile by (cpu_model, op) (0.5, instance_op:numaprobe_memory_bandwidth_bytes_per_second:local_median{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s)', '{{cpu_model}} {{op}}')],
           'Bps',
         ),
         p.table(

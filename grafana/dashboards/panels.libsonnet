@@ -16,6 +16,11 @@
     format: if instant then 'table' else 'time_series',
     [if legend != '' then 'legendFormat']: legend,
   },
+  // A stat's query: instant, since a stat without a graph shows only the
+  // last value, and a range query would evaluate its expression at every
+  // step of the time range for nothing; time-series format, so the legend
+  // names the value.
+  statQuery(expr, legend=''):: self.query(expr, legend, instant=true) { format: 'time_series' },
   // Several queries with refIds A, B, C...
   queries(list):: std.mapWithIndex(function(i, q) q { refId: std.char(65 + i) }, list),
 
