@@ -25,9 +25,10 @@ local p = import 'panels.libsonnet';
       failing: c.probeFailingRatio,
       window: c.probeFailingWindow,
       // per host: the worst pair's drift over the range
-      latencyWorst: 'max by (instance, job) (max_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%s}[$__range])) - 1' % fleet,
-      bandwidthWorst: '1 - min by (instance, job) (min_over_time(instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%s}[$__range]))' % fleet,
-      peerWorst: 'max by (instance, job) (max_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%s}[$__range]) - 1 or 1 - min_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%s}[$__range]))' % [fleet, fleet],
+      // (from per-host recordings of the worst pair: one series a host)
+      latencyWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%s}[$__range]) - 1' % fleet,
+      bandwidthWorst: '1 - min_over_time(instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%s}[$__range])' % fleet,
+      peerWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers_deviation_max{%s}[$__range])' % fleet,
       // per host: the oldest pair's age in refresh intervals. The oldest
       // success is taken per host before the join with the host's interval
       // (the same figure as dividing every pair's age): a join over a
@@ -111,9 +112,9 @@ local p = import 'panels.libsonnet';
           'Latency drift band by CPU model',
           "Per CPU model, the median, 90th percentile and maximum over hosts of each host's worst pair latency drift (recent median / baseline - 1). A rollout that moves the whole band stays visible while every host is under the alert level (dashed, +%g%%)." % (c.latencyDriftThreshold * 100),
           p.queries([
-            q('quantile by (cpu_model) (0.5, max by (instance, job) (instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} median'),
-            q('quantile by (cpu_model) (0.9, max by (instance, job) (instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} p90'),
-            q('max by (cpu_model) (max by (instance, job) (instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} max'),
+            q('quantile by (cpu_model) (0.5, instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} median'),
+            q('quantile by (cpu_model) (0.9, instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} p90'),
+            q('max by (cpu_model) (instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} max'),
           ]),
           'percentunit',
           thresholds=p.steps('transparent', [[c.latencyDriftThreshold, 'red']]),
@@ -122,9 +123,9 @@ local p = import 'panels.libsonnet';
           'Bandwidth drift band by CPU model',
           "Per CPU model, the median, 10th percentile and minimum over hosts of each host's worst pair bandwidth drift (recent median / baseline - 1). Dashed: the NumaProbeBandwidthDrop level, -%g%%." % (c.bandwidthDropThreshold * 100),
           p.queries([
-            q('quantile by (cpu_model) (0.5, min by (instance, job) (instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} median'),
-            q('quantile by (cpu_model) (0.1, min by (instance, job) (instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} p10'),
-            q('min by (cpu_model) (min by (instance, job) (instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} min'),
+            q('quantile by (cpu_model) (0.5, instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} median'),
+            q('quantile by (cpu_model) (0.1, instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} p10'),
+            q('min by (cpu_model) (instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s) - 1', '{{cpu_model}} min'),
           ]),
           'percentunit',
           thresholds=p.steps('red', [[-c.bandwidthDropThreshold, 'transparent']]),
@@ -217,7 +218,9 @@ local p = import 'panels.libsonnet';
         p.table(
           'Remote bandwidth distribution by CPU model',
           'Per CPU model, remote pair and op, the median over hosts of the bandwidth. Needs two or more NUMA nodes.',
-          [iq('quantile by (cpu_model, cpu_node, mem_node, op) (0.5, max without(threads) (numaprobe_memory_bandwidth_bytes_per_second{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s and on(instance, job, cpu_node, mem_node) (numaprobe_numa_distance{%(fleet)s} > 10))')],
+          // quantile drops the threads label (one value per host); the local
+          // pairs are the recorded few per host, not every pair's distance.
+          [iq('quantile by (cpu_model, cpu_node, mem_node, op) (0.5, (numaprobe_memory_bandwidth_bytes_per_second{%(fleet)s} unless on(instance, job, cpu_node, mem_node) instance_cpu_node_mem_node:numaprobe_numa_distance:local{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s)')],
           'Bps',
           hide=['Time'],
         ),

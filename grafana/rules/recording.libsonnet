@@ -111,6 +111,17 @@
               quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
+          // Per host, the worst pair's latency over its baseline: what the
+          // fleet dashboard ranks, counts and draws per CPU model, so that its
+          // queries over a time range read one series a host, not every pair's.
+          {
+            record: 'instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max',
+            expr: |||
+              max by (%(instanceLabels)s) (
+                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline
+              )
+            ||| % c,
+          },
           // The cohort a host belongs to: its cpu_model and its NUMA topology,
           // as labels: numa_nodes (the number of nodes) and numa_distance_sum
           // (the sum of the SLIT distance matrix), turned into labels by
@@ -181,6 +192,17 @@
                 cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median
             ||| % c,
           },
+          // Per host, the largest deviation from the peers of any pair, either
+          // way (0.1 = 10% above or below the cohort median): what the fleet
+          // dashboard ranks and counts over a time range, one series a host.
+          {
+            record: 'instance:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers_deviation_max',
+            expr: |||
+              max by (%(instanceLabels)s) (
+                abs(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1)
+              )
+            ||| % c,
+          },
         ],
       },
 
@@ -204,6 +226,16 @@
               max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
+          // Per host, the worst (lowest) pair and op: one series a host for
+          // the fleet dashboard, as for latency above.
+          {
+            record: 'instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min',
+            expr: |||
+              min by (%(instanceLabels)s) (
+                instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline
+              )
+            ||| % c,
+          },
           // Local bandwidth per host and op: the median over the host's local
           // pairs (numaprobe-detection records which pairs are local). One
           // series per host and op, so that the fleet's distribution by CPU
@@ -212,8 +244,8 @@
           {
             record: 'instance_op:numaprobe_memory_bandwidth_bytes_per_second:local_median',
             expr: |||
-              quantile without(cpu_node, mem_node) (0.5,
-                max without(threads) (numaprobe_memory_bandwidth_bytes_per_second{%(selector)s})
+              quantile without(cpu_node, mem_node, threads) (0.5,
+                numaprobe_memory_bandwidth_bytes_per_second{%(selector)s}
                 and on(%(instanceLabels)s, cpu_node, mem_node)
                   instance_cpu_node_mem_node:numaprobe_numa_distance:local
               )
