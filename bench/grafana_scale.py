@@ -18,6 +18,10 @@ every variable at All, except the host dashboard's instance.
 
   bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--keep DIR] [--against REV]
 
+With --against REV, each panel's query at git revision REV runs right after
+the current one in the same Prometheus (REV's queries may read only series the
+current recording rules record): before and after side by side.
+
 Prints one line per query: rows, seconds; exits 1 if a query fails, takes
 more than --max-seconds or a fleet table returns more rows than its topk.
 Needs prometheus and promtool (Debian: prometheus) and PyYAML.

@@ -212,7 +212,9 @@ local p = import 'panels.libsonnet';
         p.timeseries(
           'Local bandwidth across hosts by CPU model',
           "Per CPU model and op, the median over hosts of each host's local (cpu_node = mem_node) bandwidth, itself the median over the host's nodes.",
-          [q('quantile by (cpu_model, op) (0.5, instance_op:numaprobe_memory_bandwidth_bytes_per_second:local_median{%(fleet)s} * on(instance, job) group_left(cpu_model) %(cohort)s)', '{{cpu_model}} {{op}}')],
+          // Per host first (the recorded local pairs select the figures),
+          // then the join with the cohort over one series a host and op.
+          [q('quantile by (cpu_model, op) (0.5, quantile without(cpu_node, mem_node, threads) (0.5, numaprobe_memory_bandwidth_bytes_per_second{%(fleet)s} and on(instance, job, cpu_node, mem_node) instance_cpu_node_mem_node:numaprobe_numa_distance:local{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s)', '{{cpu_model}} {{op}}')],
           'Bps',
         ),
         p.table(

@@ -236,21 +236,6 @@
               )
             ||| % c,
           },
-          // Local bandwidth per host and op: the median over the host's local
-          // pairs (numaprobe-detection records which pairs are local). One
-          // series per host and op, so that the fleet's distribution by CPU
-          // model reads a thousand series, not every pair's bandwidth joined
-          // with every pair's distance at every step of a graph.
-          {
-            record: 'instance_op:numaprobe_memory_bandwidth_bytes_per_second:local_median',
-            expr: |||
-              quantile without(cpu_node, mem_node, threads) (0.5,
-                numaprobe_memory_bandwidth_bytes_per_second{%(selector)s}
-                and on(%(instanceLabels)s, cpu_node, mem_node)
-                  instance_cpu_node_mem_node:numaprobe_numa_distance:local
-              )
-            ||| % c,
-          },
         ],
       },
 
