@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,7 +18,11 @@ using ::testing::Not;
 
 class DescribeTaskLimitsTest : public testing::Test {
  protected:
+  // A directory of each test's own: ctest runs the tests of this fixture as
+  // parallel processes, and one's TearDown removed a shared tree under another.
   void SetUp() override {
+    root_ = testing::TempDir() + "/task-limits-" + testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+            std::to_string(getpid());
     std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_);
   }
@@ -26,7 +31,7 @@ class DescribeTaskLimitsTest : public testing::Test {
     std::filesystem::create_directories(std::filesystem::path(root_ + path).parent_path());
     std::ofstream(root_ + path) << text;
   }
-  const std::string root_ = testing::TempDir() + "/task-limits";
+  std::string root_;
 };
 
 TEST_F(DescribeTaskLimitsTest, NamesTheNearestPidsMaxOnCgroupV2) {
