@@ -43,7 +43,7 @@ baseline: {rounds: 1}
 state_directory: /var/lib/numaprobe
 """
 # Hard limit for the whole guest (two boots). TCG on a loaded 2-core host
-# needs ~5 min, KVM ~2.5 min; the watchdog alone is 60 s + 10 s + 5 s.
+# needs ~5 min, KVM ~2.5 min; the watchdog alone is 20 s + 10 s + 5 s.
 GUEST_TIMEOUT = {"kvm": 600, "tcg": 900}
 
 
@@ -203,9 +203,13 @@ def test_watchdog_restarts_a_hung_daemon(p2):
     assert "Failed with result 'watchdog'" in journal, journal
     s = show(p2, "show_after_watchdog.txt")
     assert int(s["NRestarts"]) >= 1 and s["ActiveState"] == "active", s
+    # The guest's runtime drop-in shortened WatchdogSec to 20 s for this step
+    # (the shipped 60 s is asserted in phase 1): 20 s, then SIGABRT, SIGKILL
+    # after TimeoutAbortSec (10 s), RestartSec=5s.
+    assert p2.rc("restart_short_watchdog") == 0, p2.text("restart_short_watchdog.err")
+    assert s["WatchdogUSec"] in ("20s", "20000000"), s
     seconds = float(p2.text("watchdog_seconds.txt"))
-    # WatchdogSec=60s, then SIGABRT, SIGKILL after TimeoutAbortSec (10 s), RestartSec=5s.
-    assert 55 <= seconds <= 150, seconds
+    assert 18 <= seconds <= 110, seconds
     assert "numaprobe_build_info" in p2.text("metrics_after_watchdog.txt")
 
 
@@ -219,6 +223,7 @@ def test_stop_is_clean(p2):
 
 
 def test_purge_leaves_nothing(p2):
+    assert p2.rc("remove") == 0, p2.text("remove.err")
     assert p2.rc("purge") == 0, p2.text("purge.err")
     assert p2.text("left_after_purge.txt").strip() == ""
     assert p2.text("loadstate_after_purge.txt").strip() == "not-found"
