@@ -12,7 +12,12 @@ import urllib.request
 import pytest
 
 # Small buffers and short samples so a round takes well under a second of CPU;
-# the schedule and budget are the test's to choose.
+# the schedule and budget are the test's to choose. 16 MiB rather than 64: most
+# of a round's CPU is making and placing the buffers, 4x less at 16 MiB (TSan:
+# 0.18 against 0.6-0.9 CPU-s for the latency probe; docs/testing.md), so rounds,
+# and the tests that wait for them, come sooner. A chase under four times the
+# last-level cache is flushed before each sample at either size, so its loads
+# still come from memory.
 # Sanitizer builds run every probe several times slower, and their SCHED_IDLE
 # probes lose more rounds to a busy machine (disturbed runs, retried): the
 # default waits scale with it.
@@ -20,8 +25,8 @@ SANITIZED_SLOWDOWN = 5 if os.environ.get("NUMAPROBE_SANITIZED") == "1" else 1
 
 FAST_CONFIG = """\
 probes:
-  latency: {{stride_bytes: 128, buffer_size: 64MiB, samples: 5, loads_per_sample: {loads}}}
-  bandwidth: {{ops: [read, write, copy], buffer_size: 64MiB, burst_size: 4MiB, bursts: 3}}
+  latency: {{stride_bytes: 128, buffer_size: {buffer_size}, samples: 5, loads_per_sample: {loads}}}
+  bandwidth: {{ops: [read, write, copy], buffer_size: {buffer_size}, burst_size: 4MiB, bursts: 3}}
   core_to_core: {{samples: 5, round_trips: 500}}
 schedule: {{duty_cycle: {duty_cycle}, interval: {interval}, jitter: 0.1, priority: {priority}}}
 memory: {{budget: 512MiB, pages: {pages}}}
@@ -32,11 +37,12 @@ probe_lock_file: {probe_lock_file}
 
 
 def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baseline_rounds=1, state_directory=None,
-                 priority="idle", loads=5000, probe_lock_file=None):
+                 priority="idle", loads=5000, probe_lock_file=None, buffer_size="16MiB"):
     # Each test's own lock: a developer's running numaprobe must not change results.
     path = os.path.join(directory, "numaprobe.yaml")
     with open(path, "w") as f:
         f.write(FAST_CONFIG.format(duty_cycle=duty_cycle, interval=interval, pages=pages, priority=priority, loads=loads,
+                                   buffer_size=buffer_size,
                                    baseline_rounds=baseline_rounds,
                                    state_directory=state_directory or os.path.join(directory, "state"),
                                    probe_lock_file=probe_lock_file or os.path.join(directory, "probe.lock")))

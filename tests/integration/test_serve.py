@@ -278,8 +278,10 @@ def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
     one visit"; at 5% a 25 s window holds a dozen visits, so one visit is a
     few percent of the window's CPU, not the 20-40% it was at 1%, where one
     visit more or less inside the window moved the ratio past the tolerance.
-    The budget, not the 1 s minimum interval, is what binds (a round costs
-    ~0.2 s of CPU, which at 5% paces rounds ~4 s apart).
+    The budget, not the 1 s minimum interval, is what binds (a round on
+    64 MiB buffers costs ~0.2 s of CPU, which at 5% paces rounds ~4 s apart;
+    on the suite's usual 16 MiB a round is cheap enough that the interval
+    would bind, and the process would rightly spend less than its budget).
     nice 19 rather than SCHED_IDLE, so that other work on a shared test machine
     cannot starve the probes below their budget."""
     if SLOWDOWN > 1:
@@ -287,7 +289,7 @@ def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
                     "measure a ratio; the release build's run asserts the budget")
     budget, seconds = 0.05, 25.0
     with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=budget, interval="1s", priority="nice19",
-                                            loads=20000)) as d:
+                                            loads=20000, buffer_size="64MiB")) as d:
         # After the first round: preparing a probe buffer is one large charge
         # followed by a long pause, which would dominate a 25 s window.
         d.wait_ready(timeout=120)
