@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "daemon/config/config_values.h"
+#include "kernels/cpulist.h"
 
 namespace numaprobe::daemon {
 
@@ -56,6 +57,22 @@ void CliFlagRegistry::AddEnumList(const std::string& flag, const std::map<std::s
 void CliFlagRegistry::AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
                                  const std::string& help) {
   app_.add_option(flag, value, help)->delimiter(',')->check(CLI::Range(min, max));
+}
+
+// Checked as CLI11 parses, so a malformed list is a usage error naming the flag.
+void CliFlagRegistry::AddCpuList(const std::string& flag, std::function<void(std::vector<int>)> store,
+                                 const std::string& help) {
+  const CLI::Validator list(
+      [](std::string& text) {
+        auto parsed = kernels::ParseCpuList(text);
+        return parsed.ok() ? std::string() : parsed.failure().reason;
+      },
+      "");
+  app_.add_option_function<std::string>(
+          flag, [store = std::move(store)](const std::string& text) { store(kernels::ParseCpuList(text).value()); },
+          help)
+      ->check(list)
+      ->type_name("LIST");
 }
 
 void CliFlagRegistry::AddChoices(const std::string& flag, std::vector<std::string>& value,

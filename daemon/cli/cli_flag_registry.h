@@ -22,6 +22,8 @@ class CliFlagRegistry final : public FlagRegistry {
   void AddEnumList(const std::string& flag, const std::map<std::string, int>& by_name,
                    std::function<void(const std::vector<int>&)> store, const std::string& help) override;
   void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max, const std::string& help) override;
+  void AddCpuList(const std::string& flag, std::function<void(std::vector<int>)> store,
+                  const std::string& help) override;
   void AddChoices(const std::string& flag, std::vector<std::string>& value, const std::vector<std::string>& choices,
                   const std::string& help) override;
 

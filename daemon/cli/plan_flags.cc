@@ -2,34 +2,22 @@
 
 #include <fmt/format.h>
 
+#include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/commands.h"
-#include "kernels/cpulist.h"
+#include "daemon/probing/probe_table.h"
 
 namespace numaprobe::daemon {
 
 void PlanFlags::Register(CLI::App& command) {
-  command.add_option("--cpus", cpus, "Measuring CPUs, e.g. 0,8-11 (default: one per NUMA node)");
-  command.add_option("--nodes", nodes, "Memory nodes to measure, e.g. 0-1 (default: every allowed node with memory)");
-  command.add_flag("--per-cpu", per_cpu, "Measure from every allowed CPU (of --cpus), not one per node");
-  command.add_option("--c2c-cpus", c2c_cpus,
-                     "CPUs whose pairs run the core-to-core probe (default: one pair per relation)");
-}
-
-kernels::Expected<PlanOptions> PlanFlags::ToOptions() const {
-  PlanOptions options;
-  options.per_cpu = per_cpu;
-  const std::pair<const std::string*, std::vector<int>*> lists[] = {{&cpus, &options.cpus},
-                                                                    {&nodes, &options.mem_nodes},
-                                                                    {&c2c_cpus, &options.c2c_cpus}};
-  const char* names[] = {"--cpus", "--nodes", "--c2c-cpus"};
-  for (int i = 0; i < 3; ++i) {
-    auto parsed = kernels::ParseCpuList(*lists[i].first);
-    if (!parsed.ok()) {
-      return kernels::Failure{kernels::Outcome::kInvalidSpec, std::string(names[i]) + ": " + parsed.failure().reason};
-    }
-    *lists[i].second = parsed.value();
-  }
-  return options;
+  CliFlagRegistry flags(command);
+  flags.AddCpuList(
+      "--cpus", [this](std::vector<int> cpus) { options.cpus = std::move(cpus); },
+      "Measuring CPUs, e.g. 0,8-11 (default: one per NUMA node)");
+  flags.AddCpuList(
+      "--nodes", [this](std::vector<int> nodes) { options.mem_nodes = std::move(nodes); },
+      "Memory nodes to measure, e.g. 0-1 (default: every allowed node with memory)");
+  command.add_flag("--per-cpu", options.per_cpu, "Measure from every allowed CPU (of --cpus), not one per node");
+  for (const ProbeKind* kind : ProbeTable()) kind->RegisterPlanFlags(flags, options);
 }
 
 std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags) {
@@ -38,12 +26,7 @@ std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags) {
     fmt::print(stderr, "numaprobe: cannot read the topology: {}\n", topology.failure().reason);
     return kExitFailure;
   }
-  auto options = flags.ToOptions();
-  if (!options.ok()) {
-    fmt::print(stderr, "numaprobe: {}\n", options.failure().reason);
-    return kExitUsage;
-  }
-  auto plan = BuildPlan(options.value(), topology.value());
+  auto plan = BuildPlan(flags.options, topology.value());
   if (!plan.ok()) {
     fmt::print(stderr, "numaprobe: {}\n", plan.failure().reason);
     return kExitUsage;

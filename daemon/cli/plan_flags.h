@@ -1,27 +1,22 @@
-// The flags that choose CPUs and nodes, shared by `probe` and `topology` so
-// that `numaprobe topology` shows exactly the plan `numaprobe probe` would run.
+// The flags that choose what to measure, shared by `probe` and `topology` so
+// that `numaprobe topology` shows exactly the plan `numaprobe probe` would run:
+// --cpus, --nodes, --per-cpu and the flags of the kinds that plan their own
+// targets (ProbeKind::RegisterPlanFlags).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <string>
 #include <variant>
 
 #include "daemon/probing/plan.h"
-#include "kernels/result.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
 
 struct PlanFlags {
-  std::string cpus;
-  std::string nodes;
-  std::string c2c_cpus;
-  bool per_cpu = false;
+  PlanOptions options;  // what the flags say; a malformed list fails parsing, naming its flag
 
   void Register(CLI::App& command);
-  // Parses the lists; a malformed list fails naming the flag.
-  kernels::Expected<PlanOptions> ToOptions() const;
 };
 
 // The host's topology and the plan the flags ask for on it.
@@ -31,7 +26,7 @@ struct HostPlan {
 };
 
 // On failure prints the reason on stderr and returns the exit code:
-// kExitFailure if the topology cannot be read, kExitUsage for bad flags.
+// kExitFailure if the topology cannot be read, kExitUsage if the plan fails.
 std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags);
 
 }  // namespace numaprobe::daemon

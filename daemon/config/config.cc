@@ -141,10 +141,13 @@ void ReadTargets(ConfigSection s, PlanOptions& targets) {
   s.IdList("cpus", targets.cpus);
   s.IdList("mem_nodes", targets.mem_nodes);
   s.Bool("per_cpu", targets.per_cpu);
-  s.IdList("c2c_cpus", targets.c2c_cpus);
-  if (targets.c2c_cpus.size() == 1) {
+  // The core-to-core kind's own target option (PlanOptions::kind_cpus).
+  std::vector<int> pair_cpus = targets.KindCpus("c2c_cpus");
+  s.IdList("c2c_cpus", pair_cpus);
+  if (pair_cpus.size() == 1) {
     s.Error("c2c_cpus", "needs at least two CPUs (pairs of them are measured), or none for automatic");
   }
+  targets.SetKindCpus("c2c_cpus", std::move(pair_cpus));
 }
 
 void ReadSchedule(ConfigSection s, Config::Schedule& schedule) {

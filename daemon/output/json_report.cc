@@ -16,14 +16,10 @@ json PlanToJson(const Plan& plan) {
   for (const auto& p : plan.memory_pairs) {
     pairs.push_back({{"cpu", p.cpu}, {"cpu_node", p.cpu_node}, {"mem_node", p.mem_node}});
   }
-  json c2c = json::array();
-  for (const auto& p : plan.c2c_pairs) {
-    c2c.push_back({{"cpu_a", p.cpu_a},
-                   {"cpu_b", p.cpu_b},
-                   {"line_node", p.line_node},
-                   {"relation", k::CpuRelationName(p.relation)}});
-  }
-  return {{"memory_pairs", pairs}, {"c2c_pairs", c2c}, {"notes", plan.notes}};
+  json j = {{"memory_pairs", pairs}, {"notes", plan.notes}};
+  // The targets the kinds planned themselves, under keys of their choosing.
+  for (const ProbeKind* kind : ProbeTable()) j.update(kind->PlannedToJson(plan.TargetsOf(kind->name())));
+  return j;
 }
 
 }  // namespace

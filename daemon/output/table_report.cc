@@ -104,11 +104,11 @@ std::string FormatTopology(const k::Topology& topology, const Plan& plan) {
   }
   out += "\nProbe plan\n  memory pairs (cpu -> node):";
   for (const auto& p : plan.memory_pairs) out += fmt::format(" {}->{}", p.cpu, p.mem_node);
-  out += "\n  core-to-core pairs:";
-  for (const auto& p : plan.c2c_pairs) {
-    out += fmt::format(" {}<->{} ({}, line on node {})", p.cpu_a, p.cpu_b, k::CpuRelationName(p.relation), p.line_node);
-  }
   out += '\n';
+  for (const ProbeKind* kind : ProbeTable()) {
+    const std::string planned = kind->PlannedToText(plan.TargetsOf(kind->name()));
+    if (!planned.empty()) out += "  " + planned + '\n';
+  }
   for (const auto& n : plan.notes) out += "  note: " + n + '\n';
   return out;
 }

@@ -9,13 +9,13 @@
 #include <string>
 #include <tuple>
 
+#include "daemon/probing/probe_table.h"
 #include "kernels/cpulist.h"
 
 namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using k::CpuRelation;
 using k::Failure;
 using k::Outcome;
 
@@ -62,28 +62,6 @@ k::Expected<std::vector<int>> Checked(std::vector<int> ids, const k::Topology& t
   return ids;
 }
 
-// Allowed CPUs grouped by a key (core, LLC, node), each group ascending.
-// Negative keys mean "unknown" and form no group.
-std::map<int, std::vector<int>> GroupCpus(const k::Topology& topology, int k::CpuInfo::*key) {
-  std::map<int, std::vector<int>> groups;
-  for (const k::CpuInfo& cpu : topology.cpus()) {
-    if (cpu.*key >= 0) groups[cpu.*key].push_back(cpu.id);
-  }
-  return groups;
-}
-
-// Where a line or buffer "on node n" can actually live: n itself when we may
-// allocate there, else the nearest node we may allocate on (-1: none).
-int MemoryHome(int node, const k::Topology& topology) {
-  if (const k::NodeInfo* info = topology.FindNode(node); info != nullptr && info->has_memory()) return node;
-  int best = -1;
-  for (const k::NodeInfo& candidate : topology.nodes()) {
-    if (!candidate.has_memory()) continue;
-    if (best < 0 || topology.Distance(node, candidate.id) < topology.Distance(node, best)) best = candidate.id;
-  }
-  return best;
-}
-
 std::vector<int> MeasuringCpus(const PlanOptions& options, const k::Topology& topology) {
   if (options.per_cpu) {
     std::vector<int> all;
@@ -128,80 +106,45 @@ void AddNotes(const PlanOptions& options, const std::vector<int>& mem_nodes, con
   }
 }
 
-void AddC2cPair(int a, int b, int line_node, CpuRelation relation, Plan& plan) {
-  if (line_node < 0) return;
-  const C2cPair pair{std::min(a, b), std::max(a, b), line_node, relation};
-  if (std::find(plan.c2c_pairs.begin(), plan.c2c_pairs.end(), pair) == plan.c2c_pairs.end()) {
-    plan.c2c_pairs.push_back(pair);
-  }
-}
-
-// The pair of `relation` with the highest CPUs: in each group, its highest CPU
-// and the highest other CPU related to it that way. High CPUs as in
-// RepresentativeCpu; taking the group's top CPU loses nothing, since if no CPU
-// relates to it that way, none in the group relates so to any other either.
-std::optional<std::pair<int, int>> PickPair(const std::map<int, std::vector<int>>& groups, CpuRelation relation,
-                                            const k::Topology& topology) {
-  std::optional<std::pair<int, int>> best;
-  for (const auto& [key, cpus] : groups) {
-    const int b = cpus.back();
-    for (auto it = cpus.rbegin() + 1; it != cpus.rend(); ++it) {
-      if (topology.Relation(*it, b) != relation) continue;
-      if (!best || std::tie(b, *it) > std::tie(best->second, best->first)) best = std::pair(*it, b);
-      break;
-    }
-  }
-  return best;
-}
-
-void AddDefaultC2cPairs(const k::Topology& topology, Plan& plan) {
-  if (topology.cpus().size() < 2) {
-    plan.notes.push_back("only one allowed CPU: no core-to-core pairs");
-    return;
-  }
-  const auto by_node = GroupCpus(topology, &k::CpuInfo::node);
-  const std::pair<CpuRelation, std::map<int, std::vector<int>>> classes[] = {
-      {CpuRelation::kSmt, GroupCpus(topology, &k::CpuInfo::core)},
-      {CpuRelation::kSameLlc, GroupCpus(topology, &k::CpuInfo::llc)},
-      {CpuRelation::kSameNode, by_node},
-  };
-  std::vector<std::string> missing;
-  for (const auto& [relation, groups] : classes) {
-    if (const auto pair = PickPair(groups, relation, topology)) {
-      AddC2cPair(pair->first, pair->second, MemoryHome(topology.FindCpu(pair->first)->node, topology), relation, plan);
-    } else {
-      missing.emplace_back(k::CpuRelationName(relation));
-    }
-  }
-  // Cross-node transfers go through the line's home agent, so the home node
-  // changes the result up to 2x: measure each node pair with the line on each side.
-  for (auto a = by_node.begin(); a != by_node.end(); ++a) {
-    for (auto b = std::next(a); b != by_node.end(); ++b) {
-      const int cpu_a = a->second.back();
-      const int cpu_b = b->second.back();
-      AddC2cPair(cpu_a, cpu_b, MemoryHome(a->first, topology), CpuRelation::kCrossNode, plan);
-      AddC2cPair(cpu_a, cpu_b, MemoryHome(b->first, topology), CpuRelation::kCrossNode, plan);
-    }
-  }
-  if (by_node.size() < 2) missing.emplace_back(k::CpuRelationName(CpuRelation::kCrossNode));
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string& name : missing) list += (list.empty() ? "" : ", ") + name;
-    plan.notes.push_back("c2c classes without an allowed CPU pair: " + list);
-  }
-}
-
 }  // namespace
+
+const std::vector<ProbeTarget>& Plan::TargetsOf(std::string_view kind) const {
+  static const std::vector<ProbeTarget> kNone;
+  const auto it = kind_targets.find(kind);
+  return it == kind_targets.end() ? kNone : it->second;
+}
 
 int RepresentativeCpu(const kernels::NodeInfo& node) {
   return node.cpus.empty() ? -1 : *std::max_element(node.cpus.begin(), node.cpus.end());
+}
+
+kernels::Expected<std::vector<int>> CheckedCpus(std::vector<int> cpus, const kernels::Topology& topology) {
+  return Checked(std::move(cpus), topology, CheckCpu);
+}
+
+std::map<int, std::vector<int>> GroupCpus(const k::Topology& topology, int k::CpuInfo::*key) {
+  std::map<int, std::vector<int>> groups;
+  for (const k::CpuInfo& cpu : topology.cpus()) {
+    if (cpu.*key >= 0) groups[cpu.*key].push_back(cpu.id);
+  }
+  return groups;
+}
+
+int MemoryHome(int node, const k::Topology& topology) {
+  if (const k::NodeInfo* info = topology.FindNode(node); info != nullptr && info->has_memory()) return node;
+  int best = -1;
+  for (const k::NodeInfo& candidate : topology.nodes()) {
+    if (!candidate.has_memory()) continue;
+    if (best < 0 || topology.Distance(node, candidate.id) < topology.Distance(node, best)) best = candidate.id;
+  }
+  return best;
 }
 
 kernels::Expected<Plan> BuildPlan(const PlanOptions& options, const kernels::Topology& topology) {
   Plan plan;
   std::vector<int> cpus;
   if (!options.cpus.empty()) {
-    auto checked = Checked(options.cpus, topology, CheckCpu);
+    auto checked = CheckedCpus(options.cpus, topology);
     if (!checked.ok()) return checked.failure();
     cpus = std::move(checked).value();
   } else {
@@ -222,19 +165,10 @@ kernels::Expected<Plan> BuildPlan(const PlanOptions& options, const kernels::Top
   AddNotes(options, mem_nodes, topology, plan);
   if (mem_nodes.empty()) plan.notes.push_back("no allowed node with memory: no memory pairs");
 
-  if (!options.c2c_cpus.empty()) {
-    auto checked = Checked(options.c2c_cpus, topology, CheckCpu);
-    if (!checked.ok()) return checked.failure();
-    const std::vector<int>& c2c = checked.value();
-    if (c2c.size() < 2) return Failure{Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs"};
-    for (std::size_t i = 0; i < c2c.size(); ++i) {
-      for (std::size_t j = i + 1; j < c2c.size(); ++j) {
-        AddC2cPair(c2c[i], c2c[j], MemoryHome(topology.FindCpu(c2c[i])->node, topology),
-                   topology.Relation(c2c[i], c2c[j]), plan);
-      }
-    }
-  } else {
-    AddDefaultC2cPairs(topology, plan);
+  for (const ProbeKind* kind : ProbeTable()) {
+    auto targets = kind->PlanTargets(options, topology, plan.notes);
+    if (!targets.ok()) return targets.failure();
+    if (!targets.value().empty()) plan.kind_targets.emplace(kind->name(), std::move(targets).value());
   }
   return plan;
 }

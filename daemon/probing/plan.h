@@ -1,9 +1,12 @@
-// Which CPU measures which memory node, and which CPU pairs bounce a line.
-// BuildPlan is a pure function of the options and the Topology value, so tests
-// feed it synthetic machines.
+// What a round measures: which CPU measures which memory node, and the
+// targets of the kinds that plan their own (ProbeKind::PlanTargets: runs
+// between CPUs). BuildPlan is a pure function of the options and the Topology
+// value, so tests feed it synthetic machines.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/config/plan_options.h"
@@ -24,28 +27,60 @@ struct MemoryPair {
   bool operator==(const MemoryPair&) const = default;
 };
 
-// One core-to-core measurement with the line homed on line_node.
-struct C2cPair {
-  int cpu_a = -1;
-  int cpu_b = -1;
-  int line_node = -1;
+// What one probe run measures: from pair.cpu (of pair.cpu_node) on memory of
+// pair.mem_node, so health series and placement failures are keyed the same
+// way for every kind. A run between two CPUs (a cache line bounced between
+// them) names the other one in `peer_cpu` and how the two relate in
+// `relation`; -1 and unused otherwise. `variant` tells runs of one pair apart
+// (the bandwidth op); empty otherwise.
+struct ProbeTarget {
+  MemoryPair pair;
+  int peer_cpu = -1;
   kernels::CpuRelation relation = kernels::CpuRelation::kSameNode;
-  bool operator==(const C2cPair&) const = default;
+  std::string variant;
+  bool operator==(const ProbeTarget&) const = default;
 };
+
+// A target without a peer CPU.
+inline ProbeTarget MemoryTarget(const MemoryPair& pair, std::string variant = "") {
+  ProbeTarget target;
+  target.pair = pair;
+  target.variant = std::move(variant);
+  return target;
+}
 
 struct Plan {
   std::vector<MemoryPair> memory_pairs;  // sorted by (cpu_node, mem_node, cpu)
-  std::vector<C2cPair> c2c_pairs;
+  // The targets each kind planned itself, by the kind's name (none: absent).
+  std::map<std::string, std::vector<ProbeTarget>, std::less<>> kind_targets;
   std::vector<std::string> notes;  // what was left out and why ("node 3: no CPUs, memory only")
+
+  // The targets the kind named `kind` planned itself; empty if none.
+  const std::vector<ProbeTarget>& TargetsOf(std::string_view kind) const;
 };
 
 // The representative CPU of a node: its highest-numbered allowed CPU (CPU 0 and
 // low CPUs tend to carry housekeeping and interrupts).
 int RepresentativeCpu(const kernels::NodeInfo& node);
 
-// Fails (kInvalidSpec / kNotAllowed) naming the CPU or node: unknown CPU, CPU
-// outside the affinity mask or offline, unknown node, node outside
-// cpuset.mems, node without memory.
+// The memory pairs, then every kind's own targets (ProbeKind::PlanTargets,
+// in probe-table order). Fails (kInvalidSpec / kNotAllowed) naming the CPU or
+// node: unknown CPU, CPU outside the affinity mask or offline, unknown node,
+// node outside cpuset.mems, node without memory, or what a kind refuses.
 kernels::Expected<Plan> BuildPlan(const PlanOptions& options, const kernels::Topology& topology);
+
+// The rules every plan follows, for the kinds that plan their own targets.
+
+// `cpus` sorted and without duplicates if every one is an allowed CPU; else
+// fails as BuildPlan does, naming the first one that is not.
+kernels::Expected<std::vector<int>> CheckedCpus(std::vector<int> cpus, const kernels::Topology& topology);
+
+// Allowed CPUs grouped by a key (core, LLC, node), each group ascending.
+// Negative keys mean "unknown" and form no group.
+std::map<int, std::vector<int>> GroupCpus(const kernels::Topology& topology, int kernels::CpuInfo::*key);
+
+// Where a line or buffer "on node n" can actually live: n itself when we may
+// allocate there, else the nearest node we may allocate on (-1: none).
+int MemoryHome(int node, const kernels::Topology& topology);
 
 }  // namespace numaprobe::daemon

@@ -37,28 +37,6 @@ struct ProbeSettings;
 
 using Labels = std::map<std::string, std::string>;
 
-// What one probe run measures: from pair.cpu (of pair.cpu_node) on memory of
-// pair.mem_node, so health series and placement failures are keyed the same
-// way for every kind. A run between two CPUs (a cache line bounced between
-// them) names the other one in `peer_cpu` and how the two relate in
-// `relation`; -1 and unused otherwise. `variant` tells runs of one pair apart
-// (the bandwidth op); empty otherwise.
-struct ProbeTarget {
-  MemoryPair pair;
-  int peer_cpu = -1;
-  kernels::CpuRelation relation = kernels::CpuRelation::kSameNode;
-  std::string variant;
-  bool operator==(const ProbeTarget&) const = default;
-};
-
-// A target without a peer CPU.
-inline ProbeTarget MemoryTarget(const MemoryPair& pair, std::string variant = "") {
-  ProbeTarget target;
-  target.pair = pair;
-  target.variant = std::move(variant);
-  return target;
-}
-
 // A figure a baseline is kept for: the median of one series.
 struct BaselineValue {
   std::string probe;  // the kind's name
@@ -190,7 +168,7 @@ struct PlotSeries {
   std::vector<PlotPoint> points;
 };
 
-// Options a kind adds to `numaprobe probe`, registered through this neutral
+// Options a kind adds to `numaprobe probe` (and `topology`), registered through this neutral
 // interface so kinds do not depend on the CLI library (cli/ implements it).
 class FlagRegistry {
  public:
@@ -204,6 +182,10 @@ class FlagRegistry {
   virtual void AddCountChoice(const std::string& flag, std::size_t& value, const std::vector<std::size_t>& allowed,
                               const std::string& help) = 0;
   virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
+                          const std::string& help) = 0;
+  // A CPU (or node) list as sysfs and the configuration file write it
+  // (0,8-11); `store` gets it, only if the flag is given.
+  virtual void AddCpuList(const std::string& flag, std::function<void(std::vector<int>)> store,
                           const std::string& help) = 0;
   virtual void AddChoices(const std::string& flag, std::vector<std::string>& value,
                           const std::vector<std::string>& choices, const std::string& help) = 0;
@@ -238,6 +220,27 @@ class ProbeKind {
   // Whether `numaprobe probe` runs it without --tests.
   virtual bool RunsByDefault() const { return true; }
 
+  // Targets of a kind that does not measure the plan's memory pairs (runs
+  // between CPUs), planned at plan time from the topology and the kind's own
+  // target options (PlanOptions::kind_cpus), so a bad option fails
+  // check-config, start and reload naming the offending CPU. BuildPlan keeps
+  // them in Plan::kind_targets; `notes` says what was left out. None for the
+  // memory kinds.
+  virtual kernels::Expected<std::vector<ProbeTarget>> PlanTargets(const PlanOptions& /*options*/,
+                                                                  const kernels::Topology& /*topology*/,
+                                                                  std::vector<std::string>& /*notes*/) const {
+    return std::vector<ProbeTarget>{};
+  }
+  // The options of `numaprobe probe` and `numaprobe topology` that choose
+  // this kind's own targets, writing into `options`.
+  virtual void RegisterPlanFlags(FlagRegistry& /*flags*/, PlanOptions& /*options*/) const {}
+  // How `numaprobe topology` shows the targets this kind planned itself
+  // (`planned`, perhaps empty): its keys in the plan's JSON object, and its
+  // line of the table ("" for none). Nothing for kinds that plan none.
+  virtual nlohmann::json PlannedToJson(const std::vector<ProbeTarget>& /*planned*/) const {
+    return nlohmann::json::object();
+  }
+  virtual std::string PlannedToText(const std::vector<ProbeTarget>& /*planned*/) const { return ""; }
   // The runs of one round over `plan`, in order.
   virtual std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
                                            const kernels::Topology& topology) const = 0;

@@ -91,7 +91,7 @@ void ExpectSame(const Config& a, const Config& b) {
   SAME(targets.cpus);
   SAME(targets.mem_nodes);
   SAME(targets.per_cpu);
-  SAME(targets.c2c_cpus);
+  SAME(targets.kind_cpus);
   SAME(schedule.duty_cycle);
   SAME(schedule.interval);
   SAME(schedule.jitter);
@@ -155,7 +155,7 @@ state_directory: /srv/numaprobe
   EXPECT_EQ(c.targets.cpus, (std::vector{0, 1, 2, 3, 8}));
   EXPECT_EQ(c.targets.mem_nodes, (std::vector{0, 1}));
   EXPECT_TRUE(c.targets.per_cpu);
-  EXPECT_EQ(c.targets.c2c_cpus, (std::vector{2, 4}));
+  EXPECT_EQ(c.targets.KindCpus("c2c_cpus"), (std::vector{2, 4}));
   EXPECT_DOUBLE_EQ(c.schedule.duty_cycle, 0.05);
   EXPECT_EQ(c.schedule.interval, milliseconds(5'400'000));
   EXPECT_DOUBLE_EQ(c.schedule.jitter, 0.0);

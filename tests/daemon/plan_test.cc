@@ -1,5 +1,6 @@
-// Unit tests for daemon/plan.cc, on the hwloc XML fixtures described in
-// tests/fixtures/topology/README.md.
+// Unit tests for daemon/probing/plan.cc and the core-to-core kind's own
+// planning (probing/kinds/core_to_core_plan.cc), on the hwloc XML fixtures
+// described in tests/fixtures/topology/README.md.
 #include "daemon/probing/plan.h"
 
 #include <gmock/gmock.h>
@@ -12,6 +13,10 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+
+#include "daemon/probing/kinds/core_to_core_plan.h"
+#include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/probe_settings.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -35,10 +40,18 @@ PlanOptions WithMemNodes(std::vector<int> mem_nodes) {
   options.mem_nodes = std::move(mem_nodes);
   return options;
 }
+// The core-to-core kind's own target option, as the configuration sets it.
 PlanOptions WithC2cCpus(std::vector<int> c2c_cpus) {
   PlanOptions options;
-  options.c2c_cpus = std::move(c2c_cpus);
+  options.SetKindCpus("c2c_cpus", std::move(c2c_cpus));
   return options;
+}
+
+// The pairs the core-to-core kind planned.
+std::vector<C2cPair> PlannedC2cPairs(const Plan& plan) {
+  std::vector<C2cPair> pairs;
+  for (const ProbeTarget& target : plan.TargetsOf(CoreToCoreProbe().name())) pairs.push_back(C2cPairOf(target));
+  return pairs;
 }
 
 Topology Load(const std::string& name, const Restriction& restriction = {}) {
@@ -93,9 +106,10 @@ TEST(PlanTest, DefaultPlanMeasuresEveryNodeFromEachCpuNode) {
 TEST(PlanTest, DefaultC2cPlanHasOnePairPerClassAndBothHomesAcrossNodes) {
   const Topology topology = Load("2s_nps2_cxl.xml");
   const Plan plan = Build({}, topology);
+  const std::vector<C2cPair> c2c_pairs = PlannedC2cPairs(plan);
   std::vector<C2cPair> cross;
   std::map<CpuRelation, int> per_class;
-  for (const C2cPair& pair : plan.c2c_pairs) {
+  for (const C2cPair& pair : c2c_pairs) {
     ++per_class[pair.relation];
     EXPECT_EQ(topology.Relation(pair.cpu_a, pair.cpu_b), pair.relation);
     if (pair.relation == CpuRelation::kCrossNode) cross.push_back(pair);
@@ -103,9 +117,9 @@ TEST(PlanTest, DefaultC2cPlanHasOnePairPerClassAndBothHomesAcrossNodes) {
   EXPECT_EQ(per_class[CpuRelation::kSmt], 1);
   EXPECT_EQ(per_class[CpuRelation::kSameLlc], 1);
   EXPECT_EQ(per_class[CpuRelation::kSameNode], 1);
-  EXPECT_THAT(plan.c2c_pairs, Contains(C2cPair{30, 31, 3, CpuRelation::kSmt}));
-  EXPECT_THAT(plan.c2c_pairs, Contains(C2cPair{29, 31, 3, CpuRelation::kSameLlc}));
-  EXPECT_THAT(plan.c2c_pairs, Contains(C2cPair{27, 31, 3, CpuRelation::kSameNode}));
+  EXPECT_THAT(c2c_pairs, Contains(C2cPair{30, 31, 3, CpuRelation::kSmt}));
+  EXPECT_THAT(c2c_pairs, Contains(C2cPair{29, 31, 3, CpuRelation::kSameLlc}));
+  EXPECT_THAT(c2c_pairs, Contains(C2cPair{27, 31, 3, CpuRelation::kSameNode}));
   ASSERT_EQ(cross.size(), 12u);  // 6 node pairs x line on each side
   for (int na = 0; na < 4; ++na) {
     for (int nb = na + 1; nb < 4; ++nb) {
@@ -124,8 +138,9 @@ TEST(PlanTest, RestrictionKeepsThePlanInsideTheAllowedSets) {
   const Topology topology = Load("2s_nps2_cxl.xml", restriction);
   const Plan plan = Build({}, topology);
   EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{7, 0, 0, true}));
-  EXPECT_THAT(plan.c2c_pairs, ElementsAre(C2cPair{6, 7, 0, CpuRelation::kSmt}, C2cPair{5, 7, 0, CpuRelation::kSameLlc},
-                                          C2cPair{3, 7, 0, CpuRelation::kSameNode}));
+  EXPECT_THAT(PlannedC2cPairs(plan),
+              ElementsAre(C2cPair{6, 7, 0, CpuRelation::kSmt}, C2cPair{5, 7, 0, CpuRelation::kSameLlc},
+                          C2cPair{3, 7, 0, CpuRelation::kSameNode}));
   EXPECT_THAT(plan.notes, Contains("cpus 8-31 not allowed (affinity/cpuset) or offline"));
   EXPECT_THAT(plan.notes, Contains("nodes 1-4 not allowed (cpuset.mems)"));
   EXPECT_THAT(plan.notes, Contains("c2c classes without an allowed CPU pair: cross_node"));
@@ -154,9 +169,35 @@ TEST(PlanTest, PerCpuAndExplicitLists) {
               ElementsAre(MemoryPair{3, 0, 0}, MemoryPair{3, 0, 4}, MemoryPair{17, 2, 0}, MemoryPair{17, 2, 4}));
 
   const Plan c2c = Build(WithC2cCpus({16, 0, 1}), topology);
-  EXPECT_THAT(c2c.c2c_pairs,
+  EXPECT_THAT(PlannedC2cPairs(c2c),
               ElementsAre(C2cPair{0, 1, 0, CpuRelation::kSmt}, C2cPair{0, 16, 0, CpuRelation::kCrossNode},
                           C2cPair{1, 16, 0, CpuRelation::kCrossNode}));
+}
+
+// The core-to-core kind plans its targets itself: the pairs as ProbeTargets
+// keyed by cpu_a's node and the line's node, and nothing for the memory kinds.
+TEST(PlanTest, ExplicitC2cCpusArePlannedByTheirKind) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Plan plan = Build(WithC2cCpus({17, 9, 0, 9}), topology);
+  ASSERT_EQ(plan.kind_targets.size(), 1u);
+  const std::vector<ProbeTarget>& targets = plan.TargetsOf(CoreToCoreProbe().name());
+  ASSERT_EQ(targets.size(), 3u);  // every pair of {0, 9, 17}, the line on cpu_a's node
+  EXPECT_EQ(targets[0], C2cTarget({0, 9, 0, CpuRelation::kCrossNode}, 0));
+  EXPECT_EQ(targets[1], C2cTarget({0, 17, 0, CpuRelation::kCrossNode}, 0));
+  EXPECT_EQ(targets[2], C2cTarget({9, 17, 1, CpuRelation::kCrossNode}, 1));
+  EXPECT_EQ(targets[2].pair.cpu, 9);
+  EXPECT_EQ(targets[2].peer_cpu, 17);
+  EXPECT_EQ(targets[2].pair.cpu_node, 1);
+  // The kind's Targets are what it planned; the memory pairs are untouched.
+  EXPECT_EQ(CoreToCoreProbe().Targets(plan, ProbeSettings{}, topology), targets);
+  EXPECT_EQ(plan.memory_pairs, Build({}, topology).memory_pairs);
+}
+
+TEST(PlanTest, C2cCpusThatAreNoAllowedCpuFailTheWholePlanNamingTheCpu) {
+  const Topology topology = Load("2s_nps2_cxl.xml");
+  ExpectFailure(WithC2cCpus({0, 40}), topology, Outcome::kInvalidSpec,
+                "cpu 40 does not exist (this machine has CPUs 0-31)");
+  ExpectFailure(WithC2cCpus({5, 5}), topology, Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs");
 }
 
 TEST(PlanTest, UnknownCpusAndNodesAreRejected) {
@@ -183,7 +224,9 @@ TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
   EXPECT_THAT(plan.notes, Contains("cpus 5-6 not allowed (affinity/cpuset) or offline"));
   EXPECT_THAT(plan.notes, Contains("node 2 not allowed (cpuset.mems)"));
   // Lines can only live where we may allocate: every home is node 0.
-  for (const C2cPair& pair : plan.c2c_pairs) EXPECT_EQ(pair.line_node, 0);
+  const std::vector<C2cPair> c2c_pairs = PlannedC2cPairs(plan);
+  EXPECT_FALSE(c2c_pairs.empty());
+  for (const C2cPair& pair : c2c_pairs) EXPECT_EQ(pair.line_node, 0);
 }
 
 TEST(PlanTest, SingleCpuHasNoC2cPairs) {
@@ -191,7 +234,7 @@ TEST(PlanTest, SingleCpuHasNoC2cPairs) {
   restriction.cpus = std::set<int>{5};
   const Topology topology = Load("2s_nps2_cxl.xml", restriction);
   const Plan plan = Build({}, topology);
-  EXPECT_THAT(plan.c2c_pairs, IsEmpty());
+  EXPECT_THAT(PlannedC2cPairs(plan), IsEmpty());
   EXPECT_THAT(plan.notes, Contains("only one allowed CPU: no core-to-core pairs"));
   EXPECT_EQ(plan.memory_pairs.size(), 5u);
 }

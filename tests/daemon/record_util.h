@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
@@ -26,8 +27,8 @@ inline RecordPtr MakeBandwidth(const MemoryPair& pair, kernels::BandwidthResult 
 
 // `cpu_a_node`: the node of cpu_a, which keys the health series.
 inline RecordPtr MakeC2c(const C2cPair& pair, int cpu_a_node, kernels::C2cResult result) {
-  const ProbeTarget target{{pair.cpu_a, cpu_a_node, pair.line_node}, pair.cpu_b, pair.relation, ""};
-  return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(CoreToCoreProbe(), target, std::move(result));
+  return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(CoreToCoreProbe(), C2cTarget(pair, cpu_a_node),
+                                                             std::move(result));
 }
 
 }  // namespace numaprobe::daemon

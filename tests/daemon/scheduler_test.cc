@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kinds.h"
 
 namespace numaprobe::daemon {
@@ -18,7 +19,8 @@ kernels::Topology TwoNodes() {
 TEST(RoundTasks, OrdersLatencyThenBandwidthPerOpThenCoreToCore) {
   Plan plan;
   plan.memory_pairs = {{1, 0, 0}, {1, 0, 1}};
-  plan.c2c_pairs = {{0, 1, 0, kernels::CpuRelation::kSameLlc}};
+  const ProbeTarget c2c = C2cTarget({0, 1, 0, kernels::CpuRelation::kSameLlc}, 0);
+  plan.kind_targets[std::string(CoreToCoreProbe().name())] = {c2c};
   Config config;
   config.bandwidth.ops = {kernels::BandwidthOp::kRead, kernels::BandwidthOp::kCopy};
   const auto tasks = RoundTasks(plan, config, TwoNodes());
@@ -28,9 +30,7 @@ TEST(RoundTasks, OrdersLatencyThenBandwidthPerOpThenCoreToCore) {
   EXPECT_EQ(tasks[2].kind, &BandwidthProbe());
   EXPECT_EQ(tasks[3].target.variant, "copy");
   EXPECT_EQ(tasks[6].kind, &CoreToCoreProbe());
-  // core_to_core's health key: cpu_a's node and the line's node.
-  EXPECT_EQ(tasks[6].target.pair.cpu_node, 0);
-  EXPECT_EQ(tasks[6].target.pair.mem_node, 0);
+  EXPECT_EQ(tasks[6].target, c2c) << "the target the kind planned";
 }
 
 // The ops of one bandwidth pair share a buffer and run as one visit; nothing
@@ -53,7 +53,7 @@ TEST(RoundTasks, OnlyTheOpsOfOneBandwidthPairShareBuffers) {
 TEST(RoundTasks, DisabledProbesAreLeftOut) {
   Plan plan;
   plan.memory_pairs = {{1, 0, 0}};
-  plan.c2c_pairs = {{0, 1, 0, kernels::CpuRelation::kSameLlc}};
+  plan.kind_targets[std::string(CoreToCoreProbe().name())] = {C2cTarget({0, 1, 0, kernels::CpuRelation::kSameLlc}, 0)};
   Config config;
   config.latency.enabled = false;
   config.core_to_core.enabled = false;

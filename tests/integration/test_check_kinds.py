@@ -97,10 +97,10 @@ def test_a_module_may_name_its_kind(tree):
 
 def test_a_remaining_entry_that_no_longer_names_a_kind_fails(tree):
     root, write = tree
-    write("daemon/output/table_report.cc", "// no kind here any more\n")
+    write("daemon/config/config.cc", "// no kind here any more\n")
     result = run(root)
     assert result.returncode == 1
-    assert "remove from REMAINING: daemon/output/table_report.cc" in result.stderr
+    assert "remove from REMAINING: daemon/config/config.cc" in result.stderr
 
 
 def test_a_kind_the_check_does_not_know_fails(tree):

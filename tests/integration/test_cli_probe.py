@@ -30,7 +30,12 @@ def test_version(run):
 def test_probe_help_documents_flags(run):
     r = run("probe", "--help")
     assert r.returncode == 0
-    for flag in ("--cpus", "--nodes", "--per-cpu", "--format", "--pages", "--tests"):
+    for flag in ("--cpus", "--nodes", "--per-cpu", "--c2c-cpus", "--format", "--pages", "--tests"):
+        assert flag in r.stdout
+    # `topology` shows the plan `probe` would run, so it takes the same plan flags.
+    r = run("topology", "--help")
+    assert r.returncode == 0
+    for flag in ("--cpus", "--nodes", "--per-cpu", "--c2c-cpus"):
         assert flag in r.stdout
 
 
@@ -49,6 +54,10 @@ def test_probe_help_documents_flags(run):
     (["probe", "--bandwidth-buffer", "64M"], "expected a size such as 256MiB"),
     (["probe", "--no-such-flag"], "--no-such-flag"),
     (["topology", "--cpus", "4095"], "cpu 4095"),
+    (["probe", "--c2c-cpus", "0,4095"], "cpu 4095"),
+    (["topology", "--c2c-cpus", "0,4095"], "cpu 4095"),
+    (["topology", "--c2c-cpus", "1-"], "--c2c-cpus"),
+    (["topology", "--c2c-cpus", "0"], "at least two distinct CPUs"),
     (["frobnicate"], "frobnicate"),
     ([], "subcommand"),
 ])

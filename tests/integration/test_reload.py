@@ -35,15 +35,17 @@ def test_unchanged_config_reload_keeps_the_plan_and_buffers(numaprobe_bin, tmp_p
 
 def test_check_config_refuses_what_serve_would_refuse(run, tmp_path):
     cpu = max(os.sched_getaffinity(0))
-    absent = tmp_path / "absent_cpu.yaml"
-    absent.write_text(f'targets: {{cpus: "4095"}}\nprobe_lock_file: {tmp_path}/probe.lock\n')
-    r = run("check-config", str(absent))
-    assert r.returncode == 1 and "cpu 4095" in r.stderr, r.stderr
-    r = run("serve", "--config.file", str(absent), "--web.listen-address", "127.0.0.1:0", timeout=10)
-    assert r.returncode == 1 and "cpu 4095" in r.stderr, r.stderr
-    # For configs meant for other hosts: the file alone.
-    r = run("check-config", "--syntax-only", str(absent))
-    assert r.returncode == 0, r.stderr
+    # A measuring CPU, and a CPU of the core-to-core pairs (planned by their kind).
+    for targets in ('cpus: "4095"', 'c2c_cpus: "0,4095"'):
+        absent = tmp_path / "absent_cpu.yaml"
+        absent.write_text(f'targets: {{{targets}}}\nprobe_lock_file: {tmp_path}/probe.lock\n')
+        r = run("check-config", str(absent))
+        assert r.returncode == 1 and "cpu 4095" in r.stderr, (targets, r.stderr)
+        r = run("serve", "--config.file", str(absent), "--web.listen-address", "127.0.0.1:0", timeout=10)
+        assert r.returncode == 1 and "cpu 4095" in r.stderr, (targets, r.stderr)
+        # For configs meant for other hosts: the file alone.
+        r = run("check-config", "--syntax-only", str(absent))
+        assert r.returncode == 0, (targets, r.stderr)
 
     lock = tmp_path / "bad_lock.yaml"
     missing = tmp_path / "no" / "dir" / "numaprobe.lock"

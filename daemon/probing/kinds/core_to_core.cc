@@ -1,10 +1,11 @@
 // The core_to_core kind: one-way cache-line transfer latency between two CPUs
-// with the line homed on a chosen node (kernels/c2c.h). Its target's pair is
-// (cpu_a, cpu_a's node, the line's node), so health series and placement
-// failures are keyed like the memory kinds'; cpu_b is the target's peer CPU.
+// with the line homed on a chosen node (kernels/c2c.h). It plans its own
+// targets, CPU pairs (core_to_core_plan.h), from the topology and its target
+// option `c2c_cpus` (the configuration's targets.c2c_cpus, --c2c-cpus).
 #include <fmt/format.h>
 
 #include "daemon/probing/json_fields.h"
+#include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
@@ -16,8 +17,16 @@ namespace {
 namespace k = kernels;
 using C2cRecord = ProbeRecordOf<k::C2cResult>;
 
-// The planned pair a target runs.
-C2cPair PairOf(const ProbeTarget& t) { return {t.pair.cpu, t.peer_cpu, t.pair.mem_node, t.relation}; }
+// The target option's key under `targets` (its flag: --c2c-cpus).
+constexpr const char* kC2cCpusOption = "c2c_cpus";
+
+// A pair's fields, in the plan's JSON and in each record's.
+nlohmann::json PairToJson(const C2cPair& p) {
+  return {{"cpu_a", p.cpu_a},
+          {"cpu_b", p.cpu_b},
+          {"line_node", p.line_node},
+          {"relation", k::CpuRelationName(p.relation)}};
+}
 
 class CoreToCoreKind final : public ProbeKind {
  public:
@@ -25,13 +34,36 @@ class CoreToCoreKind final : public ProbeKind {
   std::string_view title() const override { return "core-to-core latency"; }
   bool Enabled(const Config& config) const override { return config.core_to_core.enabled; }
 
-  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&, const k::Topology& topology) const override {
+  k::Expected<std::vector<ProbeTarget>> PlanTargets(const PlanOptions& options, const k::Topology& topology,
+                                                    std::vector<std::string>& notes) const override {
+    auto pairs = PlanC2cPairs(options.KindCpus(kC2cCpusOption), topology, notes);
+    if (!pairs.ok()) return pairs.failure();
     std::vector<ProbeTarget> targets;
-    for (const C2cPair& c2c : plan.c2c_pairs) {
-      const k::CpuInfo* a = topology.FindCpu(c2c.cpu_a);
-      targets.push_back({{c2c.cpu_a, a != nullptr ? a->node : -1, c2c.line_node}, c2c.cpu_b, c2c.relation, ""});
-    }
+    for (const C2cPair& pair : pairs.value()) targets.push_back(C2cTarget(pair, topology.FindCpu(pair.cpu_a)->node));
     return targets;
+  }
+  void RegisterPlanFlags(FlagRegistry& flags, PlanOptions& options) const override {
+    flags.AddCpuList(
+        "--c2c-cpus", [&options](std::vector<int> cpus) { options.SetKindCpus(kC2cCpusOption, std::move(cpus)); },
+        "CPUs whose pairs run the core-to-core probe (default: one pair per relation)");
+  }
+  // "c2c_pairs" as it always was: tests and tools read the plan from it.
+  nlohmann::json PlannedToJson(const std::vector<ProbeTarget>& planned) const override {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const ProbeTarget& target : planned) pairs.push_back(PairToJson(C2cPairOf(target)));
+    return {{"c2c_pairs", std::move(pairs)}};
+  }
+  std::string PlannedToText(const std::vector<ProbeTarget>& planned) const override {
+    std::string out = "core-to-core pairs:";
+    for (const ProbeTarget& target : planned) {
+      const C2cPair p = C2cPairOf(target);
+      out +=
+          fmt::format(" {}<->{} ({}, line on node {})", p.cpu_a, p.cpu_b, k::CpuRelationName(p.relation), p.line_node);
+    }
+    return out;
+  }
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&, const k::Topology&) const override {
+    return plan.TargetsOf(name());
   }
 
   std::string Describe(const ProbeTarget& t) const override {
@@ -75,7 +107,7 @@ class CoreToCoreKind final : public ProbeKind {
 
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {
     for (const TimedRecord& t : latest) {
-      const C2cPair p = PairOf(t.record->target());
+      const C2cPair p = C2cPairOf(t.record->target());
       sink.Add("numaprobe_core_to_core_latency_seconds",
                {{"cpu_a", std::to_string(p.cpu_a)},
                 {"cpu_b", std::to_string(p.cpu_b)},
@@ -96,7 +128,7 @@ class CoreToCoreKind final : public ProbeKind {
                           {}};
     for (const RecordPtr& record : records) {
       const auto& r = ResultOf<k::C2cResult>(*record);
-      const C2cPair p = PairOf(record->target());
+      const C2cPair p = C2cPairOf(record->target());
       const bool ok = record->ok();
       section.row_labels.push_back(std::to_string(p.cpu_a));
       section.cells.push_back(
@@ -116,14 +148,9 @@ class CoreToCoreKind final : public ProbeKind {
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);
-    const C2cPair p = PairOf(record.target());
     nlohmann::json j = CommonToJson(record);
-    j.update({{"cpu_a", p.cpu_a},
-              {"cpu_b", p.cpu_b},
-              {"line_node", p.line_node},
-              {"relation", k::CpuRelationName(p.relation)},
-              {"round_trips", r.round_trips},
-              {"line", BufferToJson(r.line)}});
+    j.update(PairToJson(C2cPairOf(record.target())));
+    j.update({{"round_trips", r.round_trips}, {"line", BufferToJson(r.line)}});
     j.update(StatsToJson(record.ok(), r.one_way_seconds, "seconds"));
     return j;
   }
