@@ -7,16 +7,19 @@ The fleet: --hosts hosts (default 1,000) with --nodes NUMA nodes each (default
 latency and read bandwidth per pair (figure, recent median, baseline), SLIT
 distances, probe successes and runs, host and build info. A few hosts are
 made bad on purpose (latency drift, bandwidth drop, failing probe), so the
-worst-k tables have rows. The series are written as OpenMetrics, turned into
-TSDB blocks over the --minutes before now (prometheus_backfill.py: no
-scraping, so one Prometheus holds a thousand hosts cheaply; a 20-minute
-lookback keeps the last samples current). It loads grafana/rules/recording.yaml,
+worst-k tables have rows; a few hosts' latency probe stopped succeeding half
+an hour ago (stale). The series are written as OpenMetrics, turned into TSDB
+blocks from --minutes before now to --lead minutes past it
+(prometheus_backfill.py: no scraping, so one Prometheus holds a thousand
+hosts cheaply; data past the end of the run keep every selector current at
+Prometheus' default 5-minute lookback, which is what operators run). It
+loads grafana/rules/recording.yaml,
 and once every rule group has been evaluated --evaluations times, each panel
 query of grafana/dashboards/*.json runs as Grafana would run it (instant for
 tables and stats, a range query over the recorded window otherwise) with
 every variable at All, except the host dashboard's instance.
 
-  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--keep DIR] [--against REV]
+  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--lead 30] [--keep DIR] [--against REV]
 
 With --against REV, each panel's query at git revision REV runs right after
 the current one in the same Prometheus (REV's queries may read only series the
@@ -55,7 +58,7 @@ def slit(nodes: int, a: int, b: int, wide: bool) -> int:
     return (12 if same_socket else 32) if wide else (11 if same_socket else 21)
 
 
-def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, seed: int = 1) -> int:
+def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, now: int, seed: int = 1) -> int:
     """The fleet's series, grouped by metric family as OpenMetrics requires."""
     rnd = random.Random(seed)
     stamps = list(range(start, end + 1, STEP_S))
@@ -70,6 +73,7 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
             "drift": 1.10 if h % 97 == 5 else 1.0,   # ~10 hosts with +10% latency
             "drop": 0.80 if h % 89 == 7 else 1.0,    # ~11 hosts with -20% bandwidth
             "failing": h % 211 == 3,                 # ~5 hosts with a failing probe
+            "stale": h % 101 == 13,                  # ~10 hosts whose latency probe stopped
         })
     pairs = [(a, b) for a in range(nodes) for b in range(nodes)]
     lines = 0
@@ -80,7 +84,10 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         for labels, value_at in series:
             text = ",".join(f'{k}="{v}"' for k, v in labels.items())
             for t in stamps:
-                f.write(f"{name}{{{text}}} {value_at(t):.6g} {t}\n")
+                v = value_at(t)
+                # Six digits for figures; whole seconds for timestamps (at six
+                # digits a last success would be off by up to 5,000 s).
+                f.write(f"{name}{{{text}}} {f'{v:.6g}' if abs(v) < 1e6 else f'{v:.0f}'} {t}\n")
                 lines += 1
 
     def base(host):
@@ -114,8 +121,10 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         family(f, "numaprobe_numa_distance", "gauge",
                [({**base(h), "cpu_node": a, "mem_node": b}, (lambda d: lambda t: d)(slit(nodes, a, b, h["wide"])))
                 for h in fleet for a, b in pairs])
+        stopped = now - 1800  # 6 refresh intervals ago: over NumaProbeProbeStale's 3
         family(f, "numaprobe_probe_last_success_timestamp_seconds", "gauge",
-               [({**base(h), "probe": p, "cpu_node": a, "mem_node": b}, lambda t: t - 60)
+               [({**base(h), "probe": p, "cpu_node": a, "mem_node": b},
+                 (lambda frozen: lambda t: min(t, stopped) - 60 if frozen else t - 60)(h["stale"] and p == "latency"))
                 for h in fleet for p in ("latency", "bandwidth") for a, b in pairs])
         # A counter's samples, typed gauge: OpenMetrics would want the family
         # without _total; the TSDB stores the same series either way.
@@ -204,6 +213,7 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--nodes", type=int, default=8)
     ap.add_argument("--minutes", type=int, default=40, help="history before now")
+    ap.add_argument("--lead", type=int, default=30, help="minutes of data past now: the run must end before")
     ap.add_argument("--evaluations", type=int, default=3, help="rule evaluations before querying")
     ap.add_argument("--max-seconds", type=float, default=2.0)
     ap.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
@@ -214,7 +224,7 @@ def main() -> int:
     now = int(time.time())
     om = work / "fleet.om"
     t0 = time.monotonic()
-    lines = write_openmetrics(om, args.hosts, args.nodes, now - args.minutes * 60, now)
+    lines = write_openmetrics(om, args.hosts, args.nodes, now - args.minutes * 60, now + args.lead * 60, now)
     print(f"generated {lines} samples for {args.hosts} hosts x {args.nodes} nodes"
           f" in {time.monotonic() - t0:.0f} s", flush=True)
     tsdb = work / "tsdb"
@@ -226,7 +236,7 @@ def main() -> int:
     interval = 30
     rules = work / "recording.yaml"
     shutil.copyfile(g.RECORDING_RULES, rules)
-    prom, url = pb.start(work, tsdb, [rules], f"{interval}s", lookback="20m")
+    prom, url = pb.start(work, tsdb, [rules], f"{interval}s")
     failures = []
     try:
         started = time.time()
@@ -261,6 +271,8 @@ def main() -> int:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows > topk {k}")
             elif uid == "numaprobe-fleet" and rows >= args.hosts > len(MODELS) * args.nodes ** 2:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows, one per host or more")
+        if time.time() > now + args.lead * 60:
+            failures.append(f"the run outlasted the data (--lead {args.lead}): the last queries saw none")
     finally:
         pb.stop(prom)
         if not args.keep:
