@@ -7,20 +7,24 @@ The fleet: --hosts hosts (default 1,000) with --nodes NUMA nodes each (default
 latency and read bandwidth per pair (figure, recent median, baseline), SLIT
 distances, probe successes and runs, host and build info. A few hosts are
 made bad on purpose (latency drift, bandwidth drop, failing probe), so the
-worst-k tables have rows. The series are written as OpenMetrics, turned into
-TSDB blocks over the --minutes before now (prometheus_backfill.py: no
-scraping, so one Prometheus holds a thousand hosts cheaply; a 20-minute
-lookback keeps the last samples current). It loads grafana/rules/recording.yaml,
+worst-k tables have rows; a few hosts' latency probe stopped succeeding half
+an hour ago (stale). The series are written as OpenMetrics, turned into TSDB
+blocks from --minutes before now to --lead minutes past it
+(prometheus_backfill.py: no scraping, so one Prometheus holds a thousand
+hosts cheaply; data past the end of the run keep every selector current at
+Prometheus' default 5-minute lookback, which is what operators run). It
+loads grafana/rules/recording.yaml,
 and once every rule group has been evaluated --evaluations times, each panel
 query of grafana/dashboards/*.json runs as Grafana would run it (instant for
 tables and stats, a range query over the recorded window otherwise) with
 every variable at All, except the host dashboard's instance.
 
-  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--keep DIR] [--against REV]
+  bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--lead 30] [--keep DIR] [--against REV]
 
 With --against REV, each panel's query at git revision REV runs right after
 the current one in the same Prometheus (REV's queries may read only series the
-current recording rules record): before and after side by side.
+current recording rules record): before and after side by side. --against
+may be given more than once.
 
 Prints one line per query: rows, seconds; exits 1 if a query fails, takes
 more than --max-seconds or a fleet table returns more rows than its topk.
@@ -55,7 +59,7 @@ def slit(nodes: int, a: int, b: int, wide: bool) -> int:
     return (12 if same_socket else 32) if wide else (11 if same_socket else 21)
 
 
-def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, seed: int = 1) -> int:
+def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, now: int, seed: int = 1) -> int:
     """The fleet's series, grouped by metric family as OpenMetrics requires."""
     rnd = random.Random(seed)
     stamps = list(range(start, end + 1, STEP_S))
@@ -70,6 +74,7 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
             "drift": 1.10 if h % 97 == 5 else 1.0,   # ~10 hosts with +10% latency
             "drop": 0.80 if h % 89 == 7 else 1.0,    # ~11 hosts with -20% bandwidth
             "failing": h % 211 == 3,                 # ~5 hosts with a failing probe
+            "stale": h % 101 == 13,                  # ~10 hosts whose latency probe stopped
         })
     pairs = [(a, b) for a in range(nodes) for b in range(nodes)]
     lines = 0
@@ -80,7 +85,10 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         for labels, value_at in series:
             text = ",".join(f'{k}="{v}"' for k, v in labels.items())
             for t in stamps:
-                f.write(f"{name}{{{text}}} {value_at(t):.6g} {t}\n")
+                v = value_at(t)
+                # Six digits for figures; whole seconds for timestamps (at six
+                # digits a last success would be off by up to 5,000 s).
+                f.write(f"{name}{{{text}}} {f'{v:.6g}' if abs(v) < 1e6 else f'{v:.0f}'} {t}\n")
                 lines += 1
 
     def base(host):
@@ -114,8 +122,10 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         family(f, "numaprobe_numa_distance", "gauge",
                [({**base(h), "cpu_node": a, "mem_node": b}, (lambda d: lambda t: d)(slit(nodes, a, b, h["wide"])))
                 for h in fleet for a, b in pairs])
+        stopped = now - 1800  # 6 refresh intervals ago: over NumaProbeProbeStale's 3
         family(f, "numaprobe_probe_last_success_timestamp_seconds", "gauge",
-               [({**base(h), "probe": p, "cpu_node": a, "mem_node": b}, lambda t: t - 60)
+               [({**base(h), "probe": p, "cpu_node": a, "mem_node": b},
+                 (lambda frozen: lambda t: min(t, stopped) - 60 if frozen else t - 60)(h["stale"] and p == "latency"))
                 for h in fleet for p in ("latency", "bandwidth") for a, b in pairs])
         # A counter's samples, typed gauge: OpenMetrics would want the family
         # without _total; the TSDB stores the same series either way.
@@ -204,17 +214,19 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--nodes", type=int, default=8)
     ap.add_argument("--minutes", type=int, default=40, help="history before now")
+    ap.add_argument("--lead", type=int, default=30, help="minutes of data past now: the run must end before")
     ap.add_argument("--evaluations", type=int, default=3, help="rule evaluations before querying")
     ap.add_argument("--max-seconds", type=float, default=2.0)
     ap.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
-    ap.add_argument("--against", help="git revision whose dashboard queries run beside the current ones")
+    ap.add_argument("--against", action="append", default=[],
+                    help="git revision whose dashboard queries run beside the current ones (repeatable)")
     args = ap.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="numaprobe-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     now = int(time.time())
     om = work / "fleet.om"
     t0 = time.monotonic()
-    lines = write_openmetrics(om, args.hosts, args.nodes, now - args.minutes * 60, now)
+    lines = write_openmetrics(om, args.hosts, args.nodes, now - args.minutes * 60, now + args.lead * 60, now)
     print(f"generated {lines} samples for {args.hosts} hosts x {args.nodes} nodes"
           f" in {time.monotonic() - t0:.0f} s", flush=True)
     tsdb = work / "tsdb"
@@ -223,10 +235,13 @@ def main() -> int:
     om.unlink()
     print(f"backfilled in {time.monotonic() - t0:.0f} s", flush=True)
 
-    interval = 30
+    # Prometheus' default evaluation interval, which the rules are written
+    # for (docs/detection.md, "Loading the rules"): at 1,000 hosts the rules
+    # take a good share of the CPU the queries need, as in production.
+    interval = 60
     rules = work / "recording.yaml"
     shutil.copyfile(g.RECORDING_RULES, rules)
-    prom, url = pb.start(work, tsdb, [rules], f"{interval}s", lookback="20m")
+    prom, url = pb.start(work, tsdb, [rules], f"{interval}s")
     failures = []
     try:
         started = time.time()
@@ -235,22 +250,23 @@ def main() -> int:
         print("rule group evaluation: " + ", ".join(f"{k} {v:.2f} s" for k, v in eval_times.items()))
         # With --against, REV's query of the same panel runs right after the
         # current one (same Prometheus, same data, same load): the side-by-side
-        # figures. REV's queries may only read series that the current
-        # recording rules still record.
-        before = {}
-        if args.against:
-            for uid, panel, expr, instant in panel_cases(recorded_s, args.against):
-                before.setdefault((uid, panel["title"]), []).append((expr, instant))
-        print(f"{'dashboard':16} {'rows':>6} {'seconds':>8}" + (f" {'at ' + args.against:>14}" if args.against else "")
+        # figures; with several revisions, each in turn. REV's queries may only
+        # read series that the current recording rules still record.
+        before = {ref: {} for ref in args.against}
+        for ref in args.against:
+            for uid, panel, expr, instant in panel_cases(recorded_s, ref):
+                before[ref].setdefault((uid, panel["title"]), []).append((expr, instant))
+        print(f"{'dashboard':16} {'rows':>6} {'seconds':>8}" + "".join(f" {'at ' + r:>14}" for r in args.against)
               + "  panel")
         for uid, panel, expr, instant in panel_cases(recorded_s):
             rows, took = run_query(url, expr, instant, recorded_s)
             ref = ""
-            if before.get((uid, panel["title"])):
-                ref_rows, ref_took = run_query(url, *before[(uid, panel["title"])].pop(0), recorded_s)
-                ref = f" {ref_rows:>5} {ref_took:>8.3f}"
-            elif args.against:
-                ref = f" {'-':>14}"
+            for r in args.against:
+                if before[r].get((uid, panel["title"])):
+                    ref_rows, ref_took = run_query(url, *before[r][(uid, panel["title"])].pop(0), recorded_s)
+                    ref += f" {ref_rows:>5} {ref_took:>8.3f}"
+                else:
+                    ref += f" {'-':>14}"
             print(f"{uid:16} {rows:>6} {took:>8.3f}{ref}  {panel['title']}", flush=True)
             k = topk_of(expr)
             if rows < 0:
@@ -261,6 +277,8 @@ def main() -> int:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows > topk {k}")
             elif uid == "numaprobe-fleet" and rows >= args.hosts > len(MODELS) * args.nodes ** 2:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows, one per host or more")
+        if time.time() > now + args.lead * 60:
+            failures.append(f"the run outlasted the data (--lead {args.lead}): the last queries saw none")
     finally:
         pb.stop(prom)
         if not args.keep:

@@ -13,9 +13,10 @@ Two ways to fill Prometheus:
   before now to past the end of the run, are written as TSDB blocks first
   (prometheus_backfill.py) and Prometheus only evaluates rules. With --against REF it evaluates the rule files of the git
   revision REF beside the current ones (groups renamed NAME@REF, recorded
-  series prefixed `ref_`), on the same data in the same process, and prints
+  series prefixed `ref1_`), on the same data in the same process, and prints
   the ratio per group: on a busy machine that ratio is what is honest, the
-  seconds are upper bounds.
+  seconds are upper bounds. --against may be given more than once (the
+  second revision's series are prefixed `ref2_`, and so on).
 
 Each simulated host exports exactly what the daemon exports on an N-node host:
 the exposition written by tests/daemon/series_count_test.cc (the default plan
@@ -278,9 +279,9 @@ def write_openmetrics(path: Path, samples, hosts: range, start: int, end: int, s
     return lines
 
 
-def rules_at(ref: str, dest: Path) -> list[Path]:
+def rules_at(ref: str, dest: Path, prefix: str) -> list[Path]:
     """The rule files of git revision `ref`, renamed so that they can run
-    beside the current ones: groups NAME@REF, recorded series ref_NAME."""
+    beside the current ones: groups NAME@REF, recorded series PREFIX NAME."""
     texts = {f: subprocess.run(["git", "-C", str(SOURCE_DIR), "show", f"{ref}:grafana/rules/{f}"],
                                check=True, capture_output=True, text=True).stdout
              for f in ("recording.yaml", "alerts.yaml")}
@@ -289,7 +290,7 @@ def rules_at(ref: str, dest: Path) -> list[Path]:
     for f, text in texts.items():
         text = re.sub(r"^(- name: )(\S+)$", rf"\g<1>\g<2>@{ref}", text, flags=re.M)
         for n in recorded:
-            text = re.sub(rf"(?<![\w:]){re.escape(n)}(?![\w:])", f"ref_{n}", text)
+            text = re.sub(rf"(?<![\w:]){re.escape(n)}(?![\w:])", f"{prefix}{n}", text)
         out.append(dest / f"{ref}-{f}")
         out[-1].write_text(text)
     return out
@@ -315,8 +316,8 @@ def backfill_mode(args, samples) -> tuple[dict, dict, str, dict]:
         if time.monotonic() - t0 > args.lead * 60:
             raise SystemExit(f"backfilling took longer than --lead {args.lead} minutes: the data end too early")
         rules = [args.rules / "recording.yaml", args.rules / "alerts.yaml"]
-        if args.against:
-            rules += rules_at(args.against, work)
+        for i, ref in enumerate(args.against, 1):
+            rules += rules_at(ref, work, f"ref{i}_")
         prom, url = pb.start(work, work / "tsdb", rules, "1m")
         try:
             return collect(url, args.minutes * 60, args.settle * 60, args.max_rss_gib * 2**30)
@@ -339,7 +340,8 @@ def main():
     ap.add_argument("--lead", type=int, default=15, help="backfill: minutes generating and backfilling may take")
     ap.add_argument("--shard", type=int, default=250, help="backfill: hosts per promtool run")
     ap.add_argument("--settle", type=int, default=2, help="backfill: minutes before durations count (block merge)")
-    ap.add_argument("--against", help="backfill: git revision whose rules run beside the current ones")
+    ap.add_argument("--against", action="append", default=[],
+                    help="backfill: git revision whose rules run beside the current ones (repeatable)")
     ap.add_argument("--max-rss-gib", type=float, default=10.0, help="stop when Prometheus grows past this")
     args = ap.parse_args()
     # A SIGTERM (timeout, kill) still stops Prometheus in the finally blocks.
@@ -355,15 +357,15 @@ def main():
     print("|---|---|---|---|---|")
     for group, ds in sorted(groups.items()):
         print(f"| {group} | {len(ds)} | {statistics.median(ds):.3f} s | {max(ds):.3f} s | {missed.get(group, 0):.0f} |")
-    if args.against:
-        print(f"\n| group | median now / median at {args.against} |\n|---|---|")
+    for against in args.against:
+        print(f"\n| group | median now / median at {against} |\n|---|---|")
         for group, ds in sorted(groups.items()):
-            old = groups.get(f"{group}@{args.against}")
+            old = groups.get(f"{group}@{against}")
             if old:
                 print(f"| {group} | {statistics.median(ds) / statistics.median(old):.2f} |")
         # Groups split or added count in the total.
         now = sum(statistics.median(ds) for g, ds in groups.items() if "@" not in g)
-        ref = sum(statistics.median(ds) for g, ds in groups.items() if g.endswith(f"@{args.against}"))
+        ref = sum(statistics.median(ds) for g, ds in groups.items() if g.endswith(f"@{against}"))
         print(f"| every group, summed | {now / ref:.2f} |")
     print(f"\nalerts pending or firing: {alerts or 'none'}")
     print("\n| rule (group), the 20 slowest | median evaluation |\n|---|---|")

@@ -239,16 +239,6 @@
               |||),
             },
           },
-        ]),
-      },
-      // Staleness in a group of its own: it reads every pair's last-success
-      // timestamp (164 series a host on 8 nodes), the largest read of the
-      // health alerts, and nothing else reads what it reads. Apart, the
-      // other health alerts (exporter down, failing probes, ...) are not
-      // evaluated after it; the CPU both groups take is the same.
-      {
-        name: 'numaprobe-staleness',
-        rules: std.map(alert, [
           {
             alert: 'NumaProbeProbeStale',
             // Judged against the host's own schedule: the daemon exports the
@@ -257,12 +247,12 @@
             // rounds, 1800 s when a big plan stretches rounds to 30 min). A
             // healthy series is at most ~1.2 intervals old (jitter), ~2.4
             // after one missed round; older than 3 intervals for 10 more
-            // minutes means it is not being refreshed. last_over_time rides
-            // over failed scrapes.
+            // minutes means it is not being refreshed. The stale pairs are
+            // recorded (numaprobe-staleness in recording.libsonnet, which
+            // says why the 2-minute window), so this reads only them; the
+            // value is the age now.
             expr: |||
-              time() - last_over_time(numaprobe_probe_last_success_timestamp_seconds{%(selector)s}[%(gapWindow)s])
-              > on(%(instanceLabels)s) group_left()
-                %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last
+              time() - last_over_time(instance_probe_cpu_node_mem_node:numaprobe_probe_last_success_timestamp_seconds:stale{%(selector)s}[2m])
             ||| % c,
             'for': c.staleFor,
             annotations: {

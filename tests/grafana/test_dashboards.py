@@ -265,14 +265,23 @@ def runbook_alerts(panel: dict) -> list[str]:
     return [l["title"].removeprefix("Runbook: ") for l in panel.get("links", []) if l["title"].startswith("Runbook: ")]
 
 
+def constants(expr: str) -> set[float]:
+    found = re.findall(r"(?:[<>]=?|==)\s*(-?[0-9]+(?:\.[0-9]+)?)|\b([0-9]+(?:\.[0-9]+)?)\s*\*", expr)
+    return {abs(float(a or b)) for a, b in found}
+
+
 def alert_levels() -> dict[str, set[float]]:
-    """Every constant an alert compares with (`> 0.05`, `< -0.08`, `1.25 *`)."""
+    """Every constant an alert compares with (`> 0.05`, `< -0.08`, `1.25 *`),
+    its own and those of the recorded series it reads (an alert over a
+    recording of the offending series only has its level there)."""
+    recorded = {r["record"]: r["expr"] for grp in yaml.safe_load(g.RECORDING_RULES.read_text(encoding="utf-8"))["groups"]
+                for r in grp["rules"]}
     doc = yaml.safe_load(g.ALERTING_RULES.read_text(encoding="utf-8"))
     out = {}
     for grp in doc["groups"]:
         for r in grp["rules"]:
-            found = re.findall(r"(?:[<>]=?|==)\s*(-?[0-9]+(?:\.[0-9]+)?)|\b([0-9]+(?:\.[0-9]+)?)\s*\*", r["expr"])
-            out[r["alert"]] = {abs(float(a or b)) for a, b in found}
+            read = [e for name, e in recorded.items() if re.search(rf"(?<![\w:]){re.escape(name)}(?![\w:])", r["expr"])]
+            out[r["alert"]] = set().union(constants(r["expr"]), *map(constants, read))
     return out
 
 
