@@ -33,7 +33,7 @@ namespace numaprobe::daemon {
 
 class ProbeKind;
 class ProbeRunner;
-struct ProbeSettings;
+class ProbeSettings;
 
 using Labels = std::map<std::string, std::string>;
 
@@ -299,6 +299,12 @@ class ProbeKind {
   virtual std::vector<PlotSeries> Curves(const std::vector<RecordPtr>& /*records*/) const { return {}; }
   // JSON output of one record (figures null unless ok).
   virtual nlohmann::json ToJson(const ProbeRecord& record) const = 0;
+
+  // This kind's run settings under `config` (ProbeSettings::Of<its type>),
+  // for the daemon and as `numaprobe probe`'s defaults.
+  virtual void AddSettings(const Config& /*config*/, ProbeSettings& /*settings*/) const {}
+  // This kind's part of how its figures are labelled under `config`.
+  virtual void AddFigureContext(const Config& /*config*/, FigureContext& /*context*/) const {}
 
   // `numaprobe probe` options of this kind, writing into `settings`.
   virtual void RegisterFlags(FlagRegistry& /*flags*/, ProbeSettings& /*settings*/) const {}

@@ -1,5 +1,6 @@
 // Unit tests for daemon/config.cc (and the schema walk in daemon/config_reader.cc)
 #include "daemon/config/config.h"
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/probe_settings.h"
 
 #include <gmock/gmock.h>
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <future>
 #include <sstream>
+#include <utility>
 #include <string>
 
 namespace numaprobe::daemon {
@@ -377,21 +379,38 @@ probes:
 memory: {budget: 2GiB, pages: hugetlb}
 )");
   const ProbeSettings probe = ProbeSettingsFrom(c);
-  EXPECT_EQ(probe.latency.samples, 9);
-  EXPECT_EQ(probe.latency.loads_per_sample, 100'000u);
-  EXPECT_EQ(probe.bandwidth.burst_bytes, 16u << 20);
-  EXPECT_EQ(probe.bandwidth.bursts, 3);
-  EXPECT_EQ(probe.bandwidth_threads, 2);
-  EXPECT_EQ(probe.ops, std::vector{k::BandwidthOp::kWrite});
-  EXPECT_EQ(probe.c2c.samples, 11);
-  EXPECT_EQ(probe.c2c.round_trips, 500);
-
-  EXPECT_EQ(probe.latency_buffer_bytes, 64u << 20);
-  EXPECT_EQ(probe.stride, 256u);
-  EXPECT_EQ(probe.bandwidth_buffer_bytes, 512u << 20);
+  const auto& latency = probe.Of<LatencySettings>();
+  EXPECT_EQ(latency.spec.samples, 9);
+  EXPECT_EQ(latency.spec.loads_per_sample, 100'000u);
+  EXPECT_EQ(latency.buffer_bytes, 64u << 20);
+  EXPECT_EQ(latency.stride, 256u);
+  const auto& bandwidth = probe.Of<BandwidthSettings>();
+  EXPECT_EQ(bandwidth.spec.burst_bytes, 16u << 20);
+  EXPECT_EQ(bandwidth.spec.bursts, 3);
+  EXPECT_EQ(bandwidth.threads, 2);
+  EXPECT_EQ(bandwidth.ops, std::vector{k::BandwidthOp::kWrite});
+  EXPECT_EQ(bandwidth.buffer_bytes, 512u << 20);
+  const auto& c2c = probe.Of<CoreToCoreSettings>();
+  EXPECT_EQ(c2c.spec.samples, 11);
+  EXPECT_EQ(c2c.spec.round_trips, 500);
+  EXPECT_EQ(FigureContextFrom(c).threads, 2);
   const BufferSettings buffers = BufferSettingsFrom(c);
   EXPECT_EQ(buffers.pages, k::PagePolicy::kHugetlb);
   EXPECT_EQ(buffers.budget_bytes, 2u << 30);
+}
+
+// A kind's settings never set read as its type's defaults (what the CLI and
+// tests build on), and a copy is a copy: the daemon hands each runner its own.
+TEST(SettingsFrom, KindSettingsAreValuesDefaultingToTheirType) {
+  ProbeSettings settings;
+  EXPECT_EQ(std::as_const(settings).Of<BandwidthSettings>().threads, 1);
+  EXPECT_EQ(std::as_const(settings).Of<LoadedLatencySettings>().delays_ns, DefaultDelays());
+  settings.Of<BandwidthSettings>().threads = 4;
+  const ProbeSettings copy = settings;
+  settings.Of<BandwidthSettings>().threads = 8;
+  EXPECT_EQ(copy.Of<BandwidthSettings>().threads, 4);
+  EXPECT_EQ(settings.Of<BandwidthSettings>().threads, 8);
+  EXPECT_EQ(copy.Of<LatencySettings>().stride, 128u);
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ class BandwidthKind final : public ProbeKind {
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (k::BandwidthOp op : settings.ops) targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
+      for (k::BandwidthOp op : settings.Of<BandwidthSettings>().ops) targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
     }
     return targets;
   }
@@ -54,14 +54,14 @@ class BandwidthKind final : public ProbeKind {
     result.buffer.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
     // After the lock: the CPUs idle now, not before a wait.
-    result.cpus = runner.ChooseCpus(t.pair, runner.settings().bandwidth_threads);
+    result.cpus = runner.ChooseCpus(t.pair, runner.settings().Of<BandwidthSettings>().threads);
     if (!runner.Cancelled(hold, result)) {
       auto buffer = StreamBuffer(runner, t.pair.mem_node);
       if (!buffer.ok()) {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
       } else {
-        k::BandwidthRunSpec spec = runner.settings().bandwidth;
+        k::BandwidthRunSpec spec = runner.settings().Of<BandwidthSettings>().spec;
         spec.cpus = result.cpus;
         spec.op = result.op;
         spec.stop = stop;
@@ -191,21 +191,34 @@ class BandwidthKind final : public ProbeKind {
     return sections;
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    BandwidthSettings& s = settings.Of<BandwidthSettings>();
+    s.spec.burst_bytes = config.bandwidth.burst_bytes;
+    s.spec.bursts = config.bandwidth.bursts;
+    s.threads = config.bandwidth.threads;
+    s.ops = config.bandwidth.ops;
+    s.buffer_bytes = config.bandwidth.buffer_bytes;
+  }
+  void AddFigureContext(const Config& config, FigureContext& context) const override {
+    context.threads = config.bandwidth.threads;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddSize("--bandwidth-buffer", settings.bandwidth_buffer_bytes, "Bandwidth buffer size per node, e.g. 512MiB");
-    flags.AddSize("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB");
-    flags.AddInt("--bursts", settings.bandwidth.bursts, 1, 1000, "Bandwidth: bursts per estimate");
+    BandwidthSettings& s = settings.Of<BandwidthSettings>();
+    flags.AddSize("--bandwidth-buffer", s.buffer_bytes, "Bandwidth buffer size per node, e.g. 512MiB");
+    flags.AddSize("--burst", s.spec.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB");
+    flags.AddInt("--bursts", s.spec.bursts, 1, 1000, "Bandwidth: bursts per estimate");
     flags.AddEnumList(
         "--ops", EnumByName(k::kAllBandwidthOps, k::BandwidthOpName),
-        [&settings](const std::vector<int>& ops) {
-          settings.ops.clear();
-          for (int op : ops) settings.ops.push_back(static_cast<k::BandwidthOp>(op));
+        [&s](const std::vector<int>& ops) {
+          s.ops.clear();
+          for (int op : ops) s.ops.push_back(static_cast<k::BandwidthOp>(op));
         },
         "Bandwidth operations");
-    flags.AddInt("--threads", settings.bandwidth_threads, 1, 1024, "Bandwidth: pinned threads per measurement");
+    flags.AddInt("--threads", s.threads, 1, 1024, "Bandwidth: pinned threads per measurement");
     flags.AddEnum(
         "--isa", EnumByName(k::kAllIsas, k::IsaName),
-        [&settings](int isa) { settings.bandwidth.isa = static_cast<k::Isa>(isa); },
+        [&s](int isa) { s.spec.isa = static_cast<k::Isa>(isa); },
         "Bandwidth: instruction set (auto never picks avx512 or sve)");
   }
 

@@ -80,7 +80,7 @@ class CoreToCoreKind final : public ProbeKind {
     result.line.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
     if (!runner.Cancelled(hold, result)) {
-      k::C2cSpec spec = runner.settings().c2c;
+      k::C2cSpec spec = runner.settings().Of<CoreToCoreSettings>().spec;
       spec.cpu_a = t.pair.cpu;
       spec.cpu_b = t.peer_cpu;
       spec.line_node = t.pair.mem_node;
@@ -140,11 +140,19 @@ class CoreToCoreKind final : public ProbeKind {
     return {section};
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    CoreToCoreSettings& s = settings.Of<CoreToCoreSettings>();
+    s.spec.samples = config.core_to_core.samples;
+    s.spec.round_trips = config.core_to_core.round_trips;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddInt("--round-trips", settings.c2c.round_trips, 10, 10'000'000, "Core-to-core: round trips per sample");
+    flags.AddInt("--round-trips", settings.Of<CoreToCoreSettings>().spec.round_trips, 10, 10'000'000, "Core-to-core: round trips per sample");
   }
   // --samples (the latency kind's flag) counts core-to-core samples too.
-  void AfterFlags(ProbeSettings& settings) const override { settings.c2c.samples = settings.latency.samples; }
+  void AfterFlags(ProbeSettings& settings) const override {
+    settings.Of<CoreToCoreSettings>().spec.samples = settings.Of<LatencySettings>().spec.samples;
+  }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);

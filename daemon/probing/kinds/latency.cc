@@ -57,7 +57,7 @@ class LatencyKind final : public ProbeKind {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
       } else {
-        k::LatencyRunSpec spec = runner.settings().latency;
+        k::LatencyRunSpec spec = runner.settings().Of<LatencySettings>().spec;
         spec.cpu = result.cpu;
         spec.stop = stop;
         result = k::MeasureLatency(*buffer.value(), spec);
@@ -170,14 +170,23 @@ class LatencyKind final : public ProbeKind {
     return {section};
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    LatencySettings& s = settings.Of<LatencySettings>();
+    s.spec.samples = config.latency.samples;
+    s.spec.loads_per_sample = config.latency.loads_per_sample;
+    s.buffer_bytes = config.latency.buffer_bytes;
+    s.stride = config.latency.stride_bytes;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddCountChoice("--stride", settings.stride, {64, 128, 256, 512, 1024, 2048, 4096},
+    LatencySettings& s = settings.Of<LatencySettings>();
+    flags.AddCountChoice("--stride", s.stride, {64, 128, 256, 512, 1024, 2048, 4096},
                          "Latency: bytes between chased elements (power of two, 64-4096)");
     flags.AddSize(
-        "--latency-buffer", settings.latency_buffer_bytes,
+        "--latency-buffer", s.buffer_bytes,
         "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)");
-    flags.AddInt("--samples", settings.latency.samples, 1, 1000, "Latency and core-to-core samples per pair");
-    flags.AddCount("--loads", settings.latency.loads_per_sample, 100, 1'000'000'000,
+    flags.AddInt("--samples", s.spec.samples, 1, 1000, "Latency and core-to-core samples per pair");
+    flags.AddCount("--loads", s.spec.loads_per_sample, 100, 1'000'000'000,
                    "Latency: dependent loads per sample");
   }
 

@@ -58,7 +58,7 @@ class LoadedLatencyKind final : public ProbeKind {
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (const std::string& traffic : settings.loaded_traffic) targets.push_back(MemoryTarget(pair, traffic));
+      for (const std::string& traffic : settings.Of<LoadedLatencySettings>().traffic) targets.push_back(MemoryTarget(pair, traffic));
     }
     return targets;
   }
@@ -71,15 +71,15 @@ class LoadedLatencyKind final : public ProbeKind {
     return NotRunRecord<k::LoadedLatencyResult>(*this, t, outcome, std::move(reason));
   }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
-    const ProbeSettings& settings = runner.settings();
-    k::LoadedLatencySpec spec = settings.loaded_latency;
+    const LoadedLatencySettings& settings = runner.settings().Of<LoadedLatencySettings>();
+    k::LoadedLatencySpec spec = settings.spec;
     spec.mem_node = t.pair.mem_node;
     spec.traffic = TrafficOf(t);
     spec.stop = stop;
-    spec.delays_ns.assign(settings.loaded_delays_ns.begin(), settings.loaded_delays_ns.end());
+    spec.delays_ns.assign(settings.delays_ns.begin(), settings.delays_ns.end());
     // The chase CPU, then the load CPUs: the node's other allowed CPUs,
     // distinct cores first.
-    const int wanted = settings.loaded_load_threads > 0 ? settings.loaded_load_threads + 1 : 1 << 20;
+    const int wanted = settings.load_threads > 0 ? settings.load_threads + 1 : 1 << 20;
     spec.load_cpus = runner.ChooseCpus(t.pair, wanted);
     spec.chase_cpu = spec.load_cpus.front();
     spec.load_cpus.erase(spec.load_cpus.begin());
@@ -245,12 +245,21 @@ class LoadedLatencyKind final : public ProbeKind {
     return j;
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
+    s.spec.samples = config.loaded_latency.samples;
+    s.spec.loads_per_sample = config.loaded_latency.loads_per_sample;
+    s.traffic = config.loaded_latency.traffic;
+    s.load_threads = config.loaded_latency.load_threads;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddChoices("--traffic", settings.loaded_traffic, TrafficNames(),
+    LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
+    flags.AddChoices("--traffic", s.traffic, TrafficNames(),
                      "Loaded latency: load traffic mixes (read, read2-ntwrite1)");
-    flags.AddInt("--load-threads", settings.loaded_load_threads, 0, 4096,
+    flags.AddInt("--load-threads", s.load_threads, 0, 4096,
                  "Loaded latency: load threads on the chase CPU's node (0: every other allowed CPU)");
-    flags.AddIntList("--delays", settings.loaded_delays_ns, 0, 1'000'000,
+    flags.AddIntList("--delays", s.delays_ns, 0, 1'000'000,
                      "Loaded latency: injection delays to sweep, ns per KiB each load thread moves (0: saturation)");
   }
 };
