@@ -5,12 +5,11 @@
 // (ProbeKind::AddSettings); this holds them without knowing their types.
 #pragma once
 
-#include <any>
 #include <map>
 #include <string>
 #include <string_view>
-#include <typeindex>
 
+#include "daemon/common/typed_values.h"
 #include "daemon/config/config.h"
 #include "daemon/probing/buffer_pool.h"
 #include "daemon/probing/probe_kind.h"
@@ -18,22 +17,16 @@
 
 namespace numaprobe::daemon {
 
-class ProbeSettings {
- public:
-  // A kind's settings, one value per type; a type never set reads as its
-  // default (what `ProbeSettings{}` means for every kind).
+struct ProbeSettings {
+  // Each kind's own settings type (kinds/kind_settings.h): Of<T>().
+  TypedValues kinds;
   template <class T>
   T& Of() {
-    return std::any_cast<T&>(by_type_.try_emplace(typeid(T), std::in_place_type<T>).first->second);
+    return kinds.Of<T>();
   }
   template <class T>
   const T& Of() const {
-    const auto it = by_type_.find(typeid(T));
-    if (it == by_type_.end()) {
-      static const T kDefault{};
-      return kDefault;
-    }
-    return *std::any_cast<T>(&it->second);
+    return kinds.Of<T>();
   }
 
   // Test-only fault injection (daemon/common/test_hooks.h, honoured only with
@@ -44,9 +37,6 @@ class ProbeSettings {
     const auto it = test_scales.find(std::string(kind));
     return it == test_scales.end() ? 1 : it->second;
   }
-
- private:
-  std::map<std::type_index, std::any> by_type_;
 };
 
 // Multiplies every statistic of `stats` by `factor` (test fault injection).

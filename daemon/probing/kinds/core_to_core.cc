@@ -32,7 +32,25 @@ class CoreToCoreKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "core_to_core"; }
   std::string_view title() const override { return "core-to-core latency"; }
-  bool Enabled(const Config& config) const override { return config.core_to_core.enabled; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<CoreToCoreConfig>().enabled; }
+
+  std::vector<std::string_view> ConfigKeys() const override { return {"enabled", "samples", "round_trips"}; }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    CoreToCoreConfig& c2c = probes.Of<CoreToCoreConfig>();
+    s.Bool("enabled", c2c.enabled);
+    s.Integer("samples", 1, 100, c2c.samples);
+    s.Integer("round_trips", 10, 1'000'000, c2c.round_trips);
+  }
+  // targets.c2c_cpus (PlanOptions::kind_cpus): the CPUs whose pairs are measured.
+  std::vector<std::string_view> TargetKeys() const override { return {kC2cCpusOption}; }
+  void ReadTargets(SectionKeys& targets, PlanOptions& options) const override {
+    std::vector<int> pair_cpus = options.KindCpus(kC2cCpusOption);
+    targets.IdList(kC2cCpusOption, pair_cpus);
+    if (pair_cpus.size() == 1) {
+      targets.Error(kC2cCpusOption, "needs at least two CPUs (pairs of them are measured), or none for automatic");
+    }
+    options.SetKindCpus(kC2cCpusOption, std::move(pair_cpus));
+  }
 
   k::Expected<std::vector<ProbeTarget>> PlanTargets(const PlanOptions& options, const k::Topology& topology,
                                                     std::vector<std::string>& notes) const override {
@@ -142,12 +160,13 @@ class CoreToCoreKind final : public ProbeKind {
 
   void AddSettings(const Config& config, ProbeSettings& settings) const override {
     CoreToCoreSettings& s = settings.Of<CoreToCoreSettings>();
-    s.spec.samples = config.core_to_core.samples;
-    s.spec.round_trips = config.core_to_core.round_trips;
+    s.spec.samples = config.probes.Of<CoreToCoreConfig>().samples;
+    s.spec.round_trips = config.probes.Of<CoreToCoreConfig>().round_trips;
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddInt("--round-trips", settings.Of<CoreToCoreSettings>().spec.round_trips, 10, 10'000'000, "Core-to-core: round trips per sample");
+    flags.AddInt("--round-trips", settings.Of<CoreToCoreSettings>().spec.round_trips, 10, 10'000'000,
+                 "Core-to-core: round trips per sample");
   }
   // --samples (the latency kind's flag) counts core-to-core samples too.
   void AfterFlags(ProbeSettings& settings) const override {

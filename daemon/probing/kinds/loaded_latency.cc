@@ -52,13 +52,31 @@ class LoadedLatencyKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "loaded_latency"; }
   std::string_view title() const override { return "loaded latency"; }
-  bool Enabled(const Config& config) const override { return config.loaded_latency.enabled; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<LoadedLatencyConfig>().enabled; }
+
+  std::vector<std::string_view> ConfigKeys() const override {
+    return {"enabled", "traffic", "load_threads", "samples", "loads_per_sample"};
+  }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    LoadedLatencyConfig& loaded = probes.Of<LoadedLatencyConfig>();
+    s.Bool("enabled", loaded.enabled);
+    std::vector<std::string_view> traffic_names;
+    for (k::LoadTraffic t : kTraffics) traffic_names.push_back(k::LoadTrafficName(t));
+    if (auto traffic = s.ChoiceList("traffic", traffic_names)) {
+      loaded.traffic.clear();
+      for (std::size_t i : *traffic) loaded.traffic.emplace_back(traffic_names[i]);
+    }
+    s.Integer("load_threads", 0, 1024, loaded.load_threads);
+    s.Integer("samples", 1, 100, loaded.samples);
+    s.Integer("loads_per_sample", 1000, 100'000'000, loaded.loads_per_sample);
+  }
   bool RunsByDefault() const override { return false; }
 
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (const std::string& traffic : settings.Of<LoadedLatencySettings>().traffic) targets.push_back(MemoryTarget(pair, traffic));
+      for (const std::string& traffic : settings.Of<LoadedLatencySettings>().traffic)
+        targets.push_back(MemoryTarget(pair, traffic));
     }
     return targets;
   }
@@ -247,10 +265,10 @@ class LoadedLatencyKind final : public ProbeKind {
 
   void AddSettings(const Config& config, ProbeSettings& settings) const override {
     LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
-    s.spec.samples = config.loaded_latency.samples;
-    s.spec.loads_per_sample = config.loaded_latency.loads_per_sample;
-    s.traffic = config.loaded_latency.traffic;
-    s.load_threads = config.loaded_latency.load_threads;
+    s.spec.samples = config.probes.Of<LoadedLatencyConfig>().samples;
+    s.spec.loads_per_sample = config.probes.Of<LoadedLatencyConfig>().loads_per_sample;
+    s.traffic = config.probes.Of<LoadedLatencyConfig>().traffic;
+    s.load_threads = config.probes.Of<LoadedLatencyConfig>().load_threads;
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
