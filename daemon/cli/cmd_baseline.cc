@@ -14,6 +14,7 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/config/config.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
@@ -44,7 +45,7 @@ struct BaselineResetCommand {
       }
       path = kDefaultConfigFile;
     }
-    const ConfigResult loaded = LoadConfigFile(path);
+    const ConfigResult loaded = LoadConfigFile(path, ProbeTableSections());
     if (const auto* errors = std::get_if<std::vector<ConfigError>>(&loaded)) {
       fmt::print(stderr, "numaprobe: cannot use the configuration file {}:\n", path);
       for (const ConfigError& error : *errors) fmt::print(stderr, "  {}\n", error.ToString());

@@ -12,6 +12,7 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/config/config.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/scheduler.h"
 
 namespace numaprobe::daemon {
@@ -23,7 +24,7 @@ struct CheckConfigCommand {
   bool syntax_only = false;
 
   int Run() const {
-    const ConfigResult result = LoadConfigFile(file);
+    const ConfigResult result = LoadConfigFile(file, ProbeTableSections());
     if (const auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
       // "FILE: line N: key: message" - the shape compilers use, so editors
       // and CI annotate the right line.

@@ -30,7 +30,7 @@ namespace {
 std::optional<Config> LoadChecked(const std::string& path) {
   Config config;
   if (!path.empty()) {
-    ConfigResult result = LoadConfigFile(path);
+    ConfigResult result = LoadConfigFile(path, ProbeTableSections());
     if (auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
       for (const auto& e : *errors) spdlog::error("{}: {}", path, e.ToString());
       return std::nullopt;

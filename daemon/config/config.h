@@ -11,8 +11,9 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/common/typed_values.h"
+#include "daemon/config/kind_section.h"
 #include "daemon/config/plan_options.h"
-#include "kernels/bandwidth.h"
 #include "kernels/result.h"
 
 namespace numaprobe::daemon {
@@ -24,42 +25,10 @@ inline constexpr const char* kDefaultProbeLockFile = "/run/lock/numaprobe.lock";
 enum class ProbePriority { kIdle, kNice19 };  // SCHED_IDLE, or SCHED_BATCH + nice 19
 
 struct Config {
-  struct Latency {
-    bool enabled = true;
-    std::size_t stride_bytes = 128;
-    std::size_t buffer_bytes = 0;  // 0: sized from the LLC of the measuring CPU
-    int samples = 7;
-    std::uint64_t loads_per_sample = 40'000;
-    bool operator==(const Latency&) const = default;
-  } latency;
-  struct Bandwidth {
-    bool enabled = true;
-    std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
-                                          kernels::BandwidthOp::kCopy};
-    int threads = 1;
-    std::size_t buffer_bytes = 256u << 20;
-    std::size_t burst_bytes = 32u << 20;
-    int bursts = 5;
-    bool operator==(const Bandwidth&) const = default;
-  } bandwidth;
-  struct CoreToCore {
-    bool enabled = true;
-    int samples = 7;
-    int round_trips = 2000;
-    bool operator==(const CoreToCore&) const = default;
-  } core_to_core;
-  // Loaded latency (MLC --loaded_latency): on demand by default, since one
-  // run of a pair costs about a second of CPU on every CPU of the node (see
-  // config/numaprobe.yaml before enabling it in the daemon).
-  struct LoadedLatency {
-    bool enabled = false;
-    std::vector<std::string> traffic{"read", "read2-ntwrite1"};  // kernels::LoadTrafficName
-    int load_threads = 0;                                        // 0: every other allowed CPU of the chase CPU's node
-    int samples = 5;
-    std::uint64_t loads_per_sample = 10'000;
-    bool operator==(const LoadedLatency&) const = default;
-  } loaded_latency;
-  PlanOptions targets;  // cpus, mem_nodes, per_cpu, c2c_cpus
+  // Each probe kind's section probes.<kind>, as the kind's own type
+  // (probing/kinds/kind_settings.h): probes.Of<T>(). Absent: its defaults.
+  TypedValues probes;
+  PlanOptions targets;  // cpus, mem_nodes, per_cpu, the kinds' own target options
   struct Schedule {
     double duty_cycle = 0.002;                    // share of one CPU spent in probes
     std::chrono::milliseconds interval{300'000};  // target time between round starts
@@ -93,9 +62,10 @@ struct ConfigError {
 // Either a Config or the list of everything wrong with the text.
 using ConfigResult = std::variant<Config, std::vector<ConfigError>>;
 
-ConfigResult ParseConfig(std::string_view yaml_text);
+// `kinds`: the probe kinds' sections (probing/probe_table.h, ProbeTableSections()).
+ConfigResult ParseConfig(std::string_view yaml_text, const KindSections& kinds);
 // Reads the file; an unreadable file is one error naming the path.
-ConfigResult LoadConfigFile(const std::string& path);
+ConfigResult LoadConfigFile(const std::string& path, const KindSections& kinds);
 // The text of a regular file of at most 1 MiB, or one error naming the path.
 std::variant<std::string, std::vector<ConfigError>> ReadConfigText(const std::string& path);
 

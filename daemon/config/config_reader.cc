@@ -70,14 +70,13 @@ int ConfigErrors::LineOf(std::string_view key) const {
 }
 
 ConfigSection::ConfigSection(ConfigErrors& errors, const YAML::Node& node, std::string path, int line,
-                             std::initializer_list<std::string_view> known_keys)
+                             const std::vector<std::string_view>& known_keys)
     : errors_(&errors), path_(std::move(path)), line_(line) {
   if (node.IsNull() || !node.IsDefined()) return;
   if (!node.IsMap()) {
     errors.Add(path_, line_ != 0 ? line_ : LineNumber(node), "expected a mapping, got " + Describe(node));
     return;
   }
-  const std::vector<std::string_view> known(known_keys);
   for (const auto& item : node) {
     const int key_line = LineNumber(item.first);
     if (!item.first.IsScalar()) {
@@ -85,9 +84,9 @@ ConfigSection::ConfigSection(ConfigErrors& errors, const YAML::Node& node, std::
       continue;
     }
     const std::string& key = item.first.Scalar();
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
+    if (std::find(known_keys.begin(), known_keys.end(), key) == known_keys.end()) {
       std::string message = "unknown key";
-      if (auto guess = ClosestName(key, known)) message += " (did you mean " + *guess + "?)";
+      if (auto guess = ClosestName(key, known_keys)) message += " (did you mean " + *guess + "?)";
       errors.Add(Dotted(key), key_line, std::move(message));
       continue;
     }
@@ -118,7 +117,7 @@ void ConfigSection::Error(std::string_view key, std::string message) {
   errors_->Add(Dotted(key), entry != nullptr ? entry->line : line_, std::move(message));
 }
 
-ConfigSection ConfigSection::Section(std::string_view key, std::initializer_list<std::string_view> known_keys) {
+ConfigSection ConfigSection::Section(std::string_view key, const std::vector<std::string_view>& known_keys) {
   const Entry* entry = FindEntry(key);
   if (entry == nullptr) return ConfigSection(*errors_, YAML::Node(), Dotted(key), 0, known_keys);
   return ConfigSection(*errors_, entry->value, Dotted(key), entry->line, known_keys);

@@ -12,7 +12,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "daemon/config/config.h"
+#include "daemon/config/section_keys.h"
 
 namespace numaprobe::daemon {
 
@@ -55,41 +55,34 @@ struct NumberRange {
   bool min_open = false;
 };
 
-class ConfigSection {
+class ConfigSection final : public SectionKeys {
  public:
   // `node` is the mapping at dotted `path` ("" for the document), written on
   // `line`. A null node is an empty section: every key keeps its default.
   ConfigSection(ConfigErrors& errors, const YAML::Node& node, std::string path, int line,
-                std::initializer_list<std::string_view> known_keys);
+                const std::vector<std::string_view>& known_keys);
 
   // The nested mapping under `key` (empty when absent or not a mapping).
-  ConfigSection Section(std::string_view key, std::initializer_list<std::string_view> known_keys);
+  ConfigSection Section(std::string_view key, const std::vector<std::string_view>& known_keys);
 
-  void Bool(std::string_view key, bool& out);
-  void Integer(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t& out);
-  template <class T>
-  void Integer(std::string_view key, std::int64_t min, std::int64_t max, T& out) {
-    std::int64_t value = static_cast<std::int64_t>(out);
-    Integer(key, min, max, value);
-    out = static_cast<T>(value);
-  }
+  void Bool(std::string_view key, bool& out) override;
+  using SectionKeys::Integer;
+  void Integer(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t& out) override;
   void Number(std::string_view key, NumberRange range, double& out);
-  void Size(std::string_view key, std::uint64_t min, std::uint64_t max, std::size_t& out);
+  void Size(std::string_view key, std::uint64_t min, std::uint64_t max, std::size_t& out) override;
   void Duration(std::string_view key, std::chrono::milliseconds min, std::chrono::milliseconds max,
                 std::chrono::milliseconds& out);
   void String(std::string_view key, std::string& out);
-  // A CPU or node list: a string in the kernel's list format ("0-3,8") or a
-  // YAML list of integers; either way sorted and duplicate-free.
-  void IdList(std::string_view key, std::vector<int>& out);
+  void IdList(std::string_view key, std::vector<int>& out) override;
 
   // One of `names`; returns its index.
   std::optional<std::size_t> Choice(std::string_view key, const std::vector<std::string_view>& names);
-  // A non-empty YAML list of distinct `names`; returns their indices.
-  std::optional<std::vector<std::size_t>> ChoiceList(std::string_view key, const std::vector<std::string_view>& names);
+  std::optional<std::vector<std::size_t>> ChoiceList(std::string_view key,
+                                                     const std::vector<std::string_view>& names) override;
 
-  // Records a problem with `key` found by the caller (a cross-field rule).
-  void Error(std::string_view key, std::string message);
-  bool Has(std::string_view key) const { return FindEntry(key) != nullptr; }
+  void Error(std::string_view key, std::string message) override;
+  bool Has(std::string_view key) const override { return FindEntry(key) != nullptr; }
+  bool HasError(std::string_view key) const override { return errors_->Has(Dotted(key)); }
   const std::string& path() const { return path_; }
   int line() const { return line_; }
 

@@ -25,6 +25,7 @@
 
 #include "daemon/common/hmat.h"
 #include "daemon/config/config.h"
+#include "daemon/config/kind_section.h"
 #include "daemon/probing/plan.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
@@ -205,18 +206,12 @@ std::map<std::string, int> EnumByName(const E (&values)[N], std::string_view (*n
   return by_name;
 }
 
-class ProbeKind {
+// A kind is also its config section (config/kind_section.h: name(), its keys,
+// Enabled(config)); `numaprobe probe` runs what --tests names.
+class ProbeKind : public KindSection {
  public:
-  virtual ~ProbeKind() = default;
-
-  // The one name of the kind: config section, `--tests` value, probe label,
-  // JSON key.
-  virtual std::string_view name() const = 0;
   // For people: "memory latency", in logs and table titles.
   virtual std::string_view title() const = 0;
-  // Whether the daemon schedules it under `config`; `numaprobe probe` runs
-  // what --tests names.
-  virtual bool Enabled(const Config& config) const = 0;
   // Whether `numaprobe probe` runs it without --tests.
   virtual bool RunsByDefault() const { return true; }
 
@@ -299,6 +294,12 @@ class ProbeKind {
   virtual std::vector<PlotSeries> Curves(const std::vector<RecordPtr>& /*records*/) const { return {}; }
   // JSON output of one record (figures null unless ok).
   virtual nlohmann::json ToJson(const ProbeRecord& record) const = 0;
+
+  // This kind's run settings under `config` (ProbeSettings::Of<its type>),
+  // for the daemon and as `numaprobe probe`'s defaults.
+  virtual void AddSettings(const Config& /*config*/, ProbeSettings& /*settings*/) const {}
+  // This kind's part of how its figures are labelled under `config`.
+  virtual void AddFigureContext(const Config& /*config*/, FigureContext& /*context*/) const {}
 
   // `numaprobe probe` options of this kind, writing into `settings`.
   virtual void RegisterFlags(FlagRegistry& /*flags*/, ProbeSettings& /*settings*/) const {}

@@ -1,45 +1,34 @@
-// Per-kind knobs of a probe run, and the settings a Config implies, shared by
+// The settings of a probe run, and the settings a Config implies, shared by
 // the daemon and by `numaprobe probe`'s defaults, so the CLI and the daemon
-// measure the same way. The cpu/pair fields of the kernel specs are filled
-// per run by each kind.
+// measure the same way. Each kind keeps its own settings type in its module
+// (kinds/kind_settings.h) and fills it from its config section
+// (ProbeKind::AddSettings); this holds them without knowing their types.
 #pragma once
 
 #include <map>
 #include <string>
 #include <string_view>
-#include <vector>
 
+#include "daemon/common/typed_values.h"
 #include "daemon/config/config.h"
 #include "daemon/probing/buffer_pool.h"
 #include "daemon/probing/probe_kind.h"
-#include "kernels/bandwidth.h"
-#include "kernels/c2c.h"
-#include "kernels/latency.h"
-#include "kernels/loaded_latency.h"
+#include "kernels/result.h"
 
 namespace numaprobe::daemon {
 
-// The kernel's default injection delays, as the flag's integer list.
-inline std::vector<int> DefaultDelays() {
-  std::vector<int> delays;
-  for (std::uint32_t d : kernels::DefaultInjectionDelaysNs()) delays.push_back(static_cast<int>(d));
-  return delays;
-}
-
 struct ProbeSettings {
-  kernels::LatencyRunSpec latency;
-  std::size_t latency_buffer_bytes = 0;  // 0: kernels::DefaultLatencyBufferBytes(loads_per_sample, stride)
-  std::size_t stride = 128;
-  std::size_t bandwidth_buffer_bytes = 256u << 20;
-  kernels::BandwidthRunSpec bandwidth;
-  int bandwidth_threads = 1;  // >1: the pair's CPU plus further CPUs of its node
-  std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
-                                        kernels::BandwidthOp::kCopy};
-  kernels::C2cSpec c2c;
-  kernels::LoadedLatencySpec loaded_latency;  // samples, loads; CPUs, traffic and delays per run
-  std::vector<int> loaded_delays_ns = DefaultDelays();
-  std::vector<std::string> loaded_traffic{"read", "read2-ntwrite1"};
-  int loaded_load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
+  // Each kind's own settings type (kinds/kind_settings.h): Of<T>().
+  TypedValues kinds;
+  template <class T>
+  T& Of() {
+    return kinds.Of<T>();
+  }
+  template <class T>
+  const T& Of() const {
+    return kinds.Of<T>();
+  }
+
   // Test-only fault injection (daemon/common/test_hooks.h, honoured only with
   // NUMAPROBE_TEST_MODE=1): kind name -> factor a kind that is TestScaled()
   // multiplies its figures by, so integration tests can raise a regression.
@@ -59,6 +48,7 @@ inline void ScaleForTest(kernels::SampleStats& stats, double factor) {
   stats.mad *= factor;
 }
 
+// Every kind's settings under `config` (ProbeKind::AddSettings, in table order).
 ProbeSettings ProbeSettingsFrom(const Config& config);
 // How the published figures of `config` are labelled (probe_kind.h).
 FigureContext FigureContextFrom(const Config& config);

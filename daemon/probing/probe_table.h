@@ -12,6 +12,9 @@ namespace numaprobe::daemon {
 
 const std::vector<const ProbeKind*>& ProbeTable();
 
+// The kinds' config sections, in table order, for ParseConfig and LoadConfigFile.
+const KindSections& ProbeTableSections();
+
 // The names of the kinds test fault injection may scale (ProbeKind::TestScaled).
 std::vector<std::string> TestScaledKinds();
 

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
@@ -26,11 +27,11 @@ namespace fs = std::filesystem;
 // (tests/fuzz/corpus/fuzz_state/daemon_state.json).
 TEST(MeasurementSettings, TextIsFrozen) {
   Config c;
-  c.latency.buffer_bytes = 64u << 20;
-  c.latency.loads_per_sample = 5000;
-  c.bandwidth.buffer_bytes = 64u << 20;
-  c.bandwidth.burst_bytes = 4u << 20;
-  c.bandwidth.bursts = 3;
+  c.probes.Of<LatencyConfig>().buffer_bytes = 64u << 20;
+  c.probes.Of<LatencyConfig>().loads_per_sample = 5000;
+  c.probes.Of<BandwidthConfig>().buffer_bytes = 64u << 20;
+  c.probes.Of<BandwidthConfig>().burst_bytes = 4u << 20;
+  c.probes.Of<BandwidthConfig>().bursts = 3;
   c.memory.budget_bytes = 512u << 20;
   EXPECT_EQ(MeasurementSettings(c),
             "latency.stride=128;latency.buffer=67108864;latency.loads=5000;bandwidth.buffer=67108864;"
@@ -41,8 +42,8 @@ TEST(MeasurementSettings, TextIsFrozen) {
       "bandwidth.burst=33554432;bandwidth.bursts=5;bandwidth.threads=1;memory.budget=335544320;memory.pages=auto");
   // Settings of kinds without a baseline are not part of it.
   Config other = c;
-  other.core_to_core.samples = 3;
-  other.loaded_latency.samples = 2;
+  other.probes.Of<CoreToCoreConfig>().samples = 3;
+  other.probes.Of<LoadedLatencyConfig>().samples = 2;
   EXPECT_EQ(MeasurementSettings(other), MeasurementSettings(c));
 }
 using ::testing::IsEmpty;

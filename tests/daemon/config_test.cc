@@ -1,6 +1,8 @@
 // Unit tests for daemon/config.cc (and the schema walk in daemon/config_reader.cc)
 #include "daemon/config/config.h"
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/probe_settings.h"
+#include "daemon/probing/probe_table.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include <future>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace numaprobe::daemon {
 namespace {
@@ -44,7 +47,7 @@ std::filesystem::path ConfigFixture(const std::string& name) {
 }
 
 Config Parsed(const std::string& yaml) {
-  ConfigResult result = ParseConfig(yaml);
+  ConfigResult result = ParseConfig(yaml, ProbeTableSections());
   if (auto* errors = std::get_if<std::vector<ConfigError>>(&result)) {
     for (const ConfigError& e : *errors) ADD_FAILURE() << e.ToString();
     return Config{};
@@ -59,7 +62,7 @@ std::vector<ConfigError> Errors(const ConfigResult& result) {
   }
   return std::get<std::vector<ConfigError>>(result);
 }
-std::vector<ConfigError> Errors(const std::string& yaml) { return Errors(ParseConfig(yaml)); }
+std::vector<ConfigError> Errors(const std::string& yaml) { return Errors(ParseConfig(yaml, ProbeTableSections())); }
 
 auto Error(const std::string& key, int line, const std::string& text) {
   return AllOf(Field(&ConfigError::key, key), Field(&ConfigError::line, line),
@@ -69,25 +72,25 @@ auto Error(const std::string& key, int line, const std::string& text) {
 // Field by field: Config has no operator==, and a failure should name the field.
 void ExpectSame(const Config& a, const Config& b) {
 #define SAME(field) EXPECT_EQ(a.field, b.field) << #field
-  SAME(latency.enabled);
-  SAME(latency.stride_bytes);
-  SAME(latency.buffer_bytes);
-  SAME(latency.samples);
-  SAME(latency.loads_per_sample);
-  SAME(bandwidth.enabled);
-  SAME(bandwidth.ops);
-  SAME(bandwidth.threads);
-  SAME(bandwidth.buffer_bytes);
-  SAME(bandwidth.burst_bytes);
-  SAME(bandwidth.bursts);
-  SAME(core_to_core.enabled);
-  SAME(core_to_core.samples);
-  SAME(core_to_core.round_trips);
-  SAME(loaded_latency.enabled);
-  SAME(loaded_latency.traffic);
-  SAME(loaded_latency.load_threads);
-  SAME(loaded_latency.samples);
-  SAME(loaded_latency.loads_per_sample);
+  SAME(probes.Of<LatencyConfig>().enabled);
+  SAME(probes.Of<LatencyConfig>().stride_bytes);
+  SAME(probes.Of<LatencyConfig>().buffer_bytes);
+  SAME(probes.Of<LatencyConfig>().samples);
+  SAME(probes.Of<LatencyConfig>().loads_per_sample);
+  SAME(probes.Of<BandwidthConfig>().enabled);
+  SAME(probes.Of<BandwidthConfig>().ops);
+  SAME(probes.Of<BandwidthConfig>().threads);
+  SAME(probes.Of<BandwidthConfig>().buffer_bytes);
+  SAME(probes.Of<BandwidthConfig>().burst_bytes);
+  SAME(probes.Of<BandwidthConfig>().bursts);
+  SAME(probes.Of<CoreToCoreConfig>().enabled);
+  SAME(probes.Of<CoreToCoreConfig>().samples);
+  SAME(probes.Of<CoreToCoreConfig>().round_trips);
+  SAME(probes.Of<LoadedLatencyConfig>().enabled);
+  SAME(probes.Of<LoadedLatencyConfig>().traffic);
+  SAME(probes.Of<LoadedLatencyConfig>().load_threads);
+  SAME(probes.Of<LoadedLatencyConfig>().samples);
+  SAME(probes.Of<LoadedLatencyConfig>().loads_per_sample);
   SAME(targets.cpus);
   SAME(targets.mem_nodes);
   SAME(targets.per_cpu);
@@ -104,7 +107,7 @@ void ExpectSame(const Config& a, const Config& b) {
 }
 
 TEST(ParseConfig, DocumentedDefaultFileIsExactlyTheDefaults) {
-  const ConfigResult result = LoadConfigFile((SourceRoot() / "config/numaprobe.yaml").string());
+  const ConfigResult result = LoadConfigFile((SourceRoot() / "config/numaprobe.yaml").string(), ProbeTableSections());
   ASSERT_TRUE(std::holds_alternative<Config>(result)) << ::testing::PrintToString(Errors(result));
   ExpectSame(std::get<Config>(result), Config{});
 }
@@ -138,20 +141,20 @@ memory: {budget: 2GiB, pages: 4k}
 baseline: {rounds: 5}
 state_directory: /srv/numaprobe
 )");
-  EXPECT_FALSE(c.latency.enabled);
-  EXPECT_EQ(c.latency.stride_bytes, 256u);
-  EXPECT_EQ(c.latency.buffer_bytes, 64u << 20);
-  EXPECT_EQ(c.latency.samples, 9);
-  EXPECT_EQ(c.latency.loads_per_sample, 100'000u);
-  EXPECT_TRUE(c.bandwidth.enabled);
-  EXPECT_EQ(c.bandwidth.ops, (std::vector{k::BandwidthOp::kCopy, k::BandwidthOp::kRead}));
-  EXPECT_EQ(c.bandwidth.threads, 2);
-  EXPECT_EQ(c.bandwidth.buffer_bytes, 1u << 30);
-  EXPECT_EQ(c.bandwidth.burst_bytes, 16u << 20);
-  EXPECT_EQ(c.bandwidth.bursts, 3);
-  EXPECT_FALSE(c.core_to_core.enabled);
-  EXPECT_EQ(c.core_to_core.samples, 11);
-  EXPECT_EQ(c.core_to_core.round_trips, 500);
+  EXPECT_FALSE(c.probes.Of<LatencyConfig>().enabled);
+  EXPECT_EQ(c.probes.Of<LatencyConfig>().stride_bytes, 256u);
+  EXPECT_EQ(c.probes.Of<LatencyConfig>().buffer_bytes, 64u << 20);
+  EXPECT_EQ(c.probes.Of<LatencyConfig>().samples, 9);
+  EXPECT_EQ(c.probes.Of<LatencyConfig>().loads_per_sample, 100'000u);
+  EXPECT_TRUE(c.probes.Of<BandwidthConfig>().enabled);
+  EXPECT_EQ(c.probes.Of<BandwidthConfig>().ops, (std::vector{k::BandwidthOp::kCopy, k::BandwidthOp::kRead}));
+  EXPECT_EQ(c.probes.Of<BandwidthConfig>().threads, 2);
+  EXPECT_EQ(c.probes.Of<BandwidthConfig>().buffer_bytes, 1u << 30);
+  EXPECT_EQ(c.probes.Of<BandwidthConfig>().burst_bytes, 16u << 20);
+  EXPECT_EQ(c.probes.Of<BandwidthConfig>().bursts, 3);
+  EXPECT_FALSE(c.probes.Of<CoreToCoreConfig>().enabled);
+  EXPECT_EQ(c.probes.Of<CoreToCoreConfig>().samples, 11);
+  EXPECT_EQ(c.probes.Of<CoreToCoreConfig>().round_trips, 500);
   EXPECT_EQ(c.targets.cpus, (std::vector{0, 1, 2, 3, 8}));
   EXPECT_EQ(c.targets.mem_nodes, (std::vector{0, 1}));
   EXPECT_TRUE(c.targets.per_cpu);
@@ -170,12 +173,12 @@ TEST(ParseConfig, LoadedLatencySectionIsCheckedLikeEveryOther) {
   const Config c = Parsed(
       "probes:\n  loaded_latency:\n    enabled: true\n    traffic: [read2-ntwrite1]\n    load_threads: 3\n"
       "    samples: 9\n    loads_per_sample: 20000\n");
-  EXPECT_TRUE(c.loaded_latency.enabled);
-  EXPECT_EQ(c.loaded_latency.traffic, std::vector<std::string>{"read2-ntwrite1"});
-  EXPECT_EQ(c.loaded_latency.load_threads, 3);
-  EXPECT_EQ(c.loaded_latency.samples, 9);
-  EXPECT_EQ(c.loaded_latency.loads_per_sample, 20000u);
-  EXPECT_FALSE(Config{}.loaded_latency.enabled) << "on demand unless enabled";
+  EXPECT_TRUE(c.probes.Of<LoadedLatencyConfig>().enabled);
+  EXPECT_EQ(c.probes.Of<LoadedLatencyConfig>().traffic, std::vector<std::string>{"read2-ntwrite1"});
+  EXPECT_EQ(c.probes.Of<LoadedLatencyConfig>().load_threads, 3);
+  EXPECT_EQ(c.probes.Of<LoadedLatencyConfig>().samples, 9);
+  EXPECT_EQ(c.probes.Of<LoadedLatencyConfig>().loads_per_sample, 20000u);
+  EXPECT_FALSE(Config{}.probes.Of<LoadedLatencyConfig>().enabled) << "on demand unless enabled";
   EXPECT_THAT(Errors("probes:\n  loaded_latency:\n    traffic: [write]\n    load_threads: -2\n    delay: 5\n"),
               ElementsAre(Error("probes.loaded_latency.traffic", 3, "expected one of read, read2-ntwrite1"),
                           Error("probes.loaded_latency.load_threads", 4, "out of range"),
@@ -266,6 +269,49 @@ TEST(ParseConfig, EveryNumericKeyIsRangeChecked) {
   }
 }
 
+// config/ knows no kind: a section it is handed is read, checked against the
+// budget and kept as the section's own type, and nothing else is a kind.
+struct DemoSectionValues {
+  bool enabled = true;
+  std::size_t buffer_bytes = 1u << 20;
+  bool operator==(const DemoSectionValues&) const = default;
+};
+class DemoSection final : public KindSection {
+ public:
+  std::string_view name() const override { return "demo"; }
+  std::vector<std::string_view> ConfigKeys() const override { return {"enabled", "buffer_size"}; }
+  void ReadConfig(SectionKeys& section, TypedValues& probes) const override {
+    auto& values = probes.Of<DemoSectionValues>();
+    section.Bool("enabled", values.enabled);
+    section.Size("buffer_size", 0, 1u << 30, values.buffer_bytes);
+  }
+  bool Enabled(const Config& config) const override { return config.probes.Of<DemoSectionValues>().enabled; }
+  std::vector<ConfiguredBuffer> ConfiguredBuffers(const Config& config) const override {
+    return {{"buffer_size", config.probes.Of<DemoSectionValues>().buffer_bytes}};
+  }
+};
+
+TEST(ParseConfig, KindSectionsAreTheOnesTheCallerHandsIn) {
+  const DemoSection demo;
+  const KindSections sections{&demo};
+  const ConfigResult parsed = ParseConfig("probes:\n  demo:\n    buffer_size: 64MiB\n", sections);
+  ASSERT_TRUE(std::holds_alternative<Config>(parsed));
+  EXPECT_EQ(std::get<Config>(parsed).probes.Of<DemoSectionValues>().buffer_bytes, 64u << 20);
+  EXPECT_FALSE(std::get<Config>(parsed) == Config{});
+  EXPECT_TRUE(std::get<Config>(ParseConfig("probes:\n  demo: {}\n", sections)) == Config{})
+      << "a section left at its defaults equals no section";
+
+  EXPECT_THAT(Errors(
+                  ParseConfig("probes:\n  demo:\n    buffer_size: 1GiB\n    buffer_siz: 1\nmemory:\n  budget: 512MiB\n",
+                              sections)),
+              ElementsAre(Error("probes.demo.buffer_size", 3, "1GiB is larger than memory.budget (512MiB)"),
+                          Error("probes.demo.buffer_siz", 4, "unknown key (did you mean buffer_size?)")));
+  EXPECT_THAT(Errors(ParseConfig("probes:\n  latency: {}\n", sections)),
+              ElementsAre(Error("probes.latency", 2, "unknown key")));
+  EXPECT_THAT(Errors(ParseConfig("probes:\n  demo: {enabled: false}\n", sections)),
+              ElementsAre(Error("probes", 1, "every probe is disabled")));
+}
+
 TEST(ParseConfig, CrossFieldRules) {
   EXPECT_THAT(Errors("probes:\n  latency: {enabled: false}\n  bandwidth: {enabled: false}\n"
                      "  core_to_core: {enabled: false}\n"),
@@ -279,7 +325,7 @@ TEST(ParseConfig, CrossFieldRules) {
 }
 
 TEST(ParseConfig, SyntaxErrorsCarryTheLine) {
-  const auto errors = Errors(LoadConfigFile(ConfigFixture("bad_syntax.yaml").string()));
+  const auto errors = Errors(LoadConfigFile(ConfigFixture("bad_syntax.yaml").string(), ProbeTableSections()));
   ASSERT_THAT(errors, SizeIs(1));
   EXPECT_GE(errors[0].line, 4);
   EXPECT_THAT(errors[0].message, HasSubstr("invalid YAML"));
@@ -291,32 +337,32 @@ TEST(ParseConfig, SyntaxErrorsCarryTheLine) {
 }
 
 TEST(ParseConfig, FixturesReportEveryErrorWithKeyAndLine) {
-  auto unknown = Errors(LoadConfigFile(ConfigFixture("bad_unknown_key.yaml").string()));
+  auto unknown = Errors(LoadConfigFile(ConfigFixture("bad_unknown_key.yaml").string(), ProbeTableSections()));
   EXPECT_THAT(unknown, Contains(Error("probes.latency.strid", 4, "did you mean stride_bytes?")));
   EXPECT_THAT(unknown, Contains(Error("schedul", 6, "unknown key")));
 
-  auto types = Errors(LoadConfigFile(ConfigFixture("bad_types.yaml").string()));
+  auto types = Errors(LoadConfigFile(ConfigFixture("bad_types.yaml").string(), ProbeTableSections()));
   EXPECT_THAT(types, SizeIs(7));
   EXPECT_THAT(types, Contains(Error("schedule.duty_cycle", 9, "expected a number, got 'lots'")));
   EXPECT_THAT(types, Contains(Error("targets.cpus", 14, "'x'")));
 
-  auto range = Errors(LoadConfigFile(ConfigFixture("bad_range.yaml").string()));
+  auto range = Errors(LoadConfigFile(ConfigFixture("bad_range.yaml").string(), ProbeTableSections()));
   EXPECT_THAT(range, SizeIs(8));
   EXPECT_THAT(range, Contains(Error("schedule.duty_cycle", 9, "0.9 is out of range [0.00001, 0.5]")));
   EXPECT_THAT(range, Contains(Error("baseline.rounds", 15, "101 is out of range [1, 100]")));
 }
 
 TEST(LoadConfigFile, UnreadableFileIsOneErrorNamingThePath) {
-  const auto errors = Errors(LoadConfigFile("/nonexistent/numaprobe.yaml"));
+  const auto errors = Errors(LoadConfigFile("/nonexistent/numaprobe.yaml", ProbeTableSections()));
   ASSERT_THAT(errors, SizeIs(1));
   EXPECT_EQ(errors[0].ToString(), "cannot read /nonexistent/numaprobe.yaml: No such file or directory");
   // A directory opens fine and must not read as an empty (valid) config.
-  EXPECT_THAT(Errors(LoadConfigFile(SourceRoot().string())),
+  EXPECT_THAT(Errors(LoadConfigFile(SourceRoot().string(), ProbeTableSections())),
               ElementsAre(Error("", 0, "cannot read " + SourceRoot().string() + ": it is not a regular file")));
   // No device either: /dev/zero grew the text until std::bad_alloc aborted the
   // process (tests/integration/test_serve.py runs that one with check-config);
   // /dev/null read as an empty, valid config.
-  EXPECT_THAT(Errors(LoadConfigFile("/dev/null")),
+  EXPECT_THAT(Errors(LoadConfigFile("/dev/null", ProbeTableSections())),
               ElementsAre(Error("", 0, "cannot read /dev/null: it is not a regular file")));
 }
 
@@ -344,7 +390,7 @@ class LoadConfigFileInDir : public ::testing::Test {
 TEST_F(LoadConfigFileInDir, FifoIsRefusedPromptly) {
   const std::string fifo = (dir_ / "numaprobe.yaml").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  auto loading = std::async(std::launch::async, [&fifo] { return LoadConfigFile(fifo); });
+  auto loading = std::async(std::launch::async, [&fifo] { return LoadConfigFile(fifo, ProbeTableSections()); });
   if (loading.wait_for(std::chrono::seconds(2)) != std::future_status::ready) {
     // Unblock the hung open (a writer arrives and leaves) so the test fails rather than hangs.
     const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -362,9 +408,9 @@ TEST_F(LoadConfigFileInDir, FilesLargerThanOneMebibyteAreRefused) {
     out << '#' << std::string(bytes - 2, ' ') << '\n';
   };
   write_comment(1 << 20);
-  EXPECT_TRUE(std::holds_alternative<Config>(LoadConfigFile(path)));  // exactly 1 MiB: still read
+  EXPECT_TRUE(std::holds_alternative<Config>(LoadConfigFile(path, ProbeTableSections())));  // exactly 1 MiB: still read
   write_comment((1 << 20) + 1);
-  EXPECT_THAT(Errors(LoadConfigFile(path)),
+  EXPECT_THAT(Errors(LoadConfigFile(path, ProbeTableSections())),
               ElementsAre(Error("", 0, "cannot read " + path + ": it is larger than 1MiB")));
 }
 
@@ -377,21 +423,38 @@ probes:
 memory: {budget: 2GiB, pages: hugetlb}
 )");
   const ProbeSettings probe = ProbeSettingsFrom(c);
-  EXPECT_EQ(probe.latency.samples, 9);
-  EXPECT_EQ(probe.latency.loads_per_sample, 100'000u);
-  EXPECT_EQ(probe.bandwidth.burst_bytes, 16u << 20);
-  EXPECT_EQ(probe.bandwidth.bursts, 3);
-  EXPECT_EQ(probe.bandwidth_threads, 2);
-  EXPECT_EQ(probe.ops, std::vector{k::BandwidthOp::kWrite});
-  EXPECT_EQ(probe.c2c.samples, 11);
-  EXPECT_EQ(probe.c2c.round_trips, 500);
-
-  EXPECT_EQ(probe.latency_buffer_bytes, 64u << 20);
-  EXPECT_EQ(probe.stride, 256u);
-  EXPECT_EQ(probe.bandwidth_buffer_bytes, 512u << 20);
+  const auto& latency = probe.Of<LatencySettings>();
+  EXPECT_EQ(latency.spec.samples, 9);
+  EXPECT_EQ(latency.spec.loads_per_sample, 100'000u);
+  EXPECT_EQ(latency.buffer_bytes, 64u << 20);
+  EXPECT_EQ(latency.stride, 256u);
+  const auto& bandwidth = probe.Of<BandwidthSettings>();
+  EXPECT_EQ(bandwidth.spec.burst_bytes, 16u << 20);
+  EXPECT_EQ(bandwidth.spec.bursts, 3);
+  EXPECT_EQ(bandwidth.threads, 2);
+  EXPECT_EQ(bandwidth.ops, std::vector{k::BandwidthOp::kWrite});
+  EXPECT_EQ(bandwidth.buffer_bytes, 512u << 20);
+  const auto& c2c = probe.Of<CoreToCoreSettings>();
+  EXPECT_EQ(c2c.spec.samples, 11);
+  EXPECT_EQ(c2c.spec.round_trips, 500);
+  EXPECT_EQ(FigureContextFrom(c).threads, 2);
   const BufferSettings buffers = BufferSettingsFrom(c);
   EXPECT_EQ(buffers.pages, k::PagePolicy::kHugetlb);
   EXPECT_EQ(buffers.budget_bytes, 2u << 30);
+}
+
+// A kind's settings never set read as its type's defaults (what the CLI and
+// tests build on), and a copy is a copy: the daemon hands each runner its own.
+TEST(SettingsFrom, KindSettingsAreValuesDefaultingToTheirType) {
+  ProbeSettings settings;
+  EXPECT_EQ(std::as_const(settings).Of<BandwidthSettings>().threads, 1);
+  EXPECT_EQ(std::as_const(settings).Of<LoadedLatencySettings>().delays_ns, DefaultDelays());
+  settings.Of<BandwidthSettings>().threads = 4;
+  const ProbeSettings copy = settings;
+  settings.Of<BandwidthSettings>().threads = 8;
+  EXPECT_EQ(copy.Of<BandwidthSettings>().threads, 4);
+  EXPECT_EQ(settings.Of<BandwidthSettings>().threads, 8);
+  EXPECT_EQ(copy.Of<LatencySettings>().stride, 128u);
 }
 
 }  // namespace

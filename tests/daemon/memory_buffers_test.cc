@@ -17,8 +17,8 @@ class MemoryBuffers : public ::testing::Test {
     auto host = kernels::Topology::FromHost();
     ASSERT_TRUE(host.ok()) << host.failure().reason;
     topology_ = std::move(host).value();
-    settings_.stride = 128;
-    settings_.bandwidth_buffer_bytes = 32 * kMiB;
+    settings_.Of<LatencySettings>().stride = 128;
+    settings_.Of<BandwidthSettings>().buffer_bytes = 32 * kMiB;
   }
   BufferPool pool_{BufferSettings{kernels::PagePolicy::kSmall, 64 * kMiB, false}};
   kernels::Topology topology_;
@@ -51,7 +51,7 @@ TEST_F(MemoryBuffers, BothKindsOfBufferShareThePool) {
 }
 
 TEST_F(MemoryBuffers, ExplicitChaseSizeOverTheBudgetFailsNamingIt) {
-  settings_.latency_buffer_bytes = 128 * kMiB;
+  settings_.Of<LatencySettings>().buffer_bytes = 128 * kMiB;
   ProbeRunner runner(topology_, pool_, settings_, lock_);
   auto chase = ChaseBuffer(runner, 0, 32 * kMiB);
   ASSERT_FALSE(chase.ok());

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/kinds/kinds.h"
 
 namespace numaprobe::daemon {
@@ -55,7 +56,7 @@ std::string Key(const Task& t) {
 TEST(RoundTasks, PairsOfEveryCpuNodeOnOneMemoryNodeAreOneVisit) {
   const kernels::Topology topology = Nodes(8);
   Config config;
-  config.core_to_core.enabled = false;
+  config.probes.Of<CoreToCoreConfig>().enabled = false;
   auto plan = BuildPlan(PlanOptions{}, topology);
   ASSERT_TRUE(plan.ok());
   ASSERT_EQ(plan.value().memory_pairs.size(), 64u);
@@ -73,7 +74,7 @@ TEST(RoundTasks, PairsOfEveryCpuNodeOnOneMemoryNodeAreOneVisit) {
 TEST(RoundTasks, ConfirmationsAreTheNextVisitOfTheirOwn) {
   const kernels::Topology topology = Nodes(2);
   Config config;
-  config.core_to_core.enabled = false;
+  config.probes.Of<CoreToCoreConfig>().enabled = false;
   auto tasks = FullRound(topology, config);
   // Latency: pairs 0>0 and 1>0 (memory node 0, one visit), then 0>1 and 1>1.
   const std::size_t visits = static_cast<std::size_t>(Visits(tasks));
@@ -172,7 +173,7 @@ TEST(Rotation, ClassesFollowFirmwareDistances) {
 TEST(RotationRounds, FromMeasuredCostsVisitsAndTheBudgetOfOneInterval) {
   const kernels::Topology topology = Nodes(8);
   Config config;
-  config.core_to_core.enabled = false;
+  config.probes.Of<CoreToCoreConfig>().enabled = false;
   const Rotation rotation = SplitRound(FullRound(topology, config), topology);
   // Representatives (0,0) and (1,0), on node 0: one latency visit of 2 tasks,
   // one bandwidth visit of 2 pairs x 3 ops.

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/state.h"
 #include "tests/daemon/scripted_loop.h"
@@ -43,7 +44,7 @@ std::string FreshDirectory(const std::string& name) {
 // runs a round, in 2 + 4 visits (SharesBuffers).
 Config TwoKindConfig(const std::string& name) {
   Config config;
-  config.core_to_core.enabled = false;
+  config.probes.Of<CoreToCoreConfig>().enabled = false;
   config.schedule.duty_cycle = 0.01;
   config.schedule.interval = seconds(10);
   config.schedule.jitter = 0.1;
@@ -263,12 +264,12 @@ TEST(SchedulerLoop, RestoresTheBaselineAfterARestartAndStartsAnewOnNewSettings) 
   EXPECT_EQ(second.Now().baseline.size(), 16u);
   ASSERT_TRUE(second.host->RunUntil(kStart + 50 * kSecond));
   Config next = config;
-  next.latency.loads_per_sample += 1000;
+  next.probes.Of<LatencyConfig>().loads_per_sample += 1000;
   second.scheduler->Reload(next);
   ASSERT_TRUE(second.host->RunUntil(kStart + 60 * kSecond));
   EXPECT_EQ(second.Now().baseline_origin, "settings_changed");
   EXPECT_TRUE(second.Now().baseline_complete) << "recorded anew from the round after the reload";
-  const std::string loads = "latency.loads=" + std::to_string(next.latency.loads_per_sample);
+  const std::string loads = "latency.loads=" + std::to_string(next.probes.Of<LatencyConfig>().loads_per_sample);
   EXPECT_NE(Slurp(config.state_directory + "/state.json").find(loads), std::string::npos);
 }
 
@@ -354,7 +355,7 @@ TEST(SchedulerLoop, AReloadMidRoundReplansAfterTheRunningProbe) {
   rig.host->AllowUntil(kStart + 50 * kSecond);
   ASSERT_TRUE(rig.probes->WaitForRuns(3));
   Config next = config;
-  next.latency.enabled = false;
+  next.probes.Of<LatencyConfig>().enabled = false;
   rig.scheduler->Reload(next);
   rig.probes->Release();
   ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));

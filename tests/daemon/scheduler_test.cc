@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/probing/kinds/core_to_core_plan.h"
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/kinds/kinds.h"
 
 namespace numaprobe::daemon {
@@ -22,7 +23,7 @@ TEST(RoundTasks, OrdersLatencyThenBandwidthPerOpThenCoreToCore) {
   const ProbeTarget c2c = C2cTarget({0, 1, 0, kernels::CpuRelation::kSameLlc}, 0);
   plan.kind_targets[std::string(CoreToCoreProbe().name())] = {c2c};
   Config config;
-  config.bandwidth.ops = {kernels::BandwidthOp::kRead, kernels::BandwidthOp::kCopy};
+  config.probes.Of<BandwidthConfig>().ops = {kernels::BandwidthOp::kRead, kernels::BandwidthOp::kCopy};
   const auto tasks = RoundTasks(plan, config, TwoNodes());
   ASSERT_EQ(tasks.size(), 2u + 4u + 1u);
   EXPECT_EQ(tasks[0].kind, &LatencyProbe());
@@ -39,7 +40,7 @@ TEST(RoundTasks, OnlyTheOpsOfOneBandwidthPairShareBuffers) {
   Plan plan;
   plan.memory_pairs = {{1, 0, 0}, {1, 0, 1}};
   Config config;
-  config.core_to_core.enabled = false;
+  config.probes.Of<CoreToCoreConfig>().enabled = false;
   const auto tasks = RoundTasks(plan, config, TwoNodes());
   ASSERT_EQ(tasks.size(), 2u + 6u);  // 2 latency, then read/write/copy for each pair
   EXPECT_FALSE(SharesBuffers(tasks[0], tasks[1])) << "latency pairs on different nodes";
@@ -55,8 +56,8 @@ TEST(RoundTasks, DisabledProbesAreLeftOut) {
   plan.memory_pairs = {{1, 0, 0}};
   plan.kind_targets[std::string(CoreToCoreProbe().name())] = {C2cTarget({0, 1, 0, kernels::CpuRelation::kSameLlc}, 0)};
   Config config;
-  config.latency.enabled = false;
-  config.core_to_core.enabled = false;
+  config.probes.Of<LatencyConfig>().enabled = false;
+  config.probes.Of<CoreToCoreConfig>().enabled = false;
   const auto tasks = RoundTasks(plan, config, TwoNodes());
   ASSERT_EQ(tasks.size(), 3u);
   for (const auto& t : tasks) EXPECT_EQ(t.kind, &BandwidthProbe());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/probing/kinds/kind_settings.h"
 #include "tests/daemon/record_util.h"
 
 namespace numaprobe::daemon {
@@ -134,7 +135,7 @@ TEST_F(SnapshotUpdateTest, ReplanDropsPairsThatLeftThePlan) {
 
 TEST_F(SnapshotUpdateTest, DisablingAProbeDropsItsHealthSeries) {
   RecordRun(s_, Latency(0, k::Outcome::kOk), 1000.0, 0.03);
-  config_.latency.enabled = false;
+  config_.probes.Of<LatencyConfig>().enabled = false;
   PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
   EXPECT_TRUE(Of(s_, LatencyProbe()).empty());
   EXPECT_FALSE(s_.last_success.contains({"latency", 0, 0}));

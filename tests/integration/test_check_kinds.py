@@ -2,7 +2,8 @@
 
 The check passes on this tree, and fails, naming file and line, on a copy
 with a kind named in shared code, a stale entry in its list of remaining
-files, or a kind it does not know.
+files (planted in a copy of the check, since this tree lists none), or a kind
+it does not know.
 """
 import os
 import pathlib
@@ -95,12 +96,39 @@ def test_a_module_may_name_its_kind(tree):
     assert run(root).returncode == 0
 
 
-def test_a_remaining_entry_that_no_longer_names_a_kind_fails(tree):
+def check_listing(root, remaining):
+    """A copy of the check whose REMAINING lists `remaining` (file -> why)."""
+    text = CHECK.read_text()
+    assert "REMAINING = {}\n" in text, "the check's REMAINING is no longer empty; list the planted entry next to it"
+    copy = root / "check-kinds"
+    copy.write_text(text.replace("REMAINING = {}\n", f"REMAINING = {remaining!r}\n", 1))
+    return copy
+
+
+def run_copy(check, root):
+    return subprocess.run([sys.executable, str(check), "--root", str(root)], capture_output=True, text=True)
+
+
+def test_a_remaining_entry_is_tolerated_until_it_no_longer_names_a_kind(tree, tmp_path):
     root, write = tree
-    write("daemon/config/config.cc", "// no kind here any more\n")
-    result = run(root)
+    check = check_listing(tmp_path, {"daemon/web/planted.cc": "a kind's specifics on their way to its module"})
+    write("daemon/web/planted.cc", PLANTED)
+    result = run_copy(check, root)
+    assert result.returncode == 0, result.stderr
+    assert "check-kinds: ok (1 files" in result.stdout
+
+    write("daemon/web/planted.cc", "// no kind here any more\n")
+    result = run_copy(check, root)
     assert result.returncode == 1
-    assert "remove from REMAINING: daemon/config/config.cc" in result.stderr
+    assert "remove from REMAINING: daemon/web/planted.cc" in result.stderr
+
+
+def test_a_remaining_entry_whose_file_is_gone_fails(tree, tmp_path):
+    root, _ = tree
+    check = check_listing(tmp_path, {"daemon/web/gone.cc": "moved"})
+    result = run_copy(check, root)
+    assert result.returncode == 1
+    assert "remove from REMAINING: daemon/web/gone.cc" in result.stderr
 
 
 def test_a_kind_the_check_does_not_know_fails(tree):

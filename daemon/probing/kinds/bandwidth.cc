@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "daemon/config/config_values.h"
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/kinds/memory_buffers.h"
@@ -31,12 +32,64 @@ class BandwidthKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "bandwidth"; }
   std::string_view title() const override { return "memory bandwidth"; }
-  bool Enabled(const Config& config) const override { return config.bandwidth.enabled; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<BandwidthConfig>().enabled; }
+
+  std::vector<std::string_view> ConfigKeys() const override {
+    return {"enabled", "ops", "threads", "buffer_size", "burst_size", "bursts"};
+  }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    BandwidthConfig& bandwidth = probes.Of<BandwidthConfig>();
+    s.Bool("enabled", bandwidth.enabled);
+    // Spelled by their kernel names, as the --ops flag accepts them.
+    std::vector<std::string_view> op_names;
+    for (k::BandwidthOp op : k::kAllBandwidthOps) op_names.push_back(k::BandwidthOpName(op));
+    if (auto ops = s.ChoiceList("ops", op_names)) {
+      bandwidth.ops.clear();
+      for (std::size_t i : *ops) bandwidth.ops.push_back(k::kAllBandwidthOps[i]);
+    }
+    s.Integer("threads", 1, 256, bandwidth.threads);
+    s.Size("buffer_size", 0, kMaxConfigSizeBytes, bandwidth.buffer_bytes);
+    std::size_t burst = bandwidth.burst_bytes;
+    s.Size("burst_size", 64 * 1024, kMaxConfigSizeBytes, burst);
+    // Non-temporal stores and vector loads move whole lines.
+    if (burst % 64 != 0) {
+      s.Error("burst_size", FormatSize(burst) + " is not a multiple of 64 bytes");
+    } else {
+      bandwidth.burst_bytes = burst;
+    }
+    s.Integer("bursts", 1, 100, bandwidth.bursts);
+
+    // The kernel's rotation rule (k::MinBandwidthBufferBytes), checked up front
+    // so the operator sees the key. Checked only when its inputs parsed, to
+    // avoid a second, confusing error.
+    for (const char* key : {"threads", "buffer_size", "burst_size"}) {
+      if (s.HasError(key)) return;
+    }
+    const std::uint64_t minimum =
+        k::MinBandwidthBufferBytes(bandwidth.burst_bytes, static_cast<std::size_t>(bandwidth.threads));
+    if (bandwidth.buffer_bytes < minimum) {
+      // Blame the key the operator wrote: with only "threads: 8" set, that line.
+      const char* key = "buffer_size";
+      for (const char* written : {"buffer_size", "burst_size", "threads"}) {
+        if (s.Has(written)) {
+          key = written;
+          break;
+        }
+      }
+      s.Error(key, "buffer_size " + FormatSize(bandwidth.buffer_bytes) +
+                       " must be at least 4 x burst_size x threads = " + FormatSize(minimum) +
+                       ", so consecutive bursts touch different memory");
+    }
+  }
+  std::vector<ConfiguredBuffer> ConfiguredBuffers(const Config& config) const override {
+    return {{"buffer_size", config.probes.Of<BandwidthConfig>().buffer_bytes}};
+  }
 
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (k::BandwidthOp op : settings.ops) targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
+      for (k::BandwidthOp op : settings.Of<BandwidthSettings>().ops)
+        targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
     }
     return targets;
   }
@@ -54,14 +107,14 @@ class BandwidthKind final : public ProbeKind {
     result.buffer.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
     // After the lock: the CPUs idle now, not before a wait.
-    result.cpus = runner.ChooseCpus(t.pair, runner.settings().bandwidth_threads);
+    result.cpus = runner.ChooseCpus(t.pair, runner.settings().Of<BandwidthSettings>().threads);
     if (!runner.Cancelled(hold, result)) {
       auto buffer = StreamBuffer(runner, t.pair.mem_node);
       if (!buffer.ok()) {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
       } else {
-        k::BandwidthRunSpec spec = runner.settings().bandwidth;
+        k::BandwidthRunSpec spec = runner.settings().Of<BandwidthSettings>().spec;
         spec.cpus = result.cpus;
         spec.op = result.op;
         spec.stop = stop;
@@ -94,7 +147,7 @@ class BandwidthKind final : public ProbeKind {
     return std::nullopt;
   }
   std::string SettingsFingerprint(const Config& config) const override {
-    const auto& b = config.bandwidth;
+    const auto& b = config.probes.Of<BandwidthConfig>();
     return fmt::format("bandwidth.buffer={};bandwidth.burst={};bandwidth.bursts={};bandwidth.threads={}",
                        b.buffer_bytes, b.burst_bytes, b.bursts, b.threads);
   }
@@ -191,21 +244,33 @@ class BandwidthKind final : public ProbeKind {
     return sections;
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    BandwidthSettings& s = settings.Of<BandwidthSettings>();
+    s.spec.burst_bytes = config.probes.Of<BandwidthConfig>().burst_bytes;
+    s.spec.bursts = config.probes.Of<BandwidthConfig>().bursts;
+    s.threads = config.probes.Of<BandwidthConfig>().threads;
+    s.ops = config.probes.Of<BandwidthConfig>().ops;
+    s.buffer_bytes = config.probes.Of<BandwidthConfig>().buffer_bytes;
+  }
+  void AddFigureContext(const Config& config, FigureContext& context) const override {
+    context.threads = config.probes.Of<BandwidthConfig>().threads;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddSize("--bandwidth-buffer", settings.bandwidth_buffer_bytes, "Bandwidth buffer size per node, e.g. 512MiB");
-    flags.AddSize("--burst", settings.bandwidth.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB");
-    flags.AddInt("--bursts", settings.bandwidth.bursts, 1, 1000, "Bandwidth: bursts per estimate");
+    BandwidthSettings& s = settings.Of<BandwidthSettings>();
+    flags.AddSize("--bandwidth-buffer", s.buffer_bytes, "Bandwidth buffer size per node, e.g. 512MiB");
+    flags.AddSize("--burst", s.spec.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB");
+    flags.AddInt("--bursts", s.spec.bursts, 1, 1000, "Bandwidth: bursts per estimate");
     flags.AddEnumList(
         "--ops", EnumByName(k::kAllBandwidthOps, k::BandwidthOpName),
-        [&settings](const std::vector<int>& ops) {
-          settings.ops.clear();
-          for (int op : ops) settings.ops.push_back(static_cast<k::BandwidthOp>(op));
+        [&s](const std::vector<int>& ops) {
+          s.ops.clear();
+          for (int op : ops) s.ops.push_back(static_cast<k::BandwidthOp>(op));
         },
         "Bandwidth operations");
-    flags.AddInt("--threads", settings.bandwidth_threads, 1, 1024, "Bandwidth: pinned threads per measurement");
+    flags.AddInt("--threads", s.threads, 1, 1024, "Bandwidth: pinned threads per measurement");
     flags.AddEnum(
-        "--isa", EnumByName(k::kAllIsas, k::IsaName),
-        [&settings](int isa) { settings.bandwidth.isa = static_cast<k::Isa>(isa); },
+        "--isa", EnumByName(k::kAllIsas, k::IsaName), [&s](int isa) { s.spec.isa = static_cast<k::Isa>(isa); },
         "Bandwidth: instruction set (auto never picks avx512 or sve)");
   }
 

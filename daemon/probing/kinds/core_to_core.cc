@@ -32,7 +32,25 @@ class CoreToCoreKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "core_to_core"; }
   std::string_view title() const override { return "core-to-core latency"; }
-  bool Enabled(const Config& config) const override { return config.core_to_core.enabled; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<CoreToCoreConfig>().enabled; }
+
+  std::vector<std::string_view> ConfigKeys() const override { return {"enabled", "samples", "round_trips"}; }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    CoreToCoreConfig& c2c = probes.Of<CoreToCoreConfig>();
+    s.Bool("enabled", c2c.enabled);
+    s.Integer("samples", 1, 100, c2c.samples);
+    s.Integer("round_trips", 10, 1'000'000, c2c.round_trips);
+  }
+  // targets.c2c_cpus (PlanOptions::kind_cpus): the CPUs whose pairs are measured.
+  std::vector<std::string_view> TargetKeys() const override { return {kC2cCpusOption}; }
+  void ReadTargets(SectionKeys& targets, PlanOptions& options) const override {
+    std::vector<int> pair_cpus = options.KindCpus(kC2cCpusOption);
+    targets.IdList(kC2cCpusOption, pair_cpus);
+    if (pair_cpus.size() == 1) {
+      targets.Error(kC2cCpusOption, "needs at least two CPUs (pairs of them are measured), or none for automatic");
+    }
+    options.SetKindCpus(kC2cCpusOption, std::move(pair_cpus));
+  }
 
   k::Expected<std::vector<ProbeTarget>> PlanTargets(const PlanOptions& options, const k::Topology& topology,
                                                     std::vector<std::string>& notes) const override {
@@ -80,7 +98,7 @@ class CoreToCoreKind final : public ProbeKind {
     result.line.node = t.pair.mem_node;
     const ProbeLockHold hold = runner.Acquire(stop);
     if (!runner.Cancelled(hold, result)) {
-      k::C2cSpec spec = runner.settings().c2c;
+      k::C2cSpec spec = runner.settings().Of<CoreToCoreSettings>().spec;
       spec.cpu_a = t.pair.cpu;
       spec.cpu_b = t.peer_cpu;
       spec.line_node = t.pair.mem_node;
@@ -140,11 +158,20 @@ class CoreToCoreKind final : public ProbeKind {
     return {section};
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    CoreToCoreSettings& s = settings.Of<CoreToCoreSettings>();
+    s.spec.samples = config.probes.Of<CoreToCoreConfig>().samples;
+    s.spec.round_trips = config.probes.Of<CoreToCoreConfig>().round_trips;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddInt("--round-trips", settings.c2c.round_trips, 10, 10'000'000, "Core-to-core: round trips per sample");
+    flags.AddInt("--round-trips", settings.Of<CoreToCoreSettings>().spec.round_trips, 10, 10'000'000,
+                 "Core-to-core: round trips per sample");
   }
   // --samples (the latency kind's flag) counts core-to-core samples too.
-  void AfterFlags(ProbeSettings& settings) const override { settings.c2c.samples = settings.latency.samples; }
+  void AfterFlags(ProbeSettings& settings) const override {
+    settings.Of<CoreToCoreSettings>().spec.samples = settings.Of<LatencySettings>().spec.samples;
+  }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);

@@ -2,6 +2,7 @@
 // (kinds/probe_table.cc) names them; everything else iterates the table.
 #pragma once
 
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/probe_kind.h"
 
 namespace numaprobe::daemon {

@@ -2,10 +2,12 @@
 // CPU of cpu_node over a buffer on mem_node (kernels/latency.h).
 #include <fmt/format.h>
 
+#include <bit>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "daemon/config/config_values.h"
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/kinds/memory_buffers.h"
@@ -19,6 +21,7 @@ namespace {
 namespace k = kernels;
 using LatencyRecord = ProbeRecordOf<k::LatencyResult>;
 
+constexpr std::size_t kMiB = 1024 * 1024;
 constexpr const char* kWhat = " of a dependent pointer chase from a CPU of cpu_node to memory on mem_node";
 
 Labels PairLabels(const MemoryPair& p, bool per_cpu) {
@@ -31,7 +34,38 @@ class LatencyKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "latency"; }
   std::string_view title() const override { return "memory latency"; }
-  bool Enabled(const Config& config) const override { return config.latency.enabled; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<LatencyConfig>().enabled; }
+
+  std::vector<std::string_view> ConfigKeys() const override {
+    return {"enabled", "stride_bytes", "buffer_size", "samples", "loads_per_sample"};
+  }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    LatencyConfig& latency = probes.Of<LatencyConfig>();
+    s.Bool("enabled", latency.enabled);
+    // Below 64 two elements share a cache line; above 4096 every load is also a
+    // TLB miss and the figure stops being the memory's latency.
+    std::size_t stride = latency.stride_bytes;
+    s.Integer("stride_bytes", 64, 4096, stride);
+    if (!std::has_single_bit(stride)) {
+      s.Error("stride_bytes", std::to_string(stride) + " is not a power of two (64, 128, ... 4096)");
+    } else {
+      latency.stride_bytes = stride;
+    }
+    // 0 (sized from the LLC) or at least 1 MiB: "buffer_size: 64" meant MiB,
+    // and a chase that fits in cache measures the cache, not the node.
+    std::size_t bytes = latency.buffer_bytes;
+    s.Size("buffer_size", 0, kMaxConfigSizeBytes, bytes);
+    if (bytes != 0 && bytes < kMiB) {
+      s.Error("buffer_size", FormatSize(bytes) + " is out of range: 0 (automatic) or at least 1MiB");
+    } else {
+      latency.buffer_bytes = bytes;
+    }
+    s.Integer("samples", 1, 100, latency.samples);
+    s.Integer("loads_per_sample", 1000, 100'000'000, latency.loads_per_sample);
+  }
+  std::vector<ConfiguredBuffer> ConfiguredBuffers(const Config& config) const override {
+    return {{"buffer_size", config.probes.Of<LatencyConfig>().buffer_bytes}};
+  }
 
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings&, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
@@ -57,7 +91,7 @@ class LatencyKind final : public ProbeKind {
         result.outcome = buffer.failure().outcome;
         result.reason = buffer.failure().reason;
       } else {
-        k::LatencyRunSpec spec = runner.settings().latency;
+        k::LatencyRunSpec spec = runner.settings().Of<LatencySettings>().spec;
         spec.cpu = result.cpu;
         spec.stop = stop;
         result = k::MeasureLatency(*buffer.value(), spec);
@@ -71,7 +105,7 @@ class LatencyKind final : public ProbeKind {
   bool HasBaseline() const override { return true; }
   BaselineSeries BaselineNames() const override { return {"numaprobe_memory_latency", "seconds"}; }
   std::string SettingsFingerprint(const Config& config) const override {
-    const auto& l = config.latency;
+    const auto& l = config.probes.Of<LatencyConfig>();
     return fmt::format("latency.stride={};latency.buffer={};latency.loads={}", l.stride_bytes, l.buffer_bytes,
                        l.loads_per_sample);
   }
@@ -170,15 +204,23 @@ class LatencyKind final : public ProbeKind {
     return {section};
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    LatencySettings& s = settings.Of<LatencySettings>();
+    s.spec.samples = config.probes.Of<LatencyConfig>().samples;
+    s.spec.loads_per_sample = config.probes.Of<LatencyConfig>().loads_per_sample;
+    s.buffer_bytes = config.probes.Of<LatencyConfig>().buffer_bytes;
+    s.stride = config.probes.Of<LatencyConfig>().stride_bytes;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddCountChoice("--stride", settings.stride, {64, 128, 256, 512, 1024, 2048, 4096},
+    LatencySettings& s = settings.Of<LatencySettings>();
+    flags.AddCountChoice("--stride", s.stride, {64, 128, 256, 512, 1024, 2048, 4096},
                          "Latency: bytes between chased elements (power of two, 64-4096)");
     flags.AddSize(
-        "--latency-buffer", settings.latency_buffer_bytes,
+        "--latency-buffer", s.buffer_bytes,
         "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)");
-    flags.AddInt("--samples", settings.latency.samples, 1, 1000, "Latency and core-to-core samples per pair");
-    flags.AddCount("--loads", settings.latency.loads_per_sample, 100, 1'000'000'000,
-                   "Latency: dependent loads per sample");
+    flags.AddInt("--samples", s.spec.samples, 1, 1000, "Latency and core-to-core samples per pair");
+    flags.AddCount("--loads", s.spec.loads_per_sample, 100, 1'000'000'000, "Latency: dependent loads per sample");
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

@@ -52,13 +52,31 @@ class LoadedLatencyKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "loaded_latency"; }
   std::string_view title() const override { return "loaded latency"; }
-  bool Enabled(const Config& config) const override { return config.loaded_latency.enabled; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<LoadedLatencyConfig>().enabled; }
+
+  std::vector<std::string_view> ConfigKeys() const override {
+    return {"enabled", "traffic", "load_threads", "samples", "loads_per_sample"};
+  }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    LoadedLatencyConfig& loaded = probes.Of<LoadedLatencyConfig>();
+    s.Bool("enabled", loaded.enabled);
+    std::vector<std::string_view> traffic_names;
+    for (k::LoadTraffic t : kTraffics) traffic_names.push_back(k::LoadTrafficName(t));
+    if (auto traffic = s.ChoiceList("traffic", traffic_names)) {
+      loaded.traffic.clear();
+      for (std::size_t i : *traffic) loaded.traffic.emplace_back(traffic_names[i]);
+    }
+    s.Integer("load_threads", 0, 1024, loaded.load_threads);
+    s.Integer("samples", 1, 100, loaded.samples);
+    s.Integer("loads_per_sample", 1000, 100'000'000, loaded.loads_per_sample);
+  }
   bool RunsByDefault() const override { return false; }
 
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
     for (const MemoryPair& pair : plan.memory_pairs) {
-      for (const std::string& traffic : settings.loaded_traffic) targets.push_back(MemoryTarget(pair, traffic));
+      for (const std::string& traffic : settings.Of<LoadedLatencySettings>().traffic)
+        targets.push_back(MemoryTarget(pair, traffic));
     }
     return targets;
   }
@@ -71,15 +89,15 @@ class LoadedLatencyKind final : public ProbeKind {
     return NotRunRecord<k::LoadedLatencyResult>(*this, t, outcome, std::move(reason));
   }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
-    const ProbeSettings& settings = runner.settings();
-    k::LoadedLatencySpec spec = settings.loaded_latency;
+    const LoadedLatencySettings& settings = runner.settings().Of<LoadedLatencySettings>();
+    k::LoadedLatencySpec spec = settings.spec;
     spec.mem_node = t.pair.mem_node;
     spec.traffic = TrafficOf(t);
     spec.stop = stop;
-    spec.delays_ns.assign(settings.loaded_delays_ns.begin(), settings.loaded_delays_ns.end());
+    spec.delays_ns.assign(settings.delays_ns.begin(), settings.delays_ns.end());
     // The chase CPU, then the load CPUs: the node's other allowed CPUs,
     // distinct cores first.
-    const int wanted = settings.loaded_load_threads > 0 ? settings.loaded_load_threads + 1 : 1 << 20;
+    const int wanted = settings.load_threads > 0 ? settings.load_threads + 1 : 1 << 20;
     spec.load_cpus = runner.ChooseCpus(t.pair, wanted);
     spec.chase_cpu = spec.load_cpus.front();
     spec.load_cpus.erase(spec.load_cpus.begin());
@@ -245,12 +263,21 @@ class LoadedLatencyKind final : public ProbeKind {
     return j;
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
+    s.spec.samples = config.probes.Of<LoadedLatencyConfig>().samples;
+    s.spec.loads_per_sample = config.probes.Of<LoadedLatencyConfig>().loads_per_sample;
+    s.traffic = config.probes.Of<LoadedLatencyConfig>().traffic;
+    s.load_threads = config.probes.Of<LoadedLatencyConfig>().load_threads;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddChoices("--traffic", settings.loaded_traffic, TrafficNames(),
+    LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
+    flags.AddChoices("--traffic", s.traffic, TrafficNames(),
                      "Loaded latency: load traffic mixes (read, read2-ntwrite1)");
-    flags.AddInt("--load-threads", settings.loaded_load_threads, 0, 4096,
+    flags.AddInt("--load-threads", s.load_threads, 0, 4096,
                  "Loaded latency: load threads on the chase CPU's node (0: every other allowed CPU)");
-    flags.AddIntList("--delays", settings.loaded_delays_ns, 0, 1'000'000,
+    flags.AddIntList("--delays", s.delays_ns, 0, 1'000'000,
                      "Loaded latency: injection delays to sweep, ns per KiB each load thread moves (0: saturation)");
   }
 };

@@ -12,14 +12,14 @@ constexpr const char* kStream = "stream";
 }  // namespace
 
 k::Expected<k::LatencyBuffer*> ChaseBuffer(ProbeRunner& runner, int node, std::size_t llc_bytes) {
-  const ProbeSettings& s = runner.settings();
+  const LatencySettings& s = runner.settings().Of<LatencySettings>();
   k::LatencyBufferSpec spec;
   spec.mem_node = node;
   spec.stride = s.stride;
   spec.llc_bytes = llc_bytes;
   spec.pages = runner.pool().settings().pages;
-  spec.loads_per_sample = s.latency.loads_per_sample;
-  spec.bytes = s.latency_buffer_bytes;  // 0: the flushed default
+  spec.loads_per_sample = s.spec.loads_per_sample;
+  spec.bytes = s.buffer_bytes;  // 0: the flushed default
   // The LLC size is not part of the recipe: the flushed buffer does not grow with it.
   const std::string recipe = fmt::format("stride={};loads={};bytes={}", spec.stride, spec.loads_per_sample, spec.bytes);
   return runner.pool().Get<k::LatencyBuffer>(kChase, node, recipe, spec.bytes,
@@ -27,7 +27,7 @@ k::Expected<k::LatencyBuffer*> ChaseBuffer(ProbeRunner& runner, int node, std::s
 }
 
 k::Expected<k::BandwidthBuffer*> StreamBuffer(ProbeRunner& runner, int node) {
-  const std::size_t bytes = runner.settings().bandwidth_buffer_bytes;
+  const std::size_t bytes = runner.settings().Of<BandwidthSettings>().buffer_bytes;
   const k::PagePolicy pages = runner.pool().settings().pages;
   return runner.pool().Get<k::BandwidthBuffer>(kStream, node, fmt::format("bytes={}", bytes), bytes, [&] {
     return k::BandwidthBuffer::Create({node, bytes, pages});

@@ -4,6 +4,7 @@
 // each once (BufferPool).
 #pragma once
 
+#include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/probe_runner.h"
 #include "kernels/bandwidth.h"
 #include "kernels/latency.h"

@@ -15,6 +15,11 @@ const std::vector<const ProbeKind*>& ProbeTable() {
   return table;
 }
 
+const KindSections& ProbeTableSections() {
+  static const KindSections sections(ProbeTable().begin(), ProbeTable().end());
+  return sections;
+}
+
 std::vector<std::string> TestScaledKinds() {
   std::vector<std::string> names;
   for (const ProbeKind* kind : ProbeTable()) {

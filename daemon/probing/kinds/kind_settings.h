@@ -1,0 +1,96 @@
+// Each kind's own settings types: its config section probes.<kind>, as
+// Config::probes.Of<T>() holds it (read by the kind's ReadConfig), and its run
+// settings, as ProbeSettings::Of<T>() holds them: the kernel spec plus the
+// kind's own knobs, filled from the section (ProbeKind::AddSettings) or
+// `numaprobe probe`'s flags (RegisterFlags). The cpu/pair fields of the
+// kernel specs are filled per run by each kind. In one header because the
+// memory buffers and core-to-core's shared --samples read another kind's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/bandwidth.h"
+#include "kernels/c2c.h"
+#include "kernels/latency.h"
+#include "kernels/loaded_latency.h"
+
+namespace numaprobe::daemon {
+
+// The config sections; the defaults are config/numaprobe.yaml's.
+struct LatencyConfig {
+  bool enabled = true;
+  std::size_t stride_bytes = 128;
+  std::size_t buffer_bytes = 0;  // 0: sized from the LLC of the measuring CPU
+  int samples = 7;
+  std::uint64_t loads_per_sample = 40'000;
+  bool operator==(const LatencyConfig&) const = default;
+};
+
+struct BandwidthConfig {
+  bool enabled = true;
+  std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
+                                        kernels::BandwidthOp::kCopy};
+  int threads = 1;
+  std::size_t buffer_bytes = 256u << 20;
+  std::size_t burst_bytes = 32u << 20;
+  int bursts = 5;
+  bool operator==(const BandwidthConfig&) const = default;
+};
+
+struct CoreToCoreConfig {
+  bool enabled = true;
+  int samples = 7;
+  int round_trips = 2000;
+  bool operator==(const CoreToCoreConfig&) const = default;
+};
+
+// Loaded latency (MLC --loaded_latency): on demand by default, since one
+// run of a pair costs about a second of CPU on every CPU of the node (see
+// config/numaprobe.yaml before enabling it in the daemon).
+struct LoadedLatencyConfig {
+  bool enabled = false;
+  std::vector<std::string> traffic{"read", "read2-ntwrite1"};  // kernels::LoadTrafficName
+  int load_threads = 0;                                        // 0: every other allowed CPU of the chase CPU's node
+  int samples = 5;
+  std::uint64_t loads_per_sample = 10'000;
+  bool operator==(const LoadedLatencyConfig&) const = default;
+};
+
+// The run settings.
+
+struct LatencySettings {
+  kernels::LatencyRunSpec spec;
+  std::size_t buffer_bytes = 0;  // 0: kernels::DefaultLatencyBufferBytes(loads_per_sample, stride)
+  std::size_t stride = 128;
+};
+
+struct BandwidthSettings {
+  kernels::BandwidthRunSpec spec;
+  std::size_t buffer_bytes = 256u << 20;
+  int threads = 1;  // >1: the pair's CPU plus further CPUs of its node
+  std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
+                                        kernels::BandwidthOp::kCopy};
+};
+
+struct CoreToCoreSettings {
+  kernels::C2cSpec spec;
+};
+
+// The kernel's default injection delays, as the flag's integer list.
+inline std::vector<int> DefaultDelays() {
+  std::vector<int> delays;
+  for (std::uint32_t d : kernels::DefaultInjectionDelaysNs()) delays.push_back(static_cast<int>(d));
+  return delays;
+}
+
+struct LoadedLatencySettings {
+  kernels::LoadedLatencySpec spec;  // samples, loads; CPUs, traffic and delays per run
+  std::vector<int> delays_ns = DefaultDelays();
+  std::vector<std::string> traffic{"read", "read2-ntwrite1"};
+  int load_threads = 0;  // 0: every other allowed CPU of the chase CPU's node
+};
+
+}  // namespace numaprobe::daemon
