@@ -40,7 +40,7 @@ struct BaselineResetCommand {
     if (path.empty()) {
       std::error_code ec;
       if (!std::filesystem::exists(kDefaultConfigFile, ec)) {
-        dir = Config{}.state_directory;
+        dir = kDefaultStateDirectory;
         return true;
       }
       path = kDefaultConfigFile;

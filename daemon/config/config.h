@@ -24,6 +24,9 @@ inline constexpr const char* kDefaultProbeLockFile = "/run/lock/numaprobe.lock";
 
 enum class ProbePriority { kIdle, kNice19 };  // SCHED_IDLE, or SCHED_BATCH + nice 19
 
+// Where the baseline and host facts live unless state_directory says otherwise.
+inline constexpr const char* kDefaultStateDirectory = "/var/lib/numaprobe";
+
 struct Config {
   // Each probe kind's section probes.<kind>, as the kind's own type
   // (probing/kinds/kind_settings.h): probes.Of<T>(). Absent: its defaults.
@@ -45,7 +48,7 @@ struct Config {
     int rounds = 15;  // complete rounds whose medians form the baseline (docs/detection.md)
     bool operator==(const Baseline&) const = default;
   } baseline;
-  std::string state_directory = "/var/lib/numaprobe";
+  std::string state_directory = kDefaultStateDirectory;
   // flock(2)ed around every probe by every numaprobe process on the host (see
   // ProbeLock); "" disables the exclusion.
   std::string probe_lock_file = kDefaultProbeLockFile;
