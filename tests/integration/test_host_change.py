@@ -27,8 +27,7 @@ NEW_MICROCODE = "0xtest1"
 # is about what happens to a regression, not about resolving a small one.
 SCALE = 1.30
 
-# Mirrors the NumaProbeLatencyDrift alert (grafana/rules
-# on another branch): the smoothed figure against the baseline, over the
+# Mirrors the NumaProbeLatencyDrift alert (grafana/rules): the smoothed figure against the baseline, over the
 # threshold, joined with the host change it happened after so the alert can
 # name it. Kept self-contained here so this test does not depend on that file.
 DRIFT_SINCE_CHANGE = (
