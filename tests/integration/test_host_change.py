@@ -23,9 +23,12 @@ NEW_KERNEL = "6.6.13-amd64"
 NEW_MICROCODE = "0xtest1"
 # The injected regression. Well above the 1.06 checked below: the real latency
 # of a shared test machine moves by up to ~10% between phases when other
-# processes load the memory bus (seen beside a sanitizer build), and the test
-# is about what happens to a regression, not about resolving a small one.
-SCALE = 1.30
+# processes load the memory bus (seen beside a sanitizer build), and under TSan,
+# where every chased load is instrumented, by over 25% (the accepted baseline
+# came out 1.6% over the first at a scale of 1.3, with other sanitized tests
+# starting beside it). The test is about what happens to a regression, not
+# about resolving a small one.
+SCALE = 2.0
 
 # Mirrors the NumaProbeLatencyDrift alert (grafana/rules): the smoothed figure against the baseline, over the
 # threshold, joined with the host change it happened after so the alert can
