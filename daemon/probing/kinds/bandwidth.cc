@@ -245,12 +245,13 @@ class BandwidthKind final : public ProbeKind {
   }
 
   void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    const BandwidthConfig& c = config.probes.Of<BandwidthConfig>();
     BandwidthSettings& s = settings.Of<BandwidthSettings>();
-    s.spec.burst_bytes = config.probes.Of<BandwidthConfig>().burst_bytes;
-    s.spec.bursts = config.probes.Of<BandwidthConfig>().bursts;
-    s.threads = config.probes.Of<BandwidthConfig>().threads;
-    s.ops = config.probes.Of<BandwidthConfig>().ops;
-    s.buffer_bytes = config.probes.Of<BandwidthConfig>().buffer_bytes;
+    s.spec.burst_bytes = c.burst_bytes;
+    s.spec.bursts = c.bursts;
+    s.threads = c.threads;
+    s.ops = c.ops;
+    s.buffer_bytes = c.buffer_bytes;
   }
   void AddFigureContext(const Config& config, FigureContext& context) const override {
     context.threads = config.probes.Of<BandwidthConfig>().threads;

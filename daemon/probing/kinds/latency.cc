@@ -205,11 +205,12 @@ class LatencyKind final : public ProbeKind {
   }
 
   void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    const LatencyConfig& c = config.probes.Of<LatencyConfig>();
     LatencySettings& s = settings.Of<LatencySettings>();
-    s.spec.samples = config.probes.Of<LatencyConfig>().samples;
-    s.spec.loads_per_sample = config.probes.Of<LatencyConfig>().loads_per_sample;
-    s.buffer_bytes = config.probes.Of<LatencyConfig>().buffer_bytes;
-    s.stride = config.probes.Of<LatencyConfig>().stride_bytes;
+    s.spec.samples = c.samples;
+    s.spec.loads_per_sample = c.loads_per_sample;
+    s.buffer_bytes = c.buffer_bytes;
+    s.stride = c.stride_bytes;
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {

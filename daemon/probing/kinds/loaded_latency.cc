@@ -264,11 +264,12 @@ class LoadedLatencyKind final : public ProbeKind {
   }
 
   void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    const LoadedLatencyConfig& c = config.probes.Of<LoadedLatencyConfig>();
     LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
-    s.spec.samples = config.probes.Of<LoadedLatencyConfig>().samples;
-    s.spec.loads_per_sample = config.probes.Of<LoadedLatencyConfig>().loads_per_sample;
-    s.traffic = config.probes.Of<LoadedLatencyConfig>().traffic;
-    s.load_threads = config.probes.Of<LoadedLatencyConfig>().load_threads;
+    s.spec.samples = c.samples;
+    s.spec.loads_per_sample = c.loads_per_sample;
+    s.traffic = c.traffic;
+    s.load_threads = c.load_threads;
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
