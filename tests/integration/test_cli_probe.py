@@ -87,38 +87,52 @@ def test_topology_table_shows_plan(run):
     assert "NUMA nodes" in r.stdout and "Probe plan" in r.stdout
 
 
+def disturbed_with_evidence(figure):
+    """A figure the kernel gave up on because the scheduler kept interrupting
+    it: outcome "disturbed" and the preemptions it counted in the reason."""
+    return figure["outcome"] == "disturbed" and "context switch" in figure["reason"]
+
+
 def test_probe_json_has_every_figure_and_verified_placement(run):
     r = run("probe", "--format", "json", *QUICK)
-    assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["ok"] is True
+    figures = out["latency"] + out["bandwidth"] + out["core_to_core"]
+    # Exit 1 only for a run disturbed on a busy machine (a CI machine runs
+    # sanitized daemons beside this test): every figure that is not ok must
+    # be "disturbed" with the preemptions counted as the evidence. Placement
+    # and shape are asserted for every figure either way.
+    busy = [f for f in figures if f["outcome"] != "ok"]
+    if r.returncode != 0:
+        assert r.returncode == 1 and busy and all(disturbed_with_evidence(f) for f in busy), r.stdout + r.stderr
+    assert out["ok"] is (r.returncode == 0)
     assert len(out["latency"]) == 1
     lat = out["latency"][0]
-    assert lat["outcome"] == "ok" and lat["reason"] == ""
     assert (lat["cpu_node"], lat["mem_node"]) == (0, 0)
-    # Plausible DRAM latency (10 ns .. 2 us) in seconds, not ns.
-    assert 1e-8 < lat["median_seconds"] < 2e-6
-    assert lat["min_seconds"] <= lat["median_seconds"] <= lat["max_seconds"]
-    assert lat["samples"] == 3 and lat["loads_per_sample"] == 2000
     assert lat["buffer"]["bytes"] >= 64 << 20
     assert lat["buffer"]["page_size"] in ("4KiB", "2MiB-thp", "2MiB-hugetlb")
     placement = lat["buffer"]["placement"]
     assert placement["verified"] is True and placement["expected_node"] == 0
     assert placement["pages_checked"] > 0 and placement["pages_misplaced"] == 0
+    if lat["outcome"] == "ok":
+        assert lat["reason"] == ""
+        # Plausible DRAM latency (10 ns .. 2 us) in seconds, not ns.
+        assert 1e-8 < lat["median_seconds"] < 2e-6
+        assert lat["min_seconds"] <= lat["median_seconds"] <= lat["max_seconds"]
+        assert lat["samples"] == 3 and lat["loads_per_sample"] == 2000
     ops = {b["op"]: b for b in out["bandwidth"]}
     assert set(ops) == {"read", "write", "copy"}
     for op, b in ops.items():
-        assert b["outcome"] == "ok", b
-        assert b["median_bytes_per_second"] > 1e8, b
+        assert b["buffer"]["placement"]["verified"] is True, b
         # --burst 4MiB as every op's figure counts it: copy loads 2 MiB and stores 2 MiB
         assert b["bytes_per_burst"] == 4 << 20
-        assert b["buffer"]["placement"]["verified"] is True
+        if b["outcome"] == "ok":
+            assert b["median_bytes_per_second"] > 1e8, b
     if len(allowed_cpus()) >= 2:
         assert out["core_to_core"], "two CPUs allowed: a core-to-core pair is expected"
         c = out["core_to_core"][0]
-        assert c["outcome"] == "ok", c
-        assert 0 < c["median_seconds"] < 1e-5
         assert c["line"]["placement"]["verified"] is True
+        if c["outcome"] == "ok":
+            assert 0 < c["median_seconds"] < 1e-5
 
 
 def test_probe_table_prints_matrices(run):
