@@ -141,13 +141,13 @@ local p = import 'panels.libsonnet';
         p.timeseries(
           'Remote/local latency ratio',
           'Latency of each pair over the local latency of its CPU node (1 on the diagonal).',
-          [q('instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local{%(host)s}', pair)],
+          [q('quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio{%(host)s})', pair)],
           'percentunit',
         ),
         p.table(
           'Remote pairs: measured / firmware ratio',
           'Per remote pair, the measured remote/local latency ratio over the firmware (SLIT) distance ratio: a pair far from its peers on this table is slower (or faster) than the firmware says. Needs two or more NUMA nodes.',
-          [iq('instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local{%(host)s} / on(instance, job, cpu_node, mem_node) group_left() (instance_cpu_node_mem_node:numaprobe_numa_distance:ratio_local{%(host)s} > 1)')],
+          [iq('quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio{%(host)s}) / on(instance, job, cpu_node, mem_node) group_left() (numaprobe_numa_distance{%(host)s} / 10 > 1)')],
           'percentunit',
           hide=['Time', '__name__', 'instance', 'job', 'cpu_model'],
         ),

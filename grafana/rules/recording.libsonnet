@@ -32,37 +32,22 @@
       {
         name: 'numaprobe-ratios',
         rules: [
-          // Remote/local latency per host and pair from the latest figures, as
-          // exported by the daemon (latency(cpu_node, mem_node) /
-          // latency(cpu_node, cpu_node); 1 for the local pair), with cpu_model
-          // attached. Shown on the dashboards; the peer alert uses the smoothed
-          // ratio_local of the recent medians below.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local',
-            expr: |||
-              quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio{%(selector)s})
-              * on(%(instanceLabels)s) group_left(cpu_model)
-                group by (%(instanceLabels)s, cpu_model) (numaprobe_host_info{%(selector)s})
-            ||| % c,
-          },
-          // The worst (highest) remote/local ratio of a host: one number per host.
+          // The worst (highest) remote/local latency ratio of a host, from the
+          // latest figures as the daemon exports them (latency(cpu_node,
+          // mem_node) / latency(cpu_node, cpu_node); the median over the CPUs
+          // of a node in per-CPU mode): one number per host, what the fleet
+          // dashboard draws by CPU model over its time range. The per-pair
+          // ratios and the firmware distances are not recorded: only the host
+          // dashboard shows them, and it reads one host's series directly.
+          // Recorded per pair, they cost 64 series a host each to write and
+          // read back every minute (4.9 s of the group's 5.4 s at 1,000 hosts,
+          // docs/detection.md).
           {
             record: 'instance:numaprobe_memory_latency_seconds:max_ratio_local',
             expr: |||
-              max without(cpu_node, mem_node) (
-                instance_cpu_node_mem_node:numaprobe_memory_latency_seconds:ratio_local
+              max by (%(instanceLabels)s) (
+                quantile without(cpu) (0.5, numaprobe_memory_latency_remote_local_ratio{%(selector)s})
               )
-            |||,
-          },
-          // Firmware (SLIT) distance relative to the local distance of the CPU node.
-          // Linux rejects a SLIT whose diagonal is not 10 or whose other entries are
-          // not above 10 (the same for a device tree's distance map), so the local
-          // distance is always 10: dividing by it needs no second read of every
-          // pair's distance and no join.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_numa_distance:ratio_local',
-            expr: |||
-              numaprobe_numa_distance{%(selector)s} / 10
             ||| % c,
           },
         ],
