@@ -178,9 +178,17 @@ TEST_F(LoadedLatencyTest, InjectedDelayLowersTheLoadBandwidth) {
     const LoadedLatencyPoint& paced = r.points[1];
     if (flat_out.outcome != Outcome::kOk || paced.outcome != Outcome::kOk) continue;  // busy: explained above
     const double unit = traffic == LoadTraffic::kRead ? 1024 : 3072;
-    // A unit then >= 6400 ns of spinning: at most unit / 6400 ns, with 2x
-    // slack for a core clocking up after the spin loop was calibrated.
-    EXPECT_LT(paced.load_bytes_per_second.median, 2 * unit / 6400e-9) << "the delay was not injected";
+    // A unit then >= 6400 ns of spinning: at most unit / 6400 ns, with 4x
+    // slack. The spin count is calibrated once, at the start of the run, as
+    // the fastest of a few tries; a core clocking up afterwards, or a
+    // virtual CPU slowed (stolen) through every try, then spins faster than
+    // calibrated. On a 2-vCPU virtual machine the paced read came out
+    // at 2.16x (345 MB/s against 160) in a CI run with nothing else
+    // running. What the kernel reports is the measured load bandwidth, not
+    // the nominal delay, so a shorter delay gives no wrong figure; this
+    // bound checks the delay is of the size asked, and the flat-out
+    // comparison below that it was injected at all.
+    EXPECT_LT(paced.load_bytes_per_second.median, 4 * unit / 6400e-9) << "the delay was far shorter than asked";
     // Flat out moves far more; 2x is a floor any machine clears many times over.
     EXPECT_GT(flat_out.load_bytes_per_second.median, 2 * paced.load_bytes_per_second.median);
   }
