@@ -4,7 +4,8 @@ how many rows (series) each panel returns and how long it takes.
 
 The fleet: --hosts hosts (default 1,000) with --nodes NUMA nodes each (default
 8, so 64 node pairs), four CPU models (one of them in two topologies),
-latency and read bandwidth per pair (figure, recent median, baseline), SLIT
+latency per pair and bandwidth per pair and op (read, write and copy, as the
+daemon's default plan; figure, recent median, baseline), SLIT
 distances, probe successes and runs, host and build info. A few hosts are
 made bad on purpose (latency drift, bandwidth drop, failing probe), so the
 worst-k tables have rows; a few hosts' latency probe stopped succeeding half
@@ -17,7 +18,9 @@ loads grafana/rules/recording.yaml,
 and once every rule group has been evaluated --evaluations times, each panel
 query of grafana/dashboards/*.json runs as Grafana would run it (instant for
 tables and stats, a range query over the recorded window otherwise) with
-every variable at All, except the host dashboard's instance.
+every variable at All, except the host dashboard's instance; a repeated panel
+runs once per value of its variable. The variables' own queries (label values
+of their selectors) are timed too.
 
   bench/grafana_scale.py [--hosts 1000] [--nodes 8] [--lead 30] [--keep DIR] [--against REV]
 
@@ -26,8 +29,12 @@ the current one in the same Prometheus (REV's queries may read only series the
 current recording rules record): before and after side by side. --against
 may be given more than once.
 
-Prints one line per query: rows, seconds; exits 1 if a query fails, takes
-more than --max-seconds or a fleet table returns more rows than its topk.
+Each query runs --repeat times in a row (the rule groups evaluating in the
+same Prometheus slow any one run that meets them). Prints one line per query
+and variable: rows (values), the median and slowest seconds; exits 1 if a
+query fails, its median takes more than --max-seconds or a fleet table
+returns more rows than its topk, or a variable has no values or takes more
+than --max-seconds.
 Needs prometheus and promtool (Debian: prometheus) and PyYAML.
 """
 from __future__ import annotations
@@ -37,6 +44,7 @@ import json
 import random
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -49,6 +57,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "grafana"
 import grafana_lib as g  # noqa: E402
 
 MODELS = ["Xeon Gold 6338", "Xeon Platinum 8480+", "AMD EPYC 7543", "AMD EPYC 9654"]
+# Local bandwidth per op (bytes/s): the three ops of the daemon's default plan,
+# so the bandwidth panels read as many series as on a real fleet.
+BANDWIDTH_OPS = {"read": 2.0e10, "write": 1.2e10, "copy": 1.5e10}
+HOST = "host-0005:10062"  # the host dashboard's instance
 STEP_S = 240  # sample spacing: below the 5 min lookback, few samples per series
 
 
@@ -100,8 +112,8 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         factor = host["drift"] if kind != "baseline" else 1.0
         return lambda t: figure * factor
 
-    def bandwidth(host, a, b, kind):
-        figure = 2.0e10 / (1 + 0.8 * (a != b)) * (1 + rnd.uniform(-0.02, 0.02))
+    def bandwidth(host, a, b, op, kind):
+        figure = BANDWIDTH_OPS[op] / (1 + 0.8 * (a != b)) * (1 + rnd.uniform(-0.02, 0.02))
         factor = host["drop"] if kind != "baseline" else 1.0
         return lambda t: figure * factor
 
@@ -117,8 +129,9 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         for name, kind in (("numaprobe_memory_bandwidth_bytes_per_second", "figure"),
                            ("numaprobe_memory_bandwidth_recent_median_bytes_per_second", "recent"),
                            ("numaprobe_memory_bandwidth_baseline_bytes_per_second", "baseline")):
-            family(f, name, "gauge", [({**base(h), "cpu_node": a, "mem_node": b, "op": "read"},
-                                       bandwidth(h, a, b, kind)) for h in fleet for a, b in pairs])
+            family(f, name, "gauge", [({**base(h), "cpu_node": a, "mem_node": b, "op": op},
+                                       bandwidth(h, a, b, op, kind))
+                                      for h in fleet for a, b in pairs for op in BANDWIDTH_OPS])
         family(f, "numaprobe_numa_distance", "gauge",
                [({**base(h), "cpu_node": a, "mem_node": b}, (lambda d: lambda t: d)(slit(nodes, a, b, h["wide"])))
                 for h in fleet for a, b in pairs])
@@ -174,18 +187,51 @@ def dashboards_at(ref: str | None) -> list[dict]:
             for p in g.dashboard_files()]
 
 
-def panel_cases(recorded_s: int, ref: str | None = None):
-    """(dashboard uid, panel, expr, instant) for every query, variables substituted."""
+def resolve_variables(url: str, dash: dict, values: dict[str, str]):
+    """Each query variable's values, asked of Prometheus as Grafana asks
+    (label values of the selector) and timed, since a
+    dashboard runs them before its panels. Include-All variables are at All,
+    the host dashboard's instance at one host. Returns the substitution text,
+    each variable's selected values and (name, values found, seconds)."""
+    values, selected, timed = dict(values), {}, []
+    for v in dash["templating"]["list"]:
+        if v["type"] == "datasource":
+            continue
+        query = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+        selector, label = g.label_values_selector(query)
+        t0 = time.monotonic()
+        # No start and end: Grafana sends the time range, but here the rules'
+        # samples go to the out-of-order head (the blocks reach past now),
+        # which label values over a range do not see in Prometheus 2.42.
+        res = pb.api(url, f"/api/v1/label/{label}/values", {"match[]": g.substitute(selector, values)})
+        found = res.get("data") or []
+        timed.append((v["name"], len(found) if res.get("status") == "success" else -1, time.monotonic() - t0))
+        if v.get("includeAll"):
+            selected[v["name"]] = (v, found)
+            values[v["name"]] = v.get("allValue") or ".+"
+        else:
+            chosen = [HOST] if v["name"] == "instance" else found[:1]
+            selected[v["name"]] = (v, chosen)
+            values[v["name"]] = g.format_variable(v, chosen) if chosen else ""
+    return values, selected, timed
+
+
+def panel_cases(url: str, recorded_s: int, ref: str | None = None, timings: list | None = None):
+    """(dashboard uid, panel, expr, instant) for every query, variables
+    substituted; a repeated panel once per value of its variable, as Grafana
+    draws one copy per value. The variables' own timings go to `timings`."""
     window = f"{max(60, recorded_s)}s"
     builtins = {"__rate_interval": "1m", "__interval": "60s", "__range": window, "__range_s": str(recorded_s)}
     for dash in dashboards_at(ref):
-        values = dict(builtins)
-        for v in dash["templating"]["list"]:
-            if v["type"] == "datasource":
-                continue
-            values[v["name"]] = ".+" if v.get("includeAll") else "host-0005:10062"
+        values, selected, timed = resolve_variables(url, dash, builtins)
+        if timings is not None:
+            timings += [(dash["uid"], *t) for t in timed]
         for panel, t in g.iter_queries(dash):
-            yield dash["uid"], panel, g.substitute(t["expr"], values), bool(t.get("instant"))
+            repeat = panel.get("repeat")
+            copies = [{repeat: g.format_variable(selected[repeat][0], [val])} for val in selected[repeat][1]] \
+                if repeat else [{}]
+            for extra in copies:
+                yield dash["uid"], panel, g.substitute(t["expr"], {**values, **extra}), bool(t.get("instant"))
 
 
 def run_query(url: str, expr: str, instant: bool, recorded_s: int) -> tuple[int, float]:
@@ -204,6 +250,16 @@ def run_query(url: str, expr: str, instant: bool, recorded_s: int) -> tuple[int,
     return len(res["data"]["result"]), took
 
 
+def run_repeated(url: str, expr: str, instant: bool, recorded_s: int, times: int) -> tuple[int, float, float]:
+    """Rows (-1 if any run failed), median and slowest seconds of `times` runs
+    in a row. The rule groups evaluate in the same Prometheus every minute,
+    taking a good share of the two cores: one run that meets an evaluation
+    is slowed by it, and the median of a few is what a panel costs."""
+    runs = [run_query(url, expr, instant, recorded_s) for _ in range(times)]
+    rows = -1 if any(r < 0 for r, _ in runs) else max(r for r, _ in runs)
+    return rows, statistics.median(t for _, t in runs), max(t for _, t in runs)
+
+
 def topk_of(expr: str) -> int | None:
     m = re.search(r"topk\((\d+),", expr)
     return int(m.group(1)) if m else None
@@ -216,7 +272,8 @@ def main() -> int:
     ap.add_argument("--minutes", type=int, default=40, help="history before now")
     ap.add_argument("--lead", type=int, default=30, help="minutes of data past now: the run must end before")
     ap.add_argument("--evaluations", type=int, default=3, help="rule evaluations before querying")
-    ap.add_argument("--max-seconds", type=float, default=2.0)
+    ap.add_argument("--max-seconds", type=float, default=2.0, help="the most a query's median may take")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each query, one after the other")
     ap.add_argument("--keep", type=Path, help="work directory to keep (default: a temporary one)")
     ap.add_argument("--against", action="append", default=[],
                     help="git revision whose dashboard queries run beside the current ones (repeatable)")
@@ -254,20 +311,22 @@ def main() -> int:
         # read series that the current recording rules still record.
         before = {ref: {} for ref in args.against}
         for ref in args.against:
-            for uid, panel, expr, instant in panel_cases(recorded_s, ref):
+            for uid, panel, expr, instant in panel_cases(url, recorded_s, ref):
                 before[ref].setdefault((uid, panel["title"]), []).append((expr, instant))
-        print(f"{'dashboard':16} {'rows':>6} {'seconds':>8}" + "".join(f" {'at ' + r:>14}" for r in args.against)
-              + "  panel")
-        for uid, panel, expr, instant in panel_cases(recorded_s):
-            rows, took = run_query(url, expr, instant, recorded_s)
+        print(f"{'dashboard':16} {'rows':>6} {'median s':>8} {'max s':>6}"
+              + "".join(f" {'at ' + r:>21}" for r in args.against) + "  panel")
+        variables: list[tuple[str, str, int, float]] = []
+        for uid, panel, expr, instant in panel_cases(url, recorded_s, timings=variables):
+            rows, took, slowest = run_repeated(url, expr, instant, recorded_s, args.repeat)
             ref = ""
             for r in args.against:
                 if before[r].get((uid, panel["title"])):
-                    ref_rows, ref_took = run_query(url, *before[r][(uid, panel["title"])].pop(0), recorded_s)
-                    ref += f" {ref_rows:>5} {ref_took:>8.3f}"
+                    ref_rows, ref_took, ref_slowest = run_repeated(
+                        url, *before[r][(uid, panel["title"])].pop(0), recorded_s, args.repeat)
+                    ref += f" {ref_rows:>5} {ref_took:>8.3f} {ref_slowest:>6.2f}"
                 else:
-                    ref += f" {'-':>14}"
-            print(f"{uid:16} {rows:>6} {took:>8.3f}{ref}  {panel['title']}", flush=True)
+                    ref += f" {'-':>21}"
+            print(f"{uid:16} {rows:>6} {took:>8.3f} {slowest:>6.2f}{ref}  {panel['title']}", flush=True)
             k = topk_of(expr)
             if rows < 0:
                 failures.append(f"{uid} / {panel['title']}: query failed")
@@ -277,6 +336,12 @@ def main() -> int:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows > topk {k}")
             elif uid == "numaprobe-fleet" and rows >= args.hosts > len(MODELS) * args.nodes ** 2:
                 failures.append(f"{uid} / {panel['title']}: {rows} rows, one per host or more")
+        for uid, name, found, took in variables:
+            print(f"{uid:16} {found:>6} {took:>8.3f} {'':>6}  variable ${name}", flush=True)
+            if found <= 0:
+                failures.append(f"{uid} / ${name}: no values")
+            elif took > args.max_seconds:
+                failures.append(f"{uid} / ${name}: {took:.2f} s")
         if time.time() > now + args.lead * 60:
             failures.append(f"the run outlasted the data (--lead {args.lead}): the last queries saw none")
     finally:
