@@ -248,7 +248,13 @@ class Scheduler::Loop {
     for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
     std::string runs;
     std::map<const ProbeKind*, int> runs_of;
-    for (const Task& task : RoundTasks(plan_, config_, topology_)) ++runs_of[task.kind];
+    std::vector<ProbeTarget> targets;
+    for (Task& task : RoundTasks(plan_, config_, topology_)) {
+      ++runs_of[task.kind];
+      targets.push_back(std::move(task.target));
+    }
+    // What the host facts name as the probing CPUs: fixed until the next plan.
+    probe_cpus_by_node_ = ProbeCpusByNode(targets, topology_);
     for (const ProbeKind* kind : ProbeTable()) {
       if (runs_of.contains(kind)) runs += fmt::format(", {} {}", runs_of[kind], kind->name());
     }
@@ -307,9 +313,7 @@ class Scheduler::Loop {
     if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
       facts["numaprobe_version"] = it->second;
     }
-    std::vector<ProbeTarget> targets;
-    for (Task& task : RoundTasks(plan_, config_, topology_)) targets.push_back(std::move(task.target));
-    return host_watch_.Observe(std::move(facts), ProbeCpusByNode(targets, topology_));
+    return host_watch_.Observe(std::move(facts), probe_cpus_by_node_);
   }
 
   // On the worker thread, when a probe finds another process probing.
@@ -453,6 +457,7 @@ class Scheduler::Loop {
   Config config_;
   k::Topology topology_;
   Plan plan_;
+  std::map<int, std::vector<int>> probe_cpus_by_node_;  // of plan_'s round (Adopt)
   k::Restriction restriction_;
   HostInfo host_;
   std::string fingerprint_;
