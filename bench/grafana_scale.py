@@ -194,10 +194,7 @@ def resolve_variables(url: str, dash: dict, values: dict[str, str]):
     the host dashboard's instance at one host. Returns the substitution text,
     each variable's selected values and (name, values found, seconds)."""
     values, selected, timed = dict(values), {}, []
-    for v in dash["templating"]["list"]:
-        if v["type"] == "datasource":
-            continue
-        query = v["query"]["query"] if isinstance(v["query"], dict) else v["query"]
+    for v, query in g.variable_queries(dash):
         selector, label = g.label_values_selector(query)
         t0 = time.monotonic()
         # No start and end: Grafana sends the time range, but here the rules'
@@ -227,10 +224,7 @@ def panel_cases(url: str, recorded_s: int, ref: str | None = None, timings: list
         if timings is not None:
             timings += [(dash["uid"], *t) for t in timed]
         for panel, t in g.iter_queries(dash):
-            repeat = panel.get("repeat")
-            copies = [{repeat: g.format_variable(selected[repeat][0], [val])} for val in selected[repeat][1]] \
-                if repeat else [{}]
-            for extra in copies:
+            for extra in g.panel_copies(panel, selected):
                 yield dash["uid"], panel, g.substitute(t["expr"], {**values, **extra}), bool(t.get("instant"))
 
 

@@ -221,7 +221,7 @@ local p = import 'panels.libsonnet';
           [q('quantile by (cpu_model, op) (0.5, quantile without(cpu_node, mem_node, threads) (0.5, numaprobe_memory_bandwidth_bytes_per_second{%(fleet)s,op=~"$op"} and on(instance, job, cpu_node, mem_node) instance_cpu_node_mem_node:numaprobe_numa_distance:local{%(fleet)s}) * on(instance, job) group_left(cpu_model) %(cohort)s)', '{{cpu_model}} {{op}}')],
           'Bps',
           w=8,
-        ) + { repeat: 'op', repeatDirection: 'h', maxPerRow: 3 },
+        ) + p.perOp,
         p.table(
           'Remote bandwidth distribution by CPU model: $op',
           'Per CPU model and remote pair, the median over hosts of the $op bandwidth. Needs two or more NUMA nodes.',
@@ -231,7 +231,7 @@ local p = import 'panels.libsonnet';
           'Bps',
           hide=['Time'],
           w=8,
-        ) + { repeat: 'op', repeatDirection: 'h', maxPerRow: 3 },
+        ) + p.perOp,
       ],
       clusterLabel=c.clusterLabel,
     ),

@@ -95,7 +95,7 @@ local p = import 'panels.libsonnet';
           'percentunit',
           dropSteps,
           w=8,
-        ) + runbook('NumaProbeBandwidthDrop') + { repeat: 'op', repeatDirection: 'h', maxPerRow: 3 },
+        ) + runbook('NumaProbeBandwidthDrop') + p.perOp,
 
         p.timeseries(
           'Worst pair drift from baseline',
@@ -165,7 +165,7 @@ local p = import 'panels.libsonnet';
           'max without(threads) (numaprobe_memory_bandwidth_bytes_per_second{%s,op=~"$op"})' % host,
           'Bps',
           w=8,
-        ) + { repeat: 'op', repeatDirection: 'h', maxPerRow: 3, fieldConfig+: { defaults+: { decimals: 1 } } },
+        ) + p.perOp + { fieldConfig+: { defaults+: { decimals: 1 } } },
         p.timeseries(
           'Bandwidth per pair',
           'Recent median bandwidth per pair and op (median of the last 5 figures).',

@@ -40,6 +40,10 @@
     gridPos: { w: w, h: h },
   },
 
+  // One copy of the panel per bandwidth op selected, side by side: each
+  // copy's query reads one op's series.
+  perOp:: { repeat: 'op', repeatDirection: 'h', maxPerRow: 3 },
+
   // A link from a panel to the runbook section of the alert whose quantity
   // it shows (panel links use the dashboard link shape in the schema).
   runbook(urlPattern, alert):: {

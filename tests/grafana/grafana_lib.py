@@ -318,6 +318,17 @@ def format_variable(variable: dict, values: list[str]) -> str:
     return values[0].replace("\\", "\\\\").replace("'", "\\\\'")
 
 
+def panel_copies(panel: dict, selected: dict[str, tuple[dict, list[str]]]) -> list[dict[str, str]]:
+    """The substitutions of each copy Grafana draws of `panel`: one per value
+    of its repeat variable (`selected`: name -> (variable, values selected)),
+    or the panel itself."""
+    repeat = panel.get("repeat")
+    if not repeat:
+        return [{}]
+    variable, values = selected[repeat]
+    return [{repeat: format_variable(variable, [value])} for value in values]
+
+
 def substitute(text: str, values: dict[str, str]) -> str:
     """Replace $name, ${name} and ${name:format}-less references."""
     def repl(m: re.Match) -> str:

@@ -240,11 +240,7 @@ def collect_cases(stack: Stack) -> list[Case]:
     for dash in g.load_dashboards().values():
         text, resolved = resolve_variables(stack, dash)
         for panel, t in g.iter_queries(dash):
-            repeat = panel.get("repeat")
-            # A repeated panel is one copy per value of its variable.
-            variants = ([{repeat: g.format_variable(resolved[repeat][0], [val])} for val in resolved[repeat][1]]
-                        if repeat else [{}])
-            for extra in variants:
+            for extra in g.panel_copies(panel, resolved):
                 values = {**text, **extra}
                 title = g.substitute(panel["title"], {k: v.replace("\\", "") for k, v in values.items()})
                 cases.append(Case(dash["uid"], title, t["refId"], g.substitute(t["expr"], values),
