@@ -62,7 +62,12 @@ def unprivileged_daemon(numaprobe_bin, directory, nproc):
     for path in (directory, os.path.join(directory, "state")):
         os.chown(path, uid, uid)
     os.chmod(config, 0o644)
-    return Daemon(numaprobe_bin, config, preexec_fn=as_user(uid, nproc))
+    # The build may sit where only root can enter (a clone in `mktemp -d`,
+    # mode 0700): the user runs a copy of the binary it can read.
+    binary = os.path.join(directory, "numaprobe")
+    shutil.copy2(numaprobe_bin, binary)
+    os.chmod(binary, 0o755)
+    return Daemon(binary, config, preexec_fn=as_user(uid, nproc))
 
 
 def threads_of(pid):
