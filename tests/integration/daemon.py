@@ -175,6 +175,26 @@ def cpu_pressure_seconds():
     return int(dict(field.split("=") for field in some[1:])["total"]) / 1e6
 
 
+def run_queue_wait_seconds(pid):
+    """Seconds the threads of `pid` alive now have spent runnable but waiting
+    for a CPU (/proc/PID/task/*/schedstat, second field): the kernel's own
+    evidence that other work held the CPUs this process wanted. Threads that
+    exited are not counted, so it can only understate. None without
+    schedstat."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # the thread exited meanwhile
+    return total / 1e9
+
+
 def need(tool):
     """The path of a command-line tool a test drives (curl, openssl): a skip
     where it is missing, a failure under CI, where .ci/install-deps installs it."""

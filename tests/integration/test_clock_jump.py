@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from daemon import Daemon, parse_metrics, write_config
+from daemon import Daemon, parse_metrics, run_queue_wait_seconds, write_config
 
 LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 DUTY_CYCLE = 0.1
@@ -45,7 +45,10 @@ def totals(d):
 
 
 def measure(d, seconds):
-    """(runs per second, CPU seconds per second, duty ratios seen) over `seconds` of monotonic time."""
+    """(runs per second, CPU seconds per second, duty ratios seen, share of
+    the window the daemon's threads waited for a CPU or None) over `seconds`
+    of monotonic time."""
+    wait0 = run_queue_wait_seconds(d.proc.pid)
     t0, runs0, cpu0, ratio0, _ = totals(d)
     ratios = [ratio0]
     while time.monotonic() - t0 < seconds:
@@ -53,7 +56,9 @@ def measure(d, seconds):
         ratios.append(totals(d)[3])
     t1, runs1, cpu1, ratio1, _ = totals(d)
     ratios.append(ratio1)
-    return (runs1 - runs0) / (t1 - t0), (cpu1 - cpu0) / (t1 - t0), ratios
+    wait1 = run_queue_wait_seconds(d.proc.pid)
+    waited = None if wait0 is None or wait1 is None else (wait1 - wait0) / (t1 - t0)
+    return (runs1 - runs0) / (t1 - t0), (cpu1 - cpu0) / (t1 - t0), ratios, waited
 
 
 def test_realtime_jumps_do_not_disturb_pacing(numaprobe_bin, tmp_path):
@@ -77,20 +82,31 @@ def test_realtime_jumps_do_not_disturb_pacing(numaprobe_bin, tmp_path):
             stamps = totals(d)[4]
             assert any(abs(s - (jumped_at + expect_shift)) < 120 * SLOWDOWN for s in stamps), (name, stamps)
         assert d.proc.poll() is None, d.logs()
-    for name, (runs_rate, cpu_rate, ratios) in phases.items():
-        print(f"{name}: {runs_rate:.2f} runs/s, {cpu_rate:.3f} CPU-s/s, duty ratio {min(ratios):.4f}..{max(ratios):.4f}")
-    base_runs, base_cpu, _ = before
+    for name, (runs_rate, cpu_rate, ratios, waited) in phases.items():
+        print(f"{name}: {runs_rate:.2f} runs/s, {cpu_rate:.3f} CPU-s/s, duty ratio {min(ratios):.4f}..{max(ratios):.4f},"
+              f" the daemon's threads waited for a CPU {'unknown' if waited is None else f'{waited:.0%}'} of it")
+    base_runs, base_cpu, _, base_waited = before
     assert base_runs > 0, "no probe ran before the jump: nothing to compare"
     for name in ("+1 day", "-1 hour"):
-        _, cpu_rate, ratios = phases[name]
+        _, cpu_rate, ratios, waited = phases[name]
         # Kept running at the paced rate: no stall (a pause of a day or an
         # hour) and no burst (pauses skipped). Pacing holds CPU-seconds per
         # second, not runs: a window that holds the round's costly probes has
         # a fifth of the runs of one that holds its cheap ones (0.8 to 4.8
         # runs/s seen in one build), while the CPU rate stayed within 0.66 to
         # 1.5 of the one before the jump. The band is wide because the
-        # machine is shared.
-        assert 0.4 * base_cpu <= cpu_rate <= 2.5 * base_cpu, (name, cpu_rate, base_cpu)
+        # machine is shared. When the daemon's threads waited for a CPU over
+        # a tenth of either window (a busy loop on the CPU a probe is pinned
+        # to starves it), the CPU rate says how busy the machine was, not how
+        # the daemon paced: only the no-stall check above (runs went on) and
+        # the ceilings below hold then.
+        starved = [w for w in (base_waited, waited) if w is not None and w > 0.1]
+        if starved:
+            print(f"disturbed: the daemon's threads waited for a CPU {max(starved):.0%} of a window;"
+                  f" the {name} CPU rate's floor not asserted")
+            assert cpu_rate <= 2.5 * base_cpu, (name, cpu_rate, base_cpu)
+        else:
+            assert 0.4 * base_cpu <= cpu_rate <= 2.5 * base_cpu, (name, cpu_rate, base_cpu)
         # The budget holds: CPU per second of monotonic time stays near the
         # duty cycle (plus one probe's worth of slack over the window).
         assert cpu_rate <= DUTY_CYCLE * 1.5 + 0.1, (name, cpu_rate)

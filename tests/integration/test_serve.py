@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from daemon import Daemon, cpu_pressure_seconds, cpu_seconds_of, has_sample, parse_metrics, write_config
+from daemon import (Daemon, cpu_pressure_seconds, cpu_seconds_of, has_sample, parse_metrics,
+                    run_queue_wait_seconds, write_config)
 
 CONTRACT = [
     "numaprobe_memory_latency_seconds", "numaprobe_memory_latency_spread_seconds",
@@ -294,20 +295,29 @@ def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
         # followed by a long pause, which would dominate a 25 s window.
         d.wait_ready(timeout=120)
         cpu0, t0, waited0 = cpu_seconds_of(d.proc.pid), time.monotonic(), cpu_pressure_seconds()
+        own0 = run_queue_wait_seconds(d.proc.pid)
         time.sleep(seconds)
         used = cpu_seconds_of(d.proc.pid) - cpu0
         elapsed = time.monotonic() - t0
-        waited1 = cpu_pressure_seconds()
+        waited1, own1 = cpu_pressure_seconds(), run_queue_wait_seconds(d.proc.pid)
     waited = None if waited0 is None or waited1 is None else waited1 - waited0
+    own_wait = None if own0 is None or own1 is None else own1 - own0
     ratio = used / elapsed
     print(f"process CPU {ratio:.4f} of one CPU at budget {budget}")
     assert ratio <= budget * 1.2, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
     # At nice 19 a loaded machine can hold the probes below their budget: the
     # budget is a ceiling, not a promise of CPU. The floor (the daemon does
     # spend its budget) is asserted only when runnable tasks waited for a CPU
-    # less than a quarter of the window (/proc/pressure/cpu "some").
-    if waited is not None and waited > 0.25 * elapsed:
-        print(f"disturbed: tasks waited for a CPU {waited / elapsed:.0%} of the window; floor not asserted")
+    # less than a quarter of the window (/proc/pressure/cpu "some") and the
+    # daemon's own threads less than a tenth of it: a busy loop on the one
+    # CPU a probe is pinned to starves that nice-19 probe while the rest of
+    # the machine, and so the machine-wide figure, stays quiet.
+    busy = waited is not None and waited > 0.25 * elapsed
+    starved = own_wait is not None and own_wait > 0.1 * elapsed
+    if busy or starved:
+        share = lambda s: "unknown" if s is None else f"{s / elapsed:.0%}"  # noqa: E731
+        print(f"disturbed: tasks waited for a CPU {share(waited)} of the window, the daemon's threads "
+              f"{share(own_wait)}; floor not asserted")
         assert used > 0, "no probe ran in 25 s"
     else:
         assert budget * 0.8 <= ratio, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
