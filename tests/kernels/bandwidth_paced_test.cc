@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -52,16 +53,28 @@ TEST(BandwidthPacedTest, CalibratedSpinsTakeRoughlyTheirNominalTime) {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "sanitizer builds instrument and slow down the spin loop";
 #endif
-  const double per_ns = CalibrateSpinsPerNs();
   // One spin is about one cycle: 0.1-10 per ns covers 100 MHz to 10 GHz.
+  const double per_ns = CalibrateSpinsPerNs();
   EXPECT_GT(per_ns, 0.1);
   EXPECT_LT(per_ns, 10);
-  // 2 ms of spins never finish early by more than the calibration's noise;
-  // the calibration keeps the fastest try, so the spin is never shorter
-  // than nominal by much. (A busy machine can only make it longer.)
-  const std::int64_t t0 = MonotonicNs();
-  Spin(static_cast<std::uint64_t>(2e6 * per_ns));
-  EXPECT_GT(MonotonicNs() - t0, 1'500'000);
+  // A fresh calibration then 2 ms of spins: never much shorter than nominal
+  // when the core ran at one speed throughout. On a shared host it may not:
+  // a hyperthread sibling busy during the calibration and idle during the spin
+  // (or a host frequency change) made a 2 ms spin take 1.36 ms in CI. That is
+  // the drift the header documents, and why results report the measured load.
+  // So the property is checked at a steady moment: any of a few calibrate-
+  // then-spin attempts must come within 25% of nominal. A calibration wrong
+  // in rate or unit, or a spin loop the compiler collapsed, fails every one.
+  constexpr int kAttempts = 5;
+  std::vector<std::int64_t> took_ns;
+  for (int i = 0; i < kAttempts; ++i) {
+    const double rate = CalibrateSpinsPerNs();
+    const std::int64_t t0 = MonotonicNs();
+    Spin(static_cast<std::uint64_t>(2e6 * rate));
+    took_ns.push_back(MonotonicNs() - t0);
+    if (took_ns.back() > 1'500'000) break;
+  }
+  EXPECT_GT(took_ns.back(), 1'500'000) << "2 ms of calibrated spins took (ns): " << testing::PrintToString(took_ns);
 }
 
 }  // namespace
