@@ -140,6 +140,10 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
                [({**base(h), "probe": p, "cpu_node": a, "mem_node": b},
                  (lambda frozen: lambda t: min(t, stopped) - 60 if frozen else t - 60)(h["stale"] and p == "latency"))
                 for h in fleet for p in ("latency", "bandwidth") for a, b in pairs])
+        family(f, "numaprobe_probe_oldest_success_timestamp_seconds", "gauge",
+               [({**base(h), "probe": p},
+                 (lambda frozen: lambda t: min(t, stopped) - 60 if frozen else t - 60)(h["stale"] and p == "latency"))
+                for h in fleet for p in ("latency", "bandwidth")])
         # A counter's samples, typed gauge: OpenMetrics would want the family
         # without _total; the TSDB stores the same series either way.
         family(f, "numaprobe_probe_runs_total", "gauge",

@@ -67,7 +67,9 @@ HOSTS_PER_SHARD = 50
 NOISY = ("numaprobe_memory_latency_seconds", "numaprobe_memory_bandwidth_bytes_per_second",
          "numaprobe_memory_latency_recent_median_seconds",
          "numaprobe_memory_bandwidth_recent_median_bytes_per_second", "numaprobe_duty_cycle_ratio")
-LAST_SUCCESS = "numaprobe_probe_last_success_timestamp_seconds"
+# Timestamps of the last success (per pair, and each probe's oldest): a healthy
+# host's are a minute old, whenever they are read.
+LAST_SUCCESS = ("numaprobe_probe_last_success_timestamp_seconds", "numaprobe_probe_oldest_success_timestamp_seconds")
 
 
 def host_lines(exposition: str) -> list[tuple[str, str, float]]:
@@ -118,7 +120,7 @@ class Fleet:
             inst = f'instance="host{h}:10062"'
             for name, labels, value in self.samples:
                 lab = f"{inst},{labels}" if labels else inst
-                if name == LAST_SUCCESS:
+                if name in LAST_SUCCESS:
                     parts.append(f"{name}{{{lab}}} @NOW@\n")
                     continue
                 if name in NOISY:
@@ -265,7 +267,7 @@ def write_openmetrics(path: Path, samples, hosts: range, start: int, end: int, s
                 inst = f'job="numaprobe",instance="host{h}:10062"'
                 for labels, value in series:
                     head = f"{name}{{{inst},{labels}}} " if labels else f"{name}{{{inst}}} "
-                    if name == LAST_SUCCESS:
+                    if name in LAST_SUCCESS:
                         f.writelines(f"{head}{t - 30} {t}\n" for t in stamps)
                     elif name.endswith("_total"):
                         f.writelines(f"{head}{value * (1 + (t - start) / 1800):.6g} {t}\n" for t in stamps)

@@ -29,10 +29,11 @@ local p = import 'panels.libsonnet';
       latencyWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%s}[$__range]) - 1' % fleet,
       bandwidthWorst: '1 - min_over_time(instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%s}[$__range])' % fleet,
       peerWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers_deviation_max{%s}[$__range])' % fleet,
-      // per stale host: the oldest pair's age in refresh intervals, from
-      // the recorded stale pairs (the pairs NumaProbeProbeStale judges
-      // stale, only those): a few series, not every pair's timestamp.
-      staleNow: '(time() - min by (instance, job) (last_over_time(instance_probe_cpu_node_mem_node:numaprobe_probe_last_success_timestamp_seconds:stale{%s}[2m]))) / on(instance, job) instance:numaprobe_refresh_interval_seconds:last{%s}' % [fleet, fleet],
+      // per host: the oldest pair's age in refresh intervals, from the
+      // oldest last success the daemon exports per probe (what
+      // NumaProbeProbeStale reads): a few series a host, not every pair's
+      // timestamp.
+      staleNow: '(time() - min by (instance, job) (last_over_time(numaprobe_probe_oldest_success_timestamp_seconds{%s}[%s]))) / on(instance, job) instance:numaprobe_refresh_interval_seconds:last{%s}' % [fleet, c.gapWindow, fleet],
       failingNow: 'max by (instance, job) (sum without(result) (increase(numaprobe_probe_runs_total{%s,result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%s])) / sum without(result) (increase(numaprobe_probe_runs_total{%s}[%s])))' % [fleet, c.probeFailingWindow, fleet, c.probeFailingWindow],
     },
     local f(expr) = expr % v,
@@ -96,7 +97,7 @@ local p = import 'panels.libsonnet';
                w=5),
         p.stat('Stale hosts',
                'Hosts with a pair not refreshed for more than %g refresh intervals (NumaProbeProbeStale level).' % c.staleRefreshIntervals,
-               [sq('count(count by (instance, job) (last_over_time(instance_probe_cpu_node_mem_node:numaprobe_probe_last_success_timestamp_seconds:stale{%(fleet)s}[2m])) and on(instance, job) %(cohort)s) or on() vector(0)')],
+               [sq('count((%(staleNow)s) > %(stale)g and on(instance, job) %(cohort)s) or on() vector(0)')],
                'none',
                p.steps('green', [[1, 'red']]),
                w=5),

@@ -65,8 +65,8 @@ local p = import 'panels.libsonnet';
         ),
         p.stat(
           'Staleness in refresh intervals',
-          "The oldest last success of any pair, in multiples of the host's refresh interval. NumaProbeProbeStale fires above %g for %s." % [c.staleRefreshIntervals, c.staleFor],
-          [q('max((time() - numaprobe_probe_last_success_timestamp_seconds{%(host)s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%(host)s})')],
+          "The oldest last success of any pair (what the daemon exports per probe and NumaProbeProbeStale reads), in multiples of the host's refresh interval. NumaProbeProbeStale fires above %g for %s." % [c.staleRefreshIntervals, c.staleFor],
+          [q('max((time() - numaprobe_probe_oldest_success_timestamp_seconds{%(host)s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%(host)s})')],
           'none',
           p.steps('green', [[c.staleRefreshIntervals, 'red']]),
           w=4,

@@ -247,23 +247,30 @@
             // rounds, 1800 s when a big plan stretches rounds to 30 min). A
             // healthy series is at most ~1.2 intervals old (jitter), ~2.4
             // after one missed round; older than 3 intervals for 10 more
-            // minutes means it is not being refreshed. The stale pairs are
-            // recorded (numaprobe-staleness in recording.libsonnet, which
-            // says why the 2-minute window), so this reads only them; the
-            // value is the age now.
+            // minutes means it is not being refreshed. Per host and probe:
+            // the daemon exports each probe's oldest last success, so this
+            // reads one series a probe, not every pair's timestamp (164 a
+            // host on 8 nodes: over 2 s a minute at 1,000 hosts,
+            // docs/detection.md); the description then names the stale
+            // pairs of the one host, read only while the alert is active.
+            // last_over_time rides over failed scrapes; the value is the age.
             expr: |||
-              time() - last_over_time(instance_probe_cpu_node_mem_node:numaprobe_probe_last_success_timestamp_seconds:stale{%(selector)s}[2m])
+              time() - last_over_time(numaprobe_probe_oldest_success_timestamp_seconds{%(selector)s}[%(gapWindow)s])
+              > on(%(instanceLabels)s) group_left()
+                %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last
             ||| % c,
             'for': c.staleFor,
             annotations: {
               summary: 'A numaprobe measurement has not been refreshed for more than three refresh intervals.',
+              // The pairs: at most 8 named, then how many more.
               description: fold(|||
-                The {{ $labels.probe }} probe from CPU node {{ $labels.cpu_node }} to memory
-                node {{ $labels.mem_node }} on {{ $labels.instance }} last succeeded
-                {{ $value | humanizeDuration }} ago
-                {{- with printf "instance:numaprobe_refresh_interval_seconds:last{instance=%q,job=%q}" $labels.instance $labels.job | query }}
-                (expected every {{ . | first | value | humanizeDuration }}){{ end }}; its published values are stale.
-              |||),
+                The {{ $labels.probe }} probe on {{ $labels.instance }} has pairs that last
+                succeeded up to {{ $value | humanizeDuration }} ago
+                {{- with printf "instance:numaprobe_refresh_interval_seconds:last{instance=%%q,job=%%q}" $labels.instance $labels.job | query }}
+                (expected every {{ . | first | value | humanizeDuration }}){{ end }}; their published values are stale
+                {{- with printf "last_over_time(numaprobe_probe_last_success_timestamp_seconds{instance=%%q,job=%%q,probe=%%q}[%(gapWindow)s]) < on(%(instanceLabels)s) group_left() time() - %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last{instance=%%q,job=%%q}" $labels.instance $labels.job $labels.probe $labels.instance $labels.job | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}.
+                Stale pairs (CPU node -> memory node): {{ range $i, $p := . }}{{ if lt $i 8 }}{{ if $i }}, {{ end }}{{ $p.Labels.cpu_node }} -> {{ $p.Labels.mem_node }}{{ end }}{{ end }}{{ if gt (len .) 8 }} ({{ len . }} in all){{ end }}{{ end }}.
+              ||| % c),
             },
           },
         ]),

@@ -224,38 +224,6 @@
         ],
       },
 
-      // The stale pairs, and only those: the last success of each probe and
-      // pair older than staleRefreshIntervals of its host's refresh interval
-      // (NumaProbeProbeStale's condition), as the last-success timestamp.
-      // Reading every pair's timestamp (164 series a host on 8 nodes) happens
-      // here once a minute; the alert and the fleet dashboard read the few
-      // recorded series. The timestamp, not the age, is recorded so that
-      // whoever reads it computes the age at its own evaluation time.
-      // last_over_time rides over failed scrapes. A pair that succeeds again
-      // leaves the set at the next evaluation.
-      //
-      // The set comes and goes, and engines differ on how long an instant
-      // selector still finds such a series (VictoriaMetrics estimates the
-      // lookback from the gaps between its samples: a pair stale now and
-      // then lingered for over an hour). So its readers take
-      // last_over_time(…[2m]), and the group runs every minute whatever the
-      // global evaluation interval, so that the last evaluation's sample is
-      // always inside that window.
-      {
-        name: 'numaprobe-staleness',
-        interval: '1m',
-        rules: [
-          {
-            record: 'instance_probe_cpu_node_mem_node:numaprobe_probe_last_success_timestamp_seconds:stale',
-            expr: |||
-              last_over_time(numaprobe_probe_last_success_timestamp_seconds{%(selector)s}[%(gapWindow)s])
-              < on(%(instanceLabels)s) group_left()
-                time() - %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last
-            ||| % c,
-          },
-        ],
-      },
-
       // What NumaProbeProbesFailing compares: each host's and probe's run
       // rate, all runs and the failed ones, summed over the results (13 per
       // probe). Recorded at every evaluation so that the alert averages these

@@ -242,6 +242,23 @@ TEST(Metrics, BaselineSpreadRecentMediansAndHostChanges) {
   EXPECT_DOUBLE_EQ(*Value(BuildFamilies(faked), "numaprobe_test_fault_injection_active", {}), 1);
 }
 
+// One series a probe, valued at its least recently refreshed pair: what
+// NumaProbeProbeStale reads instead of every pair's timestamp.
+TEST(Metrics, OldestSuccessPerProbeIsItsStalestPair) {
+  Snapshot s = FixedSnapshot();
+  s.last_success = {{{"latency", 0, 0}, 1700000100},
+                    {{"latency", 0, 1}, 1700000040},
+                    {{"latency", 1, 1}, 1700000300},
+                    {{"core_to_core", 0, 0}, 1700000300}};
+  const auto families = BuildFamilies(s);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_probe_oldest_success_timestamp_seconds", {{"probe", "latency"}}),
+                   1700000040);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_probe_oldest_success_timestamp_seconds", {{"probe", "core_to_core"}}),
+                   1700000300);
+  EXPECT_FALSE(Value(families, "numaprobe_probe_oldest_success_timestamp_seconds", {{"probe", "bandwidth"}}))
+      << "a probe with no success yet has no oldest success (as it has no pair timestamp)";
+}
+
 TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
   Snapshot s = FixedSnapshot();
   s.distances[{10, 10}] = 10;

@@ -107,7 +107,7 @@ inline Snapshot FixedSnapshot() {
                       {{"core_to_core", "timeout"}, 1}};
   s.placement_failures_total = {{{0, "placement_unverified"}, 0}, {{0, "placement_mismatch"}, 1}};
   s.last_success = {{{"latency", 0, 0}, 1700000100},
-                    {{"latency", 0, 1}, 1700000100},
+                    {{"latency", 0, 1}, 1700000040},
                     {{"latency", 1, 1}, 1700000100},
                     {{"core_to_core", 0, 0}, 1700000300}};
   s.duty_cycle_ratio = 0.0018;

@@ -438,6 +438,7 @@ class HostSim:
         self._ratio(ratio_figs)
         self._c2c(round_lists, runs_by_probe)
         self._health(round_lists, runs_by_probe)
+        self._oldest_success()
         return self.series
 
     def _ratio(self, figs: dict) -> None:
@@ -455,6 +456,28 @@ class HostSim:
             if cpu is not None:
                 lab["cpu"] = str(cpu)
             self.add("numaprobe_memory_latency_remote_local_ratio", lab, out)
+
+    def _oldest_success(self) -> None:
+        """numaprobe_probe_oldest_success_timestamp_seconds: per probe, the
+        oldest of the pairs' last-success timestamps the daemon publishes at
+        that moment (metrics_health.cc), so from the same scrapes: a failed
+        scrape leaves it stale too, a withdrawn pair no longer counts."""
+        by_probe: dict[str, list[SeriesData]] = {}
+        for sd in self.series:
+            if sd.labels["__name__"] == "numaprobe_probe_last_success_timestamp_seconds":
+                by_probe.setdefault(sd.labels["probe"], []).append(sd)
+        for probe, pairs in sorted(by_probe.items()):
+            out, last_is_value = [], False
+            for i in range(self.n):
+                values = [p.tokens[i] for p in pairs if isinstance(p.tokens[i], (int, float))]
+                if values:
+                    out.append(min(values))
+                else:
+                    out.append("stale" if last_is_value else None)
+                last_is_value = bool(values)
+            base = {"__name__": "numaprobe_probe_oldest_success_timestamp_seconds",
+                    "job": self.h.job, "instance": self.h.instance}
+            self.series.append(SeriesData({**base, "probe": probe}, out))
 
     def _c2c(self, round_lists, runs_by_probe) -> None:
         for pair in ((0, 0), (0, 1)):
