@@ -106,16 +106,39 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
     def base(host):
         return {"job": "numaprobe", "instance": host["instance"]}
 
+    # Each figure's value, noise drawn once: the worst-pair drift the daemon
+    # publishes is computed from the same recent medians and baselines.
+    values: dict[tuple, float] = {}
+
+    def latency_value(host, a, b, kind):
+        key = (host["instance"], a, b, None, kind)
+        if key not in values:
+            local = 1.0e-7 if host["model"].startswith("Xeon") else 1.1e-7
+            factor = host["drift"] if kind != "baseline" else 1.0
+            values[key] = local * (1 + 0.6 * (a != b)) * (1 + rnd.uniform(-0.01, 0.01)) * factor
+        return values[key]
+
+    def bandwidth_value(host, a, b, op, kind):
+        key = (host["instance"], a, b, op, kind)
+        if key not in values:
+            factor = host["drop"] if kind != "baseline" else 1.0
+            values[key] = BANDWIDTH_OPS[op] / (1 + 0.8 * (a != b)) * (1 + rnd.uniform(-0.02, 0.02)) * factor
+        return values[key]
+
     def latency(host, a, b, kind):
-        local = 1.0e-7 if host["model"].startswith("Xeon") else 1.1e-7
-        figure = local * (1 + 0.6 * (a != b)) * (1 + rnd.uniform(-0.01, 0.01))
-        factor = host["drift"] if kind != "baseline" else 1.0
-        return lambda t: figure * factor
+        return (lambda v: lambda t: v)(latency_value(host, a, b, kind))
 
     def bandwidth(host, a, b, op, kind):
-        figure = BANDWIDTH_OPS[op] / (1 + 0.8 * (a != b)) * (1 + rnd.uniform(-0.02, 0.02))
-        factor = host["drop"] if kind != "baseline" else 1.0
-        return lambda t: figure * factor
+        return (lambda v: lambda t: v)(bandwidth_value(host, a, b, op, kind))
+
+    def worst_latency_drift(host):
+        ratios = [latency_value(host, a, b, "recent") / latency_value(host, a, b, "baseline") for a, b in pairs]
+        return (lambda v: lambda t: v)(max(ratios))
+
+    def worst_bandwidth_drift(host, op):
+        ratios = [bandwidth_value(host, a, b, op, "recent") / bandwidth_value(host, a, b, op, "baseline")
+                  for a, b in pairs]
+        return (lambda v: lambda t: v)(min(ratios))
 
     with path.open("w", encoding="utf-8") as f:
         for name, kind in (("numaprobe_memory_latency_seconds", "figure"),
@@ -132,6 +155,10 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
             family(f, name, "gauge", [({**base(h), "cpu_node": a, "mem_node": b, "op": op},
                                        bandwidth(h, a, b, op, kind))
                                       for h in fleet for a, b in pairs for op in BANDWIDTH_OPS])
+        family(f, "numaprobe_memory_latency_worst_pair_drift_ratio", "gauge",
+               [(base(h), worst_latency_drift(h)) for h in fleet])
+        family(f, "numaprobe_memory_bandwidth_worst_pair_drift_ratio", "gauge",
+               [({**base(h), "op": op}, worst_bandwidth_drift(h, op)) for h in fleet for op in BANDWIDTH_OPS])
         family(f, "numaprobe_numa_distance", "gauge",
                [({**base(h), "cpu_node": a, "mem_node": b}, (lambda d: lambda t: d)(slit(nodes, a, b, h["wide"])))
                 for h in fleet for a, b in pairs])

@@ -66,7 +66,8 @@ HOSTS_PER_SHARD = 50
 # that chunks hold changing samples.
 NOISY = ("numaprobe_memory_latency_seconds", "numaprobe_memory_bandwidth_bytes_per_second",
          "numaprobe_memory_latency_recent_median_seconds",
-         "numaprobe_memory_bandwidth_recent_median_bytes_per_second", "numaprobe_duty_cycle_ratio")
+         "numaprobe_memory_bandwidth_recent_median_bytes_per_second", "numaprobe_duty_cycle_ratio",
+         "numaprobe_memory_latency_worst_pair_drift_ratio", "numaprobe_memory_bandwidth_worst_pair_drift_ratio")
 # Timestamps of the last success (per pair, and each probe's oldest): a healthy
 # host's are a minute old, whenever they are read.
 LAST_SUCCESS = ("numaprobe_probe_last_success_timestamp_seconds", "numaprobe_probe_oldest_success_timestamp_seconds")

@@ -82,6 +82,7 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<MetricFamil
   AppendFigures(snapshot, out);
   AppendDistance(snapshot, out);
   AppendBaselineFamilies(snapshot, out);
+  AppendDriftFamilies(snapshot, out);
   AppendHostFamilies(snapshot, out);
 }
 

@@ -37,6 +37,9 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<prometheus:
 // The baseline, its spread, the host changes since it was recorded and the
 // smoothed figures compared with it (metrics_baseline.cc).
 void AppendBaselineFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// Per kind with a baseline (and per op), the worst pair's recent median over
+// its baseline: what the drift alerts read (metrics_drift.cc).
+void AppendDriftFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 // The host facts and the firmware's advertised figures beside the measured
 // ones (metrics_host.cc).

@@ -1,6 +1,7 @@
 // numaprobe / Host: is this host's NUMA healthy, and since when? The first
 // screen answers with the quantities the alerts fire on, coloured at the
 // alerts' levels (_config); the rows below hold the figures behind them.
+local pairDrift = import '../pair_drift.libsonnet';
 local p = import 'panels.libsonnet';
 
 {
@@ -74,8 +75,8 @@ local p = import 'panels.libsonnet';
 
         p.matrix(
           'Latency drift: recent median / baseline',
-          'Per pair, the recent median latency (median of the last 5 figures) over the baseline, minus 1: what NumaProbeLatencyDrift compares. Red from +%g%%, the alert level (it also has to hold for %s).' % [c.latencyDriftThreshold * 100, c.driftFor],
-          'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%s} - 1' % host,
+          'Per pair, the recent median latency (median of the last 5 figures) over the baseline, minus 1: NumaProbeLatencyDrift fires on the worst pair of the host and names every red one. Red from +%g%%, the alert level (it also has to hold for %s).' % [c.latencyDriftThreshold * 100, c.driftFor],
+          pairDrift.latency(host) + ' - 1',
           'percentunit',
           driftSteps,
           w=12,
@@ -90,8 +91,8 @@ local p = import 'panels.libsonnet';
         ) + runbook('NumaProbeRemoteLocalRatioOutlier'),
         p.matrix(
           'Bandwidth drift: recent median / baseline: $op',
-          'Per pair, the recent median %s bandwidth over the baseline, minus 1: what NumaProbeBandwidthDrop compares. Red from -%g%%, the alert level.' % ['$op', c.bandwidthDropThreshold * 100],
-          'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%s,op=~"$op"} - 1' % host,
+          'Per pair, the recent median %s bandwidth over the baseline, minus 1: NumaProbeBandwidthDrop fires on the worst pair of the host and op and names every red one. Red from -%g%%, the alert level.' % ['$op', c.bandwidthDropThreshold * 100],
+          pairDrift.bandwidth(host + ',op=~"$op"') + ' - 1',
           'percentunit',
           dropSteps,
           w=8,
@@ -101,8 +102,8 @@ local p = import 'panels.libsonnet';
           'Worst pair drift from baseline',
           "Since when: the worst pair's latency drift (recent median / baseline - 1) and the worst pair's bandwidth drift per op over time. Dashed: the alert levels. Host changes and baseline recordings are annotations.",
           p.queries([
-            q('max(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%(host)s}) - 1', 'latency, worst pair'),
-            q('min by (op) (instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%(host)s}) - 1', 'bandwidth {{op}}, worst pair'),
+            q('numaprobe_memory_latency_worst_pair_drift_ratio{%(host)s} - 1', 'latency, worst pair'),
+            q('numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(host)s} - 1', 'bandwidth {{op}}, worst pair'),
           ]),
           'percentunit',
           thresholds=p.steps('transparent', [[-c.bandwidthDropThreshold, 'transparent'], [c.latencyDriftThreshold, 'red']]),
@@ -134,7 +135,7 @@ local p = import 'panels.libsonnet';
         p.timeseries(
           'Latency drift from baseline per pair',
           'Recent median / baseline - 1 per pair. Dashed: the NumaProbeLatencyDrift level.',
-          [q('instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline{%(host)s} - 1', pair)],
+          [q(pairDrift.latency('%(host)s') + ' - 1', pair)],
           'percentunit',
           thresholds=driftSteps,
         ),
@@ -175,7 +176,7 @@ local p = import 'panels.libsonnet';
         p.timeseries(
           'Bandwidth drift from baseline per pair',
           'Recent median / baseline - 1 per pair and op. Dashed: the NumaProbeBandwidthDrop level.',
-          [q('instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline{%(host)s,op=~"$op"} - 1', pair + ' {{op}}')],
+          [q(pairDrift.bandwidth('%(host)s,op=~"$op"') + ' - 1', pair + ' {{op}}')],
           'percentunit',
           thresholds=dropSteps,
         ),

@@ -6,12 +6,25 @@
 //
 // The drift and peer rules read the recording rules (recording.libsonnet);
 // load both into the same Prometheus.
+local pairDrift = import '../pair_drift.libsonnet';
+
 {
   prometheusAlerts+:: {
     local c = $._config,
     // A description is written over several lines here and published as one
     // (the lines joined by spaces, like a YAML folded scalar).
     local fold(text) = std.join(' ', std.split(std.rstripChars(text, '\n'), '\n')),
+    // What changed on the host since its baseline was recorded, for the drift
+    // alerts: "since kernel 6.1 -> 6.6, ... (first seen ...)" or "no host change".
+    local hostChanges = |||
+      {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
+      since {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}
+      (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
+    |||,
+    // The pairs a description's query found, at most 8 and then how many in
+    // all, each with its value as a percentage after `sign`.
+    local pairList(sign) =
+      '{{ range $i, $p := . }}{{ if lt $i 8 }}{{ if $i }}, {{ end }}{{ $p.Labels.cpu_node }} -> {{ $p.Labels.mem_node }} (%s{{ $p.Value | humanizePercentage }}){{ end }}{{ end }}{{ if gt (len .) 8 }} ({{ len . }} in all){{ end }}.' % sign,
     // Gives every alert its severity, runbook link and dashboard link: the
     // host dashboard at the alert's host, or the fleet dashboard for an
     // alert that names no host (hidden field `dashboard:: 'fleet'`).
@@ -39,41 +52,54 @@
             // refresh interval: no hold, one rule for every host. Threshold
             // +6%: 4.8 standard deviations of a healthy ratio at 2% figure
             // noise, 3.2 below a +10% step (docs/detection.md).
+            //
+            // Per host: the daemon exports its worst pair's ratio, so this
+            // reads one series a host instead of every pair's recent median
+            // and baseline (over 1 s a minute at 1,000 8-node hosts,
+            // docs/detection.md). The description names the drifted pairs
+            // from the one host's series (pairDrift), read while it fires.
             expr: |||
-              instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline - 1 > %(latencyDriftThreshold)g
+              last_over_time(numaprobe_memory_latency_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) - 1 > %(latencyDriftThreshold)g
             ||| % c,
             'for': c.driftFor,
             annotations: {
               summary: 'Memory latency of a NUMA node pair has risen above its baseline.',
               description: fold(|||
-                {{ if eq $labels.cpu_node $labels.mem_node }}Local{{ else }}Remote{{ end }}
-                memory latency from CPU node {{ $labels.cpu_node }} to memory node
-                {{ $labels.mem_node }} on {{ $labels.instance }} is
-                +{{ $value | humanizePercentage }} over its baseline (median of the last 5 figures)
-                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
-                since {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}
-                (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
-              |||),
+                Memory latency on {{ $labels.instance }} has risen above its baseline: the worst
+                node pair is +{{ $value | humanizePercentage }} (median of the last 5 figures)
+                %(hostChanges)s
+                {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.instance $labels.job | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
+                Pairs over +%(threshold)s (CPU node -> memory node): %(list)s{{ end }}
+              ||| % {
+                hostChanges: hostChanges,
+                pairs: pairDrift.latency('instance=%q,job=%q', c.gapWindow) + ' - 1 > %g' % c.latencyDriftThreshold,
+                threshold: '%g%%' % (c.latencyDriftThreshold * 100),
+                list: pairList('+'),
+              }),
             },
           },
           {
             alert: 'NumaProbeBandwidthDrop',
             // The same comparison for bandwidth, which is noisier: -13%
-            // (docs/detection.md: 4% figure noise).
+            // (docs/detection.md: 4% figure noise), per host and op.
             expr: |||
-              1 - instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline > %(bandwidthDropThreshold)g
+              1 - last_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(bandwidthDropThreshold)g
             ||| % c,
             'for': c.driftFor,
             annotations: {
               summary: 'Memory bandwidth of a NUMA node pair has dropped below its baseline.',
               description: fold(|||
-                {{ $labels.op }} bandwidth from CPU node {{ $labels.cpu_node }} to memory
-                node {{ $labels.mem_node }} on {{ $labels.instance }} is
-                -{{ $value | humanizePercentage }} under its baseline (median of the last 5 figures)
-                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
-                since {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}
-                (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
-              |||),
+                {{ $labels.op }} bandwidth on {{ $labels.instance }} has dropped below its
+                baseline: the worst node pair is -{{ $value | humanizePercentage }} (median of the last 5 figures)
+                %(hostChanges)s
+                {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.op $labels.instance $labels.job $labels.op | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
+                Pairs under -%(threshold)s (CPU node -> memory node): %(list)s{{ end }}
+              ||| % {
+                hostChanges: hostChanges,
+                pairs: '1 - (' + pairDrift.bandwidth('instance=%q,job=%q,op=%q', c.gapWindow) + ') > %g' % c.bandwidthDropThreshold,
+                threshold: '%g%%' % (c.bandwidthDropThreshold * 100),
+                list: pairList('-'),
+              }),
             },
           },
           {

@@ -53,9 +53,10 @@
         ],
       },
 
-      // What the alerts compare: the daemon's recent median (median of a series'
-      // last 5 figures: two outlier figures cannot move it) against the stored
-      // baseline, gap-tolerant. Also shown on the dashboards.
+      // Drift from the baseline per host, and the peer comparison: each
+      // host's remote/local ratios (of the daemon's recent medians, the
+      // median of a series' last 5 figures: two outlier figures cannot move
+      // them) against the same pairs of its same-topology peers.
       {
         name: 'numaprobe-detection',
         rules: [
@@ -80,30 +81,34 @@
                 max without(version, revision) (last_over_time(numaprobe_build_info{%(selector)s}[%(gapWindow)s])) * %(defaultRefreshSeconds)s
             ||| % c,
           },
+          // Per pair, the recent median (the median over the CPUs of a node
+          // in per-CPU mode), gap-tolerant: what the peer comparison below
+          // divides.
           {
             record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last',
             expr: |||
               quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
-          // Recent median vs stored baseline: 1.10 means 10% slower than the baseline.
-          // The baseline is read here and nowhere else, so it is not recorded on its own.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline',
-            expr: |||
-              instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
-              /
-              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_baseline_seconds{%(selector)s}[%(gapWindow)s]))
-            ||| % c,
-          },
-          // Per host, the worst pair's latency over its baseline: what the
-          // fleet dashboard ranks, counts and draws per CPU model, so that its
-          // queries over a time range read one series a host, not every pair's.
+          // Per host, the worst pair's latency and bandwidth (per op, then the
+          // worst op) over the baseline, as the daemon exports them
+          // (numaprobe_memory_*_worst_pair_drift_ratio), gap-tolerant and
+          // without the target's other labels: what the fleet dashboard
+          // ranks, counts and draws per CPU model over its time range, one
+          // series a host. The alerts read the daemon's series themselves.
           {
             record: 'instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max',
             expr: |||
               max by (%(instanceLabels)s) (
-                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline
+                last_over_time(numaprobe_memory_latency_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s])
+              )
+            ||| % c,
+          },
+          {
+            record: 'instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min',
+            expr: |||
+              min by (%(instanceLabels)s) (
+                last_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s])
               )
             ||| % c,
           },
@@ -185,39 +190,6 @@
             expr: |||
               max by (%(instanceLabels)s) (
                 abs(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1)
-              )
-            ||| % c,
-          },
-        ],
-      },
-
-      // The bandwidth rules, in a group of their own: no latency rule reads
-      // them and they read no latency rule, and the baseline comparison is
-      // the largest read of all (three ops per pair, both sides over the gap
-      // window: 384 series a host on 8 nodes). In its own group it runs
-      // beside numaprobe-detection rather than after it, so neither group's
-      // evaluation is the sum of both: this shortens each group's
-      // evaluation, not the CPU the two take together.
-      {
-        name: 'numaprobe-bandwidth',
-        rules: [
-          // Recent median vs stored baseline: 0.80 means 20% less bandwidth.
-          // Both sides are read here directly, as nothing else reads them.
-          {
-            record: 'instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline',
-            expr: |||
-              max without(threads) (last_over_time(numaprobe_memory_bandwidth_recent_median_bytes_per_second{%(selector)s}[%(gapWindow)s]))
-              /
-              max without(threads) (last_over_time(numaprobe_memory_bandwidth_baseline_bytes_per_second{%(selector)s}[%(gapWindow)s]))
-            ||| % c,
-          },
-          // Per host, the worst (lowest) pair and op: one series a host for
-          // the fleet dashboard, as for latency above.
-          {
-            record: 'instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min',
-            expr: |||
-              min by (%(instanceLabels)s) (
-                instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline
               )
             ||| % c,
           },

@@ -187,7 +187,9 @@ TEST(Metrics, PerCpuModeAddsTheCpuLabelAndRatiosPerCpu) {
   EXPECT_TRUE(Value(families, "numaprobe_memory_latency_baseline_seconds",
                     {{"cpu", "3"}, {"cpu_node", "0"}, {"mem_node", "0"}}));
   for (const MetricFamily& family : families) {
-    if (family.name.rfind("numaprobe_memory_latency", 0) != 0 || family.name.find("baseline") != std::string::npos) {
+    // The baseline is per node pair; the worst drift is one per host.
+    if (family.name.rfind("numaprobe_memory_latency", 0) != 0 || family.name.find("baseline") != std::string::npos ||
+        family.name.find("worst_pair") != std::string::npos) {
       continue;
     }
     for (const auto& metric : family.metric) EXPECT_TRUE(LabelOf(metric, "cpu")) << family.name;
@@ -257,6 +259,32 @@ TEST(Metrics, OldestSuccessPerProbeIsItsStalestPair) {
                    1700000300);
   EXPECT_FALSE(Value(families, "numaprobe_probe_oldest_success_timestamp_seconds", {{"probe", "bandwidth"}}))
       << "a probe with no success yet has no oldest success (as it has no pair timestamp)";
+}
+
+// The worst pair's recent median over its baseline, per kind and op: the
+// highest for latency, the lowest for bandwidth; per-CPU values are reduced
+// to the node pair's median first, as quantile(0.5) over the CPUs would.
+TEST(Metrics, WorstPairDriftIsTheWorstRatioOfTheNodePairMedians) {
+  Snapshot s = FixedSnapshot();
+  s.baseline = {{"latency", 2, 0, 1, "", 1.0e-7},       {"latency", 3, 0, 1, "", 1.2e-7},
+                {"latency", -1, 1, 1, "", 1.0e-7},      {"latency", -1, 1, 0, "", 1.0e-7},
+                {"bandwidth", -1, 0, 0, "read", 2e10},  {"bandwidth", -1, 0, 1, "read", 1e10},
+                {"bandwidth", -1, 0, 0, "write", 1e10}, {"bandwidth", -1, 0, 1, "copy", 1e10}};
+  s.recent_medians = {{"latency", 2, 0, 1, "", 1.2e-7},        {"latency", 3, 0, 1, "", 1.3e-7},
+                      {"latency", -1, 1, 1, "", 1.05e-7},      {"bandwidth", -1, 0, 0, "read", 1.9e10},
+                      {"bandwidth", -1, 0, 1, "read", 0.8e10}, {"bandwidth", -1, 0, 0, "write", 1.1e10}};
+  const auto families = BuildFamilies(s);
+  // Pair 0->1: median of 1.2 and 1.3 over median of 1.0 and 1.2 = 1.25 / 1.1;
+  // pair 1->1: 1.05; pair 1->0 has no recent median.
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_latency_worst_pair_drift_ratio", {}), 1.25 / 1.1);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_bandwidth_worst_pair_drift_ratio", {{"op", "read"}}), 0.8);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_bandwidth_worst_pair_drift_ratio", {{"op", "write"}}), 1.1);
+  EXPECT_FALSE(Value(families, "numaprobe_memory_bandwidth_worst_pair_drift_ratio", {{"op", "copy"}}))
+      << "no pair of the op has a recent median yet";
+
+  s.baseline.clear();
+  EXPECT_FALSE(Value(BuildFamilies(s), "numaprobe_memory_latency_worst_pair_drift_ratio", {}))
+      << "no drift while the baseline is still being recorded";
 }
 
 TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {

@@ -40,12 +40,12 @@ def probes(duration_s: int) -> list[dict]:
 
 
 # How close healthy series came to the thresholds (quiet scenarios): the
-# extreme of each recorded detection ratio, per window.
+# extreme of each ratio an alert compares, per window.
 MARGINS = {
     "latency recent median / baseline, max": (
-        "max", "max(max_over_time(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_baseline[{w}]))"),
+        "max", "max(max_over_time(numaprobe_memory_latency_worst_pair_drift_ratio[{w}]))"),
     "bandwidth recent median / baseline, min": (
-        "min", "min(min_over_time(instance_cpu_node_mem_node_op:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline[{w}]))"),
+        "min", "min(min_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio[{w}]))"),
     "remote/local vs peers, max |x - 1|": (
         "max", "max(max_over_time(abs(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1)[{w}:2m]))"),
 }

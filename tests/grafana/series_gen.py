@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
+import statistics
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -439,6 +440,7 @@ class HostSim:
         self._c2c(round_lists, runs_by_probe)
         self._health(round_lists, runs_by_probe)
         self._oldest_success()
+        self._worst_drift()
         return self.series
 
     def _ratio(self, figs: dict) -> None:
@@ -478,6 +480,43 @@ class HostSim:
             base = {"__name__": "numaprobe_probe_oldest_success_timestamp_seconds",
                     "job": self.h.job, "instance": self.h.instance}
             self.series.append(SeriesData({**base, "probe": probe}, out))
+
+    def _worst_drift(self) -> None:
+        """numaprobe_memory_{latency,bandwidth}_worst_pair_drift_ratio: the
+        worst pair's recent median over its baseline as the daemon publishes
+        it (metrics_drift.cc): per pair the median over its CPUs of each
+        side, then the highest (latency) or lowest (bandwidth, per op) ratio;
+        from the same scrapes, so a failed scrape leaves it stale too."""
+        def by_pair(name: str) -> dict[tuple, list[SeriesData]]:
+            out: dict[tuple, list[SeriesData]] = {}
+            for sd in self.series:
+                if sd.labels["__name__"] == name:
+                    lab = sd.labels
+                    out.setdefault((lab["cpu_node"], lab["mem_node"], lab.get("op", "")), []).append(sd)
+            return out
+
+        def node_median(series: list[SeriesData], i: int) -> float | None:
+            values = [sd.tokens[i] for sd in series if isinstance(sd.tokens[i], (int, float))]
+            return statistics.median(values) if values else None
+
+        for kind, unit, worst in (("latency", "seconds", max), ("bandwidth", "bytes_per_second", min)):
+            recent = by_pair(f"numaprobe_memory_{kind}_recent_median_{unit}")
+            base = by_pair(f"numaprobe_memory_{kind}_baseline_{unit}")
+            for op in sorted({key[2] for key in recent}):
+                out, last_is_value = [], False
+                for i in range(self.n):
+                    ratios = []
+                    for key, series in recent.items():
+                        r, b = node_median(series, i), node_median(base.get(key, []), i)
+                        if key[2] == op and r is not None and b:
+                            ratios.append(r / b)
+                    out.append(worst(ratios) if ratios else ("stale" if last_is_value else None))
+                    last_is_value = bool(ratios)
+                labels = {"__name__": f"numaprobe_memory_{kind}_worst_pair_drift_ratio",
+                          "job": self.h.job, "instance": self.h.instance}
+                if op:
+                    labels["op"] = op
+                self.series.append(SeriesData(labels, out))
 
     def _c2c(self, round_lists, runs_by_probe) -> None:
         for pair in ((0, 0), (0, 1)):

@@ -1,0 +1,87 @@
+// Each host's worst drift, per kind with a baseline (and per op): the one
+// number a drift alert compares with its threshold. The rules could compute
+// it from the recent medians and baselines, but that reads every pair's
+// series of every host once a minute (2 x 64 latency and 2 x 192 bandwidth
+// series a host on 8 nodes: 7-9 s of rule evaluation a minute at 1,000 hosts,
+// docs/detection.md); the daemon has both at hand. The alert then names the
+// drifted pairs by reading the one host's series while it fires.
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "daemon/probing/probe_table.h"
+#include "daemon/web/family_builder.h"
+#include "daemon/web/metrics.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+// (cpu_node, mem_node, op): the series a drift alert follows. In per-CPU mode
+// several CPUs of a node share one.
+using PairKey = std::tuple<int, int, std::string>;
+
+// The median as PromQL's quantile(0.5) computes it (the mean of the two
+// middle values of an even count), so that the value equals what
+// `quantile without(cpu) (0.5, ...)` gives over the published series.
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+std::map<PairKey, double> PairMedians(const std::vector<BaselineValue>& values, const ProbeKind& kind) {
+  std::map<PairKey, std::vector<double>> by_pair;
+  for (const BaselineValue& v : values) {
+    if (v.probe == kind.name()) by_pair[{v.cpu_node, v.mem_node, v.op}].push_back(v.value);
+  }
+  std::map<PairKey, double> medians;
+  for (auto& [key, list] : by_pair) medians[key] = Median(std::move(list));
+  return medians;
+}
+
+void AppendWorstDrift(const Snapshot& s, const ProbeKind& kind, double regression_sign,
+                      std::vector<MetricFamily>& out) {
+  const bool higher_is_worse = regression_sign > 0;
+  const std::string name = kind.BaselineNames().stem + "_worst_pair_drift_ratio";
+  FamilyBuilder family(name,
+                       "The worst pair's recent median over its baseline (" +
+                           std::string(higher_is_worse ? "the highest" : "the lowest") +
+                           " of any pair, per op; in per-CPU mode each side is the median over the CPUs of the node): "
+                           "what the drift alerts compare with their threshold. Absent until a pair has both.",
+                       MetricType::Gauge);
+  const std::map<PairKey, double> baseline = PairMedians(s.baseline, kind);
+  std::map<std::string, double> worst;  // op -> ratio
+  for (const auto& [key, recent] : PairMedians(s.recent_medians, kind)) {
+    const auto base = baseline.find(key);
+    if (base == baseline.end() || base->second <= 0) continue;
+    const double ratio = recent / base->second;
+    const auto [it, inserted] = worst.try_emplace(std::get<2>(key), ratio);
+    if (!inserted) it->second = higher_is_worse ? std::max(it->second, ratio) : std::min(it->second, ratio);
+  }
+  for (const auto& [op, ratio] : worst) {
+    Labels labels;
+    if (!op.empty()) labels["op"] = op;
+    family.Add(labels, ratio);
+  }
+  out.push_back(family.Build());
+}
+
+}  // namespace
+
+void AppendDriftFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
+  for (const ProbeKind* kind : ProbeTable()) {
+    // The confirmation band's sign is the direction of a regression: a kind
+    // without one has no drift alert.
+    const std::optional<double> band = kind->ConfirmationBand();
+    if (kind->HasBaseline() && band.has_value() && *band != 0) AppendWorstDrift(s, *kind, *band, out);
+  }
+}
+
+}  // namespace numaprobe::daemon
