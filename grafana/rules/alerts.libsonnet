@@ -103,6 +103,39 @@ local pairDrift = import '../pair_drift.libsonnet';
             },
           },
           {
+            alert: 'NumaProbeTopologyChanged',
+            // The daemon found another node count, other SLIT distances or
+            // another SNC/NPS mode: the old pairs mean nothing any more, so it
+            // recorded a new baseline (origin topology_changed) and drift is
+            // measured against that. Stays until an operator runs `numaprobe
+            // baseline accept` (origin accepted) or `reset`. The `unless` ends
+            // it at the first scrape after that; last_over_time carries it
+            // over scrape gaps.
+            expr: |||
+              max without(fingerprint) (last_over_time(numaprobe_baseline_info{%(selector)s, origin="topology_changed"}[%(gapWindow)s]))
+              unless on(%(instanceLabels)s) numaprobe_baseline_info{%(selector)s, origin!="topology_changed"}
+            ||| % c,
+            'for': c.topologyChangedFor,
+            annotations: {
+              summary: 'The NUMA topology of a host changed and numaprobe recorded a new baseline.',
+              description: fold(|||
+                The NUMA topology of {{ $labels.instance }} changed (node count, SLIT distances
+                or SNC/NPS mode); numaprobe measures drift against a new baseline since then
+                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
+                (host changes seen: {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}){{ end }}.
+                Compare the topology with its peers, then acknowledge with `numaprobe baseline accept`.
+              |||),
+            },
+          },
+        ]),
+      },
+      // The peer alert reads every pair's recorded deviation from its peers
+      // (numaprobe-peer-ratios): in a group of its own, so that the drift
+      // alerts above do not wait behind it.
+      {
+        name: 'numaprobe-peers',
+        rules: std.map(alert, [
+          {
             alert: 'NumaProbeRemoteLocalRatioOutlier',
             // Both directions: a ratio far below the peers' is as suspicious as
             // one above (memory silently landing on the local node looks
@@ -126,31 +159,6 @@ local pairDrift = import '../pair_drift.libsonnet';
                 node {{ $labels.mem_node }} on {{ $labels.instance }} ({{ $labels.cpu_model }}),
                 from the recent medians, differs by {{ $value | humanizePercentage }} from the
                 median of its peers with the same CPU model, for more than 1 hour.
-              |||),
-            },
-          },
-          {
-            alert: 'NumaProbeTopologyChanged',
-            // The daemon found another node count, other SLIT distances or
-            // another SNC/NPS mode: the old pairs mean nothing any more, so it
-            // recorded a new baseline (origin topology_changed) and drift is
-            // measured against that. Stays until an operator runs `numaprobe
-            // baseline accept` (origin accepted) or `reset`. The `unless` ends
-            // it at the first scrape after that; last_over_time carries it
-            // over scrape gaps.
-            expr: |||
-              max without(fingerprint) (last_over_time(numaprobe_baseline_info{%(selector)s, origin="topology_changed"}[%(gapWindow)s]))
-              unless on(%(instanceLabels)s) numaprobe_baseline_info{%(selector)s, origin!="topology_changed"}
-            ||| % c,
-            'for': c.topologyChangedFor,
-            annotations: {
-              summary: 'The NUMA topology of a host changed and numaprobe recorded a new baseline.',
-              description: fold(|||
-                The NUMA topology of {{ $labels.instance }} changed (node count, SLIT distances
-                or SNC/NPS mode); numaprobe measures drift against a new baseline since then
-                {{- with printf "numaprobe_host_change_timestamp_seconds{instance=%q,job=%q}" $labels.instance $labels.job | query | sortByLabel "field" }}
-                (host changes seen: {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}){{ end }}.
-                Compare the topology with its peers, then acknowledge with `numaprobe baseline accept`.
               |||),
             },
           },

@@ -53,10 +53,10 @@
         ],
       },
 
-      // Drift from the baseline per host, and the peer comparison: each
-      // host's remote/local ratios (of the daemon's recent medians, the
+      // Drift from the baseline per host (the daemon's recent medians, the
       // median of a series' last 5 figures: two outlier figures cannot move
-      // them) against the same pairs of its same-topology peers.
+      // them, against the stored baseline), and what other rules and the
+      // dashboards need per host: the refresh interval and the local pairs.
       {
         name: 'numaprobe-detection',
         rules: [
@@ -81,15 +81,6 @@
                 max without(version, revision) (last_over_time(numaprobe_build_info{%(selector)s}[%(gapWindow)s])) * %(defaultRefreshSeconds)s
             ||| % c,
           },
-          // Per pair, the recent median (the median over the CPUs of a node
-          // in per-CPU mode), gap-tolerant: what the peer comparison below
-          // divides.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last',
-            expr: |||
-              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds{%(selector)s}[%(gapWindow)s]))
-            ||| % c,
-          },
           // Per host, the worst pair's latency and bandwidth (per op, then the
           // worst op) over the baseline, as the daemon exports them
           // (numaprobe_memory_*_worst_pair_drift_ratio), gap-tolerant and
@@ -110,6 +101,28 @@
               min by (%(instanceLabels)s) (
                 last_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s])
               )
+            ||| % c,
+          },
+        ],
+      },
+
+      // The peer comparison: each host's remote/local latency ratios (of the
+      // recent medians) against the same pairs of its peers, hosts of one job
+      // with the same CPU model and NUMA topology. Per pair by nature, so it
+      // reads every pair of every host several times: in a group of its own,
+      // so that the drift summaries, the refresh intervals and the local
+      // pairs above do not wait behind it (docs/detection.md, "Cost at fleet
+      // scale": it is the one group still over a second at 1,000 8-node hosts).
+      {
+        name: 'numaprobe-peer-ratios',
+        rules: [
+          // Per pair, the recent median (the median over the CPUs of a node
+          // in per-CPU mode), gap-tolerant: what the remote/local
+          // ratios below divide.
+          {
+            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last',
+            expr: |||
+              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds{%(selector)s}[%(gapWindow)s]))
             ||| % c,
           },
           // The cohort a host belongs to: its cpu_model and its NUMA topology,
