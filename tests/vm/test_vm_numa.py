@@ -658,7 +658,38 @@ def test_daemon_series_for_every_allowed_pair(four, serve_missing):
             assert l["cpu_node"] != "3", f"memory-only node 3 as cpu_node: {n}{l}"
     misplaced = [(l, v) for n, l, v in series if n == "numaprobe_placement_failures_total" and v > 0]
     assert not misplaced, f"placement failures in a healthy guest: {misplaced}"
+    assert_per_host_summaries_match_their_pairs(series)
     assert_stopped_cleanly(res)
+
+
+def assert_per_host_summaries_match_their_pairs(series) -> None:
+    """The per-host series the alerts read, against the per-pair series of the
+    same scrape on this multi-node topology (a memory-only node included):
+    each probe's oldest success is the oldest of its pairs' last successes;
+    the worst drift, when present, is the worst pair's recent median over its
+    baseline (latency the highest, bandwidth per op the lowest), and it is
+    present exactly when some pair has both."""
+    def values(name, key):
+        return {key(l): v for n, l, v in series if n == name}
+
+    last = [(l["probe"], v) for n, l, v in series if n == "numaprobe_probe_last_success_timestamp_seconds"]
+    oldest = values("numaprobe_probe_oldest_success_timestamp_seconds", lambda l: l["probe"])
+    assert last, "no probe succeeded"
+    assert oldest == {p: min(v for q, v in last if q == p) for p, _ in last}, (oldest, last)
+
+    for kind, unit, worst in (("latency", "seconds", max), ("bandwidth", "bytes_per_second", min)):
+        def pair(l):
+            return (l["cpu_node"], l["mem_node"], l.get("op", ""))
+        recent = values(f"numaprobe_memory_{kind}_recent_median_{unit}", pair)
+        base = values(f"numaprobe_memory_{kind}_baseline_{unit}", pair)
+        expected = {}
+        for (c, m, op), r in recent.items():
+            if base.get((c, m, op)):
+                expected.setdefault(op, []).append(r / base[(c, m, op)])
+        got = values(f"numaprobe_memory_{kind}_worst_pair_drift_ratio", lambda l: l.get("op", ""))
+        assert set(got) == set(expected), (kind, got, expected)
+        for op, ratios in expected.items():
+            assert got[op] == pytest.approx(worst(ratios), rel=1e-9), (kind, op, got[op], ratios)
 
 
 def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):
