@@ -16,8 +16,9 @@
     read('numaprobe_memory_latency_recent_median_seconds', selector, window),
     read('numaprobe_memory_latency_baseline_seconds', selector, window),
   ],
-  // Recent median / baseline per op (the `threads` label, on the recent
-  // median only, dropped). 0.80 = 20% less bandwidth.
+  // Recent median / baseline per op. A `threads` label appears only when
+  // more than one thread is configured; dropped on both sides, so the two
+  // match whether or not either has it. 0.80 = 20% less bandwidth.
   bandwidth(selector, window=''):: 'max without(threads) (%s) / max without(threads) (%s)' % [
     read('numaprobe_memory_bandwidth_recent_median_bytes_per_second', selector, window),
     read('numaprobe_memory_bandwidth_baseline_bytes_per_second', selector, window),

@@ -4,8 +4,9 @@
 // pages (severity critical): a NUMA performance drift degrades a host, it does
 // not take it down; route warnings to a ticket queue.
 //
-// The drift and peer rules read the recording rules (recording.libsonnet);
-// load both into the same Prometheus.
+// The drift alerts read the daemon's per-host summaries; the peer and
+// staleness alerts also read recording rules (recording.libsonnet): load both
+// files into the same Prometheus.
 local pairDrift = import '../pair_drift.libsonnet';
 
 {

@@ -10,10 +10,9 @@
 //
 // Label handling shared by all rules:
 // - per-CPU mode adds `cpu` to the latency series; the per-pair rules take the
-//   median over the CPUs of a node (`quantile without(cpu)`);
-// - a `threads` label appears on bandwidth only when more than one thread is
-//   configured (one value per host); `max without(threads)` drops it on both
-//   sides of a ratio, so current and baseline match whether or not either has it;
+//   median over the CPUs of a node (`quantile without(cpu)`), as the daemon
+//   does for its per-host drift summaries (the per-pair drift itself, for the
+//   alerts' descriptions and the host dashboard: ../pair_drift.libsonnet);
 // - cpu_model comes from numaprobe_host_info (one series per target).
 //
 // Failed scrapes: Prometheus marks every series of a target stale after a
