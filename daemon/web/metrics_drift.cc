@@ -51,10 +51,11 @@ void AppendWorstDrift(const Snapshot& s, const ProbeKind& kind, double regressio
   const bool higher_is_worse = regression_sign > 0;
   const std::string name = kind.BaselineNames().stem + "_worst_pair_drift_ratio";
   FamilyBuilder family(name,
-                       "The worst pair's recent median over its baseline (" +
-                           std::string(higher_is_worse ? "the highest" : "the lowest") +
-                           " of any pair, per op; in per-CPU mode each side is the median over the CPUs of the node): "
-                           "what the drift alerts compare with their threshold. Absent until a pair has both.",
+                       "The worst node pair's recent median over its baseline: the " +
+                           std::string(higher_is_worse ? "highest" : "lowest") +
+                           " ratio of any pair, one series per op where the figures have one (in per-CPU mode each "
+                           "side is first the median over the CPUs of the node). What the drift alerts compare with "
+                           "their threshold; absent until a pair has both.",
                        MetricType::Gauge);
   const std::map<PairKey, double> baseline = PairMedians(s.baseline, kind);
   std::map<std::string, double> worst;  // op -> ratio
