@@ -469,17 +469,22 @@ class HostSim:
             if sd.labels["__name__"] == "numaprobe_probe_last_success_timestamp_seconds":
                 by_probe.setdefault(sd.labels["probe"], []).append(sd)
         for probe, pairs in sorted(by_probe.items()):
-            out, last_is_value = [], False
-            for i in range(self.n):
+            def oldest(i: int, pairs=pairs) -> float | None:
                 values = [p.tokens[i] for p in pairs if isinstance(p.tokens[i], (int, float))]
-                if values:
-                    out.append(min(values))
-                else:
-                    out.append("stale" if last_is_value else None)
-                last_is_value = bool(values)
-            base = {"__name__": "numaprobe_probe_oldest_success_timestamp_seconds",
-                    "job": self.h.job, "instance": self.h.instance}
-            self.series.append(SeriesData({**base, "probe": probe}, out))
+                return min(values) if values else None
+            self.add_derived("numaprobe_probe_oldest_success_timestamp_seconds", {"probe": probe}, oldest)
+
+    def add_derived(self, name: str, labels: dict, value_at) -> None:
+        """A series the daemon computes from its other series at each scrape:
+        value_at(i) from the scrape-i tokens, None where it has nothing (a
+        staleness marker after a sample, as `sample` writes)."""
+        out, last_is_value = [], False
+        for i in range(self.n):
+            v = value_at(i)
+            out.append(v if v is not None else ("stale" if last_is_value else None))
+            last_is_value = v is not None
+        base = {"__name__": name, "job": self.h.job, "instance": self.h.instance}
+        self.series.append(SeriesData({**base, **labels}, out))
 
     def _worst_drift(self) -> None:
         """numaprobe_memory_{latency,bandwidth}_worst_pair_drift_ratio: the
@@ -503,20 +508,15 @@ class HostSim:
             recent = by_pair(f"numaprobe_memory_{kind}_recent_median_{unit}")
             base = by_pair(f"numaprobe_memory_{kind}_baseline_{unit}")
             for op in sorted({key[2] for key in recent}):
-                out, last_is_value = [], False
-                for i in range(self.n):
+                def worst_at(i: int, op=op, recent=recent, base=base, worst=worst) -> float | None:
                     ratios = []
                     for key, series in recent.items():
                         r, b = node_median(series, i), node_median(base.get(key, []), i)
                         if key[2] == op and r is not None and b:
                             ratios.append(r / b)
-                    out.append(worst(ratios) if ratios else ("stale" if last_is_value else None))
-                    last_is_value = bool(ratios)
-                labels = {"__name__": f"numaprobe_memory_{kind}_worst_pair_drift_ratio",
-                          "job": self.h.job, "instance": self.h.instance}
-                if op:
-                    labels["op"] = op
-                self.series.append(SeriesData(labels, out))
+                    return worst(ratios) if ratios else None
+                self.add_derived(f"numaprobe_memory_{kind}_worst_pair_drift_ratio", {"op": op} if op else {},
+                                 worst_at)
 
     def _c2c(self, round_lists, runs_by_probe) -> None:
         for pair in ((0, 0), (0, 1)):
