@@ -175,6 +175,15 @@ def cpu_pressure_seconds():
     return int(dict(field.split("=") for field in some[1:])["total"]) / 1e6
 
 
+def timed_out_runs(d):
+    """Probe runs the daemon has counted as `timeout`: its own evidence that a
+    probe thread was kept off its CPU for a whole probe timeout (a
+    core-to-core partner CPU that did not answer within 1 s). Unlike
+    run_queue_wait_seconds it survives the starved thread's exit."""
+    m = parse_metrics(d.metrics())
+    return sum(v for labels, v in m.get("numaprobe_probe_runs_total", []) if labels.get("result") == "timeout")
+
+
 def run_queue_wait_seconds(pid):
     """Seconds the threads of `pid` alive now have spent runnable but waiting
     for a CPU (/proc/PID/task/*/schedstat, second field): the kernel's own
