@@ -34,7 +34,12 @@ SamplingResult SampleAdaptively(const SamplingSpec& spec, TimerCheck& timer,
   result.shortest_units = units;
   result.longest_units = units;
   result.per_unit.reserve(static_cast<std::size_t>(spec.samples));
-  while (static_cast<int>(result.per_unit.size()) < spec.samples && spent + units <= cap && now_ns() < deadline) {
+  bool last_too_short = false;
+  while (static_cast<int>(result.per_unit.size()) < spec.samples && spent + units <= cap) {
+    if (now_ns() >= deadline) {
+      result.deadline_passed = true;
+      break;
+    }
     if (spec.stop != nullptr && spec.stop->load(std::memory_order_relaxed)) {
       result.cancelled = true;
       break;
@@ -44,10 +49,11 @@ SamplingResult SampleAdaptively(const SamplingSpec& spec, TimerCheck& timer,
     ++result.attempts;
     result.shortest_units = std::min(result.shortest_units, units);
     result.longest_units = std::max(result.longest_units, units);
-    result.clock_limited = ns && !timer.Resolves(*ns);
+    last_too_short = ns && !timer.Resolves(*ns);
     if (!ns) {
+      ++result.disturbed;
       units = std::max(units / 2, floor);
-    } else if (result.clock_limited) {
+    } else if (last_too_short) {
       ++result.too_short;
       result.too_short_ns = *ns;
       floor = std::max(floor, UnitsLasting(timer.min_sample_ns(), units, *ns));
@@ -58,6 +64,11 @@ SamplingResult SampleAdaptively(const SamplingSpec& spec, TimerCheck& timer,
       result.per_unit.push_back(static_cast<double>(*ns) * 1e-9 / static_cast<double>(units));
     }
   }
+  const bool short_of_samples = static_cast<int>(result.per_unit.size()) < spec.samples && !result.cancelled;
+  // A run that was never disturbed and lengthened its samples for the clock
+  // ended short because of the clock, even when its last sample resolved: the
+  // lengthened samples spent the cap.
+  result.clock_limited = short_of_samples && (last_too_short || (result.too_short > 0 && result.disturbed == 0));
   return result;
 }
 

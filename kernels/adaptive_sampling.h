@@ -12,7 +12,9 @@
 // is discarded too, and the samples after it are lengthened to what the clock
 // needs, never shortened below that again; within the same cap and deadline.
 // When the cap cannot pay for samples that long, the run ends short of its
-// samples with `clock_limited` set, and the caller reports kCoarseClock. Per-unit
+// samples with `clock_limited` set, and the caller reports kCoarseClock; so
+// does a run whose clean samples, lengthened for the clock, spent the cap
+// before there were enough of them. Per-unit
 // figures (seconds per load) do not depend on the sample length once a sample
 // is well above the clock's step.
 #pragma once
@@ -43,8 +45,13 @@ struct SamplingResult {
   int too_short = 0;                 // clean samples discarded as too short for the clock
   std::int64_t too_short_ns = 0;     // how long the last of them lasted
   std::uint64_t needed_units = 0;    // the length the clock asked for after it
-  bool clock_limited = false;        // the last sample tried was too short: the clock ended the run
-  bool cancelled = false;            // `stop` was raised
+  int disturbed = 0;                 // samples discarded as disturbed
+  // Short of samples because of the clock: the last sample tried was too
+  // short, or, with none disturbed, the samples lengthened for it spent the
+  // cap (or the deadline).
+  bool clock_limited = false;
+  bool deadline_passed = false;  // short of samples when the wall-clock deadline came
+  bool cancelled = false;        // `stop` was raised
 };
 
 // `sample(units)` runs one sample of `units` and returns its duration in

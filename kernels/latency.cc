@@ -92,9 +92,14 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
                                              " loads and " + std::to_string(spec.max_wall_ns / 1'000'000) + " ms");
   }
   if (std::ssize(samples) < spec.samples) {
+    // What ended the run: the CPU cap, or the wall-clock deadline (a CPU
+    // taken away between samples, as a busy host or a hypervisor does,
+    // leaves no trace in the counts).
+    const std::string ended =
+        sampled.deadline_passed ? " before the " + std::to_string(spec.max_wall_ns / 1'000'000) + " ms deadline" : "";
     return finish(Outcome::kDisturbed, cpu + ": only " + std::to_string(samples.size()) + " of " +
                                            std::to_string(spec.samples) + " samples undisturbed in " +
-                                           std::to_string(result.attempts) + " attempts (" +
+                                           std::to_string(result.attempts) + " attempts" + ended + " (" +
                                            std::to_string(result.discards.context_switch) + " context switches, " +
                                            std::to_string(result.discards.migration) + " migrations)");
   }

@@ -153,6 +153,39 @@ TEST(AdaptiveSamplingTest, ARunLengthenedThenDisturbedIsNotBlamedOnTheClock) {
   EXPECT_FALSE(r.clock_limited) << "the last sample was disturbed, not too short";
 }
 
+// Seen in a TCG guest, whose clock reads vary: the second sample came out
+// too short, the lengthened ones resolved, and they spent the cap before the
+// run had its samples. Nothing disturbed it: the clock ended it.
+TEST(AdaptiveSamplingTest, LengthenedSamplesThatSpendTheCapAreBlamedOnTheClock) {
+  TimerCheck coarse(1'000);  // samples must last 100 µs: 100'000 units at 1 ns a unit
+  std::vector<std::uint64_t> tried;
+  auto varying = [&](std::uint64_t units) -> std::optional<std::int64_t> {
+    tried.push_back(units);
+    // The first sample runs slow enough to resolve, the second fast; the rest at 1 ns a unit.
+    return static_cast<std::int64_t>(tried.size() == 1 ? 3 * units : units);
+  };
+  // Cap: 5 x 40'000 = 200'000 units: 40'000 + 40'000, then one of 100'001.
+  const SamplingResult r = SampleAdaptively({3, 40'000, 5, 1'000'000, nullptr}, coarse, varying, Never);
+  EXPECT_EQ(tried, (std::vector<std::uint64_t>{40'000u, 40'000u, 100'001u}));
+  EXPECT_EQ(r.per_unit.size(), 2u);
+  EXPECT_EQ(r.too_short, 1);
+  EXPECT_EQ(r.disturbed, 0);
+  EXPECT_FALSE(r.deadline_passed);
+  EXPECT_TRUE(r.clock_limited) << "the clock's lengthening spent the cap, yet the run is not blamed on it";
+}
+
+TEST(AdaptiveSamplingTest, ADeadlinePassedIsSaid) {
+  TimerCheck fine = FineClock();
+  Preempted sampler{UINT64_MAX, {}};
+  std::int64_t now = 0;
+  auto clock = [&] { return now += 400; };  // the deadline (1'000 ns) passes after two samples
+  const SamplingResult r = SampleAdaptively({7, 40'000, 0, 1'000, nullptr}, fine, std::ref(sampler), clock);
+  EXPECT_EQ(r.per_unit.size(), 2u);
+  EXPECT_TRUE(r.deadline_passed);
+  EXPECT_EQ(r.disturbed, 0);
+  EXPECT_FALSE(r.clock_limited);
+}
+
 TEST(AdaptiveSamplingTest, AStoppedClockNeverAcceptsASample) {
   TimerCheck stopped(0);
   Preempted sampler{UINT64_MAX, {}};
