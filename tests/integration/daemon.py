@@ -91,13 +91,18 @@ class Daemon:
         with open(self.log_path) as f:
             return f.read()
 
-    def get(self, path, timeout=5):
-        """(status, content_type, body) of GET path."""
+    def request(self, path, timeout=5):
+        """(status, headers, body) of GET path, whatever the status."""
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
-                return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+                return r.status, r.headers, r.read().decode()
         except urllib.error.HTTPError as e:
-            return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+            return e.code, e.headers, e.read().decode()
+
+    def get(self, path, timeout=5):
+        """(status, content_type, body) of GET path."""
+        status, headers, body = self.request(path, timeout)
+        return status, headers.get("Content-Type", ""), body
 
     def metrics(self):
         status, _, body = self.get("/metrics")
