@@ -330,7 +330,11 @@ class Scheduler::Loop {
   // watches for stop. False if stopping left it unfinished.
   bool RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit, bool ends_visit) {
     const std::int64_t start_ns = env_->MonotonicNs();
-    spdlog::debug("starting {}", Describe(task));
+    // Confirmations and retries are said: they are runs beyond the schedule.
+    spdlog::debug("starting {}{}", Describe(task),
+                  task.confirmation  ? " (confirmation)"
+                  : task.attempt > 0 ? " (retry)"
+                                     : "");
     executor_->Start(task, ends_visit, &stop_);
     bool warned_wait = false;
     std::int64_t published_ns = start_ns;
