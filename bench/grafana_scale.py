@@ -135,6 +135,16 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
         ratios = [latency_value(host, a, b, "recent") / latency_value(host, a, b, "baseline") for a, b in pairs]
         return (lambda v: lambda t: v)(max(ratios))
 
+    def cohort(host):
+        """The cohort labels the daemon puts on numaprobe_host_info and the
+        peer ratios (metrics_peers.cc)."""
+        return {"cpu_model": host["model"], "numa_nodes": str(nodes),
+                "numa_distance_sum": str(sum(slit(nodes, a, b, host["wide"]) for a, b in pairs))}
+
+    def peer_ratio(host, a, b):
+        """A remote pair's recent median over its CPU node's local pair's, as the daemon publishes it."""
+        return (lambda v: lambda t: v)(latency_value(host, a, b, "recent") / latency_value(host, a, a, "recent"))
+
     def worst_bandwidth_drift(host, op):
         ratios = [bandwidth_value(host, a, b, op, "recent") / bandwidth_value(host, a, b, op, "baseline")
                   for a, b in pairs]
@@ -155,6 +165,9 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
             family(f, name, "gauge", [({**base(h), "cpu_node": a, "mem_node": b, "op": op},
                                        bandwidth(h, a, b, op, kind))
                                       for h in fleet for a, b in pairs for op in BANDWIDTH_OPS])
+        family(f, "numaprobe_memory_latency_recent_remote_local_ratio", "gauge",
+               [({**base(h), **cohort(h), "cpu_node": a, "mem_node": b}, peer_ratio(h, a, b))
+                for h in fleet for a, b in pairs if a != b])
         family(f, "numaprobe_memory_latency_worst_pair_drift_ratio", "gauge",
                [(base(h), worst_latency_drift(h)) for h in fleet])
         family(f, "numaprobe_memory_bandwidth_worst_pair_drift_ratio", "gauge",
@@ -185,7 +198,7 @@ def write_openmetrics(path: Path, hosts: int, nodes: int, start: int, end: int, 
                             ("numaprobe_config_last_reload_successful", 1), ("up", 1)):
             family(f, name, "gauge", [(base(h), (lambda v: lambda t: v)(value)) for h in fleet])
         family(f, "numaprobe_host_info", "gauge",
-               [({**base(h), "cpu_model": h["model"], "kernel": "6.1.0-18-amd64", "fingerprint": f"f{i}"},
+               [({**base(h), **cohort(h), "kernel": "6.1.0-18-amd64", "fingerprint": f"f{i}"},
                  lambda t: 1) for i, h in enumerate(fleet)])
         family(f, "numaprobe_baseline_info", "gauge",
                [({**base(h), "origin": "restored", "fingerprint": f"f{i}"}, lambda t: 1) for i, h in enumerate(fleet)])

@@ -67,7 +67,8 @@ HOSTS_PER_SHARD = 50
 NOISY = ("numaprobe_memory_latency_seconds", "numaprobe_memory_bandwidth_bytes_per_second",
          "numaprobe_memory_latency_recent_median_seconds",
          "numaprobe_memory_bandwidth_recent_median_bytes_per_second", "numaprobe_duty_cycle_ratio",
-         "numaprobe_memory_latency_worst_pair_drift_ratio", "numaprobe_memory_bandwidth_worst_pair_drift_ratio")
+         "numaprobe_memory_latency_worst_pair_drift_ratio", "numaprobe_memory_bandwidth_worst_pair_drift_ratio",
+         "numaprobe_memory_latency_recent_remote_local_ratio")
 # Timestamps of the last success (per pair, and each probe's oldest): a healthy
 # host's are a minute old, whenever they are read.
 LAST_SUCCESS = ("numaprobe_probe_last_success_timestamp_seconds", "numaprobe_probe_oldest_success_timestamp_seconds")
@@ -89,7 +90,14 @@ def healthy(samples: list[tuple[str, str, float]], refresh_s: int) -> list[tuple
     refresh interval of 0 (no round ran), which would make every pair stale
     against 3 x 0 seconds, and SLIT distances of 0 (a synthetic topology),
     which would leave every rule that finds the local pair (distance 10)
-    without input: here 10 on the diagonal, 21 elsewhere."""
+    without input: here 10 on the diagonal, 21 elsewhere, and the cohort
+    labels (numa_nodes, numa_distance_sum) to match."""
+    distances = []
+    for name, labels, _ in samples:
+        if name == "numaprobe_numa_distance":
+            nodes = re.findall(r'(?:cpu|mem)_node="(\d+)"', labels)
+            distances.append(10 if nodes[0] == nodes[1] else 21)
+    cohort = f'numa_distance_sum="{sum(distances)}",numa_nodes="{distances.count(10)}"'
     out = []
     for name, labels, value in samples:
         if name == "numaprobe_refresh_interval_seconds":
@@ -97,6 +105,7 @@ def healthy(samples: list[tuple[str, str, float]], refresh_s: int) -> list[tuple
         elif name == "numaprobe_numa_distance":
             nodes = re.findall(r'(?:cpu|mem)_node="(\d+)"', labels)
             value = 10.0 if nodes[0] == nodes[1] else 21.0
+        labels = re.sub(r'numa_distance_sum="\d+",numa_nodes="\d+"', cohort, labels)
         out.append((name, labels, value))
     return out
 

@@ -270,6 +270,10 @@ class ProbeKind : public KindSection {
   // figure more than 5% above is suspicious; -0.10, more than 10% below. None:
   // never confirmed.
   virtual std::optional<double> ConfirmationBand() const { return std::nullopt; }
+  // Whether the peer alert compares this kind's remote/local ratio of recent
+  // medians with the same pair on hosts of one cohort (the daemon publishes
+  // the ratio, web/metrics_peers.cc). Needs a baseline (recent medians).
+  virtual bool ComparedWithPeers() const { return false; }
   // Whether test fault injection may scale its figures
   // (NUMAPROBE_TEST_SCALE_<NAME>, common/test_hooks.h): a kind that says yes
   // multiplies its figures by ProbeSettings::test_scales[name()].

@@ -83,6 +83,7 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<MetricFamil
   AppendDistance(snapshot, out);
   AppendBaselineFamilies(snapshot, out);
   AppendDriftFamilies(snapshot, out);
+  AppendPeerFamilies(snapshot, out);
   AppendHostFamilies(snapshot, out);
 }
 

@@ -40,6 +40,16 @@ void AppendBaselineFamilies(const Snapshot& snapshot, std::vector<prometheus::Me
 // Per kind with a baseline (and per op), the worst pair's recent median over
 // its baseline: what the drift alerts read (metrics_drift.cc).
 void AppendDriftFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// Per kind compared with peers, each remote pair's remote/local ratio of the
+// recent medians with the host's cohort labels: what the peer alert reads
+// (metrics_peers.cc).
+void AppendPeerFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// What makes hosts peers: cpu_model, numa_nodes (CPU nodes with local memory:
+// SLIT distance 10) and numa_distance_sum (the sum of the distance matrix).
+// Hosts of one CPU model in another SNC/NPS mode or socket count number their
+// nodes differently and are not peers. On numaprobe_host_info and on the
+// peer ratios, so that the rules need no join to find a host's cohort.
+Labels CohortLabels(const Snapshot& snapshot);
 void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 // The host facts and the firmware's advertised figures beside the measured
 // ones (metrics_host.cc).

@@ -9,42 +9,18 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #include "daemon/probing/probe_table.h"
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
+#include "daemon/web/pair_medians.h"
 
 namespace numaprobe::daemon {
 namespace {
 
 using prometheus::MetricFamily;
 using prometheus::MetricType;
-
-// (cpu_node, mem_node, op): the series a drift alert follows. In per-CPU mode
-// several CPUs of a node share one.
-using PairKey = std::tuple<int, int, std::string>;
-
-// The median as PromQL's quantile(0.5) computes it (the mean of the two
-// middle values of an even count), so that the value equals what
-// `quantile without(cpu) (0.5, ...)` gives over the published series.
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-std::map<PairKey, double> PairMedians(const std::vector<BaselineValue>& values, const ProbeKind& kind) {
-  std::map<PairKey, std::vector<double>> by_pair;
-  for (const BaselineValue& v : values) {
-    if (v.probe == kind.name()) by_pair[{v.cpu_node, v.mem_node, v.op}].push_back(v.value);
-  }
-  std::map<PairKey, double> medians;
-  for (auto& [key, list] : by_pair) medians[key] = Median(std::move(list));
-  return medians;
-}
 
 void AppendWorstDrift(const Snapshot& s, const ProbeKind& kind, double regression_sign,
                       std::vector<MetricFamily>& out) {

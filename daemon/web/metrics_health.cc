@@ -207,20 +207,21 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
       "numaprobe_host_info",
       "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "
       "(BIOS version), virtualization and hypervisor, transparent huge pages, clock source, CPU nodes per package "
-      "(the SNC/NPS mode)), read whenever the probes are planned: "
+      "(the SNC/NPS mode)) and the peer cohort's topology (numa_nodes, numa_distance_sum), read whenever the probes "
+      "are planned: "
       "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",
       MetricType::Gauge);
-  host.Add({{"cpu_model", h.cpu_model},
-            {"kernel", h.kernel},
-            {"fingerprint", s.fingerprint},
-            {"microcode", h.microcode},
-            {"firmware", h.firmware},
-            {"virtualized", h.virtualized ? "true" : "false"},
-            {"hypervisor", h.hypervisor},
-            {"nodes_per_package", h.nodes_per_package},
-            {"thp", h.thp},
-            {"clocksource", h.clocksource}},
-           1);
+  Labels host_labels = CohortLabels(s);  // cpu_model and the topology
+  host_labels.insert({{"kernel", h.kernel},
+                      {"fingerprint", s.fingerprint},
+                      {"microcode", h.microcode},
+                      {"firmware", h.firmware},
+                      {"virtualized", h.virtualized ? "true" : "false"},
+                      {"hypervisor", h.hypervisor},
+                      {"nodes_per_package", h.nodes_per_package},
+                      {"thp", h.thp},
+                      {"clocksource", h.clocksource}});
+  host.Add(host_labels, 1);
   out.push_back(host.Build());
 
   FamilyBuilder build("numaprobe_build_info", "Version and git revision numaprobe was built from; always 1.",

@@ -28,7 +28,7 @@ local p = import 'panels.libsonnet';
       // (from per-host recordings of the worst pair: one series a host)
       latencyWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%s}[$__range]) - 1' % fleet,
       bandwidthWorst: '1 - min_over_time(instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%s}[$__range])' % fleet,
-      peerWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers_deviation_max{%s}[$__range])' % fleet,
+      peerWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max{%s}[$__range])' % fleet,
       // per host: the oldest pair's age in refresh intervals, from the
       // oldest last success the daemon exports per probe (what
       // NumaProbeProbeStale reads): a few series a host, not every pair's
@@ -205,8 +205,8 @@ local p = import 'panels.libsonnet';
         ),
         p.table(
           'Remote pairs: remote/local ratio by CPU model',
-          'Per cohort (CPU model and NUMA topology) and remote pair, the median over hosts of the remote/local latency ratio of the recent medians: the cohort median the peer alert compares each host with. Needs two or more NUMA nodes.',
-          [iq('cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median{%(peerFleet)s} != 1')],
+          'Per cohort (CPU model and NUMA topology) and remote pair, the median over hosts of the remote/local latency ratio of the recent medians: the cohort median the peer alert compares each host with. Only cohorts of at least %d hosts with the pair; needs two or more NUMA nodes.' % c.peerCohortMin,
+          [iq('cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_remote_local_ratio:peer_median{%(peerFleet)s}')],
           'percentunit',
           hide=['Time', '__name__'],
         ),

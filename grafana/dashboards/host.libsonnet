@@ -2,6 +2,7 @@
 // screen answers with the quantities the alerts fire on, coloured at the
 // alerts' levels (_config); the rows below hold the figures behind them.
 local pairDrift = import '../pair_drift.libsonnet';
+local pairPeers = import '../pair_peers.libsonnet';
 local p = import 'panels.libsonnet';
 
 {
@@ -13,6 +14,8 @@ local p = import 'panels.libsonnet';
     local iq(expr) = p.query(expr % { host: host }, instant=true),
     local driftSteps = p.steps('green', [[c.latencyDriftThreshold, 'red']]),
     local dropSteps = p.steps('red', [[-c.bandwidthDropThreshold, 'green']]),
+    // Per remote pair, this host's deviation from its cohort's median.
+    local peerDeviation = pairPeers.deviation(c, host, '%s,job=~"$job"' % c.selector),
     local peerSteps = p.steps('red', [[-c.peerRatioThreshold, 'green'], [c.peerRatioThreshold, 'red']]),
     local pair = '{{cpu_node}}→{{mem_node}}',
     local runbook(alert) = p.runbook(c.runbookURLPattern, alert),
@@ -84,7 +87,7 @@ local p = import 'panels.libsonnet';
         p.matrix(
           'Remote/local latency ratio vs same-CPU peers',
           "Per pair, the host's remote/local latency ratio (recent medians) over the median of its cohort (same job, CPU model and NUMA topology), minus 1: what NumaProbeRemoteLocalRatioOutlier compares. Red beyond ±%g%%, the alert level; empty when the cohort is smaller than %d hosts or the host has one NUMA node." % [c.peerRatioThreshold * 100, c.peerCohortMin],
-          '(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%s} - 1) and on(job, cpu_model, numa_nodes, numa_distance_sum, cpu_node, mem_node) cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count{%s} >= %d' % [host, '%s,job=~"$job"' % c.selector, c.peerCohortMin],
+          peerDeviation,
           'percentunit',
           peerSteps,
           w=12,
@@ -110,10 +113,10 @@ local p = import 'panels.libsonnet';
         ),
         p.timeseries(
           'Worst pair deviation from peers',
-          "Since when: the largest deviation of a pair's remote/local ratio from its cohort median, above (max) and below (min). Dashed: the alert levels.",
+          "Since when: the largest deviation of a pair's remote/local ratio from its cohort median, above (max) and below (min). Dashed: the alert levels. Empty when the cohort is smaller than %d hosts; needs two or more NUMA nodes." % c.peerCohortMin,
           p.queries([
-            q('max(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%(host)s}) - 1', 'above peers'),
-            q('min(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers{%(host)s}) - 1', 'below peers'),
+            q('max(%s)' % peerDeviation, 'above peers'),
+            q('min(%s)' % peerDeviation, 'below peers'),
           ]),
           'percentunit',
           thresholds=peerSteps,

@@ -8,6 +8,7 @@
 // staleness alerts also read recording rules (recording.libsonnet): load both
 // files into the same Prometheus.
 local pairDrift = import '../pair_drift.libsonnet';
+local pairPeers = import '../pair_peers.libsonnet';
 
 {
   prometheusAlerts+:: {
@@ -130,9 +131,8 @@ local pairDrift = import '../pair_drift.libsonnet';
           },
         ]),
       },
-      // The peer alert reads every pair's recorded deviation from its peers
-      // (numaprobe-peer-ratios): in a group of its own, so that the drift
-      // alerts above do not wait behind it.
+      // The peer alert reads each host's recorded largest deviation from its
+      // peers (numaprobe-peer-deviation): one series a host.
       {
         name: 'numaprobe-peers',
         rules: std.map(alert, [
@@ -140,27 +140,32 @@ local pairDrift = import '../pair_drift.libsonnet';
             alert: 'NumaProbeRemoteLocalRatioOutlier',
             // Both directions: a ratio far below the peers' is as suspicious as
             // one above (memory silently landing on the local node looks
-            // "fast"). Needs the host and at least 4 peers of the same job and
-            // CPU model (peerCohortMin 5), so the cohort median stands on
-            // healthy hosts even if two are off.
+            // "fast"). Only pairs whose cohort has at least peerCohortMin
+            // hosts (the host and 4 peers of the same job, CPU model and
+            // topology) have a peer median, so it stands on healthy hosts even
+            // if two are off. Per host: some pair out of line for the whole
+            // of `for:`; the description names the pairs out of line now,
+            // from the one host's ratios, read while it fires.
             expr: |||
-              (
-                  instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1 > %(peerRatioThreshold)g
-                or
-                  instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1 < -%(peerRatioThreshold)g
-              )
-              and on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node)
-                cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count >= %(peerCohortMin)g
+              instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max > %(peerRatioThreshold)g
             ||| % c,
             'for': c.peerFor,
             annotations: {
               summary: "A host's remote/local memory latency ratio is out of line with same-CPU peers.",
               description: fold(|||
-                The remote/local latency ratio from CPU node {{ $labels.cpu_node }} to memory
-                node {{ $labels.mem_node }} on {{ $labels.instance }} ({{ $labels.cpu_model }}),
-                from the recent medians, differs by {{ $value | humanizePercentage }} from the
-                median of its peers with the same CPU model, for more than 1 hour.
-              |||),
+                The remote/local latency ratio of the recent medians on {{ $labels.instance }}
+                ({{ $labels.cpu_model }}, {{ $labels.numa_nodes }} nodes) has differed from the median of
+                its peers with the same CPU model and topology by more than %(threshold)s for %(for)s;
+                now by up to {{ $value | humanizePercentage }}.
+                {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.instance $labels.job | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
+                Pairs beyond ±%(threshold)s of their peers (CPU node -> memory node): %(list)s{{ end }}
+              ||| % {
+                threshold: '%g%%' % (c.peerRatioThreshold * 100),
+                'for': c.peerFor,
+                pairs: local deviation = pairPeers.deviation(c, 'instance=%q,job=%q', window=c.gapWindow);
+                      '(%s) > %g or (%s) < -%g' % [deviation, c.peerRatioThreshold, deviation, c.peerRatioThreshold],
+                list: pairList(''),
+              }),
             },
           },
         ]),

@@ -13,7 +13,8 @@
 //   median over the CPUs of a node (`quantile without(cpu)`), as the daemon
 //   does for its per-host drift summaries (the per-pair drift itself, for the
 //   alerts' descriptions and the host dashboard: ../pair_drift.libsonnet);
-// - cpu_model comes from numaprobe_host_info (one series per target).
+// - the cohort labels (cpu_model, numa_nodes, numa_distance_sum) come from the
+//   daemon, on numaprobe_host_info and on the peer ratios.
 //
 // Failed scrapes: Prometheus marks every series of a target stale after a
 // failed scrape, so an instant selector returns nothing until the next
@@ -107,101 +108,65 @@
 
       // The peer comparison: each host's remote/local latency ratios (of the
       // recent medians) against the same pairs of its peers, hosts of one job
-      // with the same CPU model and NUMA topology. Per pair by nature, so it
-      // reads every pair of every host several times: in a group of its own,
-      // so that the drift summaries, the refresh intervals and the local
-      // pairs above do not wait behind it (docs/detection.md, "Cost at fleet
-      // scale": it is the one group still over a second at 1,000 8-node hosts).
+      // with the same CPU model and NUMA topology. The daemon publishes each
+      // remote pair's ratio with its cohort labels
+      // (numaprobe_memory_latency_recent_remote_local_ratio), so the cohort
+      // median is one read of every pair and each host's largest deviation
+      // another (docs/detection.md, "Cost at fleet scale"). The two reads are
+      // in groups of their own: the deviation reads the median one
+      // evaluation late, which an alert held for an hour does not notice.
       {
         name: 'numaprobe-peer-ratios',
         rules: [
-          // Per pair, the recent median (the median over the CPUs of a node
-          // in per-CPU mode), gap-tolerant: what the remote/local
-          // ratios below divide.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last',
-            expr: |||
-              quantile without(cpu) (0.5, last_over_time(numaprobe_memory_latency_recent_median_seconds{%(selector)s}[%(gapWindow)s]))
-            ||| % c,
-          },
-          // The cohort a host belongs to: its cpu_model and its NUMA topology,
-          // as labels: numa_nodes (the number of nodes) and numa_distance_sum
-          // (the sum of the SLIT distance matrix), turned into labels by
-          // count_values. Hosts of one CPU model in another SNC/NPS mode or
-          // socket count number their nodes differently and are not peers.
-          // cpu_model is taken from the current numaprobe_host_info, or the
-          // last one seen during a scrape gap (the `or on` keeps a host_info
-          // change from matching two series). Always 1.
+          // The cohort a host belongs to: its cpu_model and NUMA topology
+          // (numa_nodes, numa_distance_sum), which the daemon puts on
+          // numaprobe_host_info; taken from the current series, or the last
+          // one seen during a scrape gap (the `or on` keeps a host_info change
+          // from matching two series). Always 1. What the fleet dashboard
+          // filters and counts cohorts by.
           {
             record: 'instance:numaprobe_host_info:cohort',
             expr: |||
-              group by (%(instanceLabels)s, cpu_model) (
+              group by (%(instanceLabels)s, %(cohortLabels)s) (
                 numaprobe_host_info{%(selector)s} or on(%(instanceLabels)s) last_over_time(numaprobe_host_info{%(selector)s}[%(gapWindow)s])
               )
-              * on(%(instanceLabels)s) group_left(numa_nodes)
-                count_values by (%(instanceLabels)s) ("numa_nodes",
-                  count by (%(instanceLabels)s) (instance_cpu_node_mem_node:numaprobe_numa_distance:local)
-                )
-              * on(%(instanceLabels)s) group_left(numa_distance_sum)
-                count_values by (%(instanceLabels)s) ("numa_distance_sum",
-                  sum by (%(instanceLabels)s) (last_over_time(numaprobe_numa_distance{%(selector)s}[%(gapWindow)s]))
-                )
             ||| % c,
           },
-          // Remote/local latency ratio of the recent medians, with the cohort
-          // labels: what the peer comparison uses. The local pair (SLIT
-          // distance 10) of the CPU node is the denominator.
+          // Per cohort and remote pair, the median of the hosts' ratios: only
+          // where the cohort has at least peerCohortMin hosts with the pair,
+          // so that it stands on healthy hosts even if two are off.
           {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local',
-            expr: |||
-              (
-                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
-                / on(%(instanceLabels)s, cpu_node) group_left()
-                  max without(mem_node) (
-                    instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:last
-                    and on(%(instanceLabels)s, cpu_node, mem_node)
-                      instance_cpu_node_mem_node:numaprobe_numa_distance:local
-                  )
-              )
-              * on(%(instanceLabels)s) group_left(%(cohortLabels)s)
-                instance:numaprobe_host_info:cohort
-            ||| % c,
-          },
-          // Peer cohort: hosts of one job with the same CPU model and NUMA
-          // topology, pair by pair.
-          {
-            record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median',
+            record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_remote_local_ratio:peer_median',
             expr: |||
               quantile by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) (0.5,
-                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
+                last_over_time(numaprobe_memory_latency_recent_remote_local_ratio{%(selector)s}[%(gapWindow)s])
               )
+              and on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node)
+                count by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) (
+                  last_over_time(numaprobe_memory_latency_recent_remote_local_ratio{%(selector)s}[%(gapWindow)s])
+                ) >= %(peerCohortMin)g
             ||| % c,
           },
+        ],
+      },
+      {
+        name: 'numaprobe-peer-deviation',
+        rules: [
+          // Per host, the largest deviation of any remote pair's ratio from
+          // its cohort median, either way (0.1 = 10% above or below): what
+          // NumaProbeRemoteLocalRatioOutlier fires on and the fleet dashboard
+          // ranks, one series a host. The cohort labels stay on it for the
+          // alert's description and the dashboards' filters.
           {
-            record: 'cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_count',
+            record: 'instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max',
             expr: |||
-              count by (%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) (
-                instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
-              )
-            ||| % c,
-          },
-          // A host's remote/local ratio relative to its cohort median; 1 = in line.
-          {
-            record: 'instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers',
-            expr: |||
-              instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local
-              / on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) group_left()
-                cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_peer_median
-            ||| % c,
-          },
-          // Per host, the largest deviation from the peers of any pair, either
-          // way (0.1 = 10% above or below the cohort median): what the fleet
-          // dashboard ranks and counts over a time range, one series a host.
-          {
-            record: 'instance:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers_deviation_max',
-            expr: |||
-              max by (%(instanceLabels)s) (
-                abs(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1)
+              max by (%(instanceLabels)s, %(cohortLabels)s) (
+                abs(
+                  last_over_time(numaprobe_memory_latency_recent_remote_local_ratio{%(selector)s}[%(gapWindow)s])
+                  / on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) group_left()
+                    cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_remote_local_ratio:peer_median
+                  - 1
+                )
               )
             ||| % c,
           },

@@ -287,6 +287,31 @@ TEST(Metrics, WorstPairDriftIsTheWorstRatioOfTheNodePairMedians) {
       << "no drift while the baseline is still being recorded";
 }
 
+// Per remote pair, its recent median over the local pair's of its CPU node
+// (per-CPU values reduced to the node pair's median first), with the cohort
+// labels that numaprobe_host_info carries too: the peer alert's input.
+TEST(Metrics, RemoteLocalRatioOfRecentMediansCarriesTheCohort) {
+  Snapshot s = FixedSnapshot();
+  s.recent_medians = {{"latency", 2, 0, 0, "", 1.0e-7},     {"latency", 3, 0, 0, "", 1.2e-7},
+                      {"latency", 2, 0, 1, "", 2.2e-7},     {"latency", 3, 0, 1, "", 2.2e-7},
+                      {"latency", -1, 2, 0, "", 1.5e-7},    {"latency", -1, 1, 1, "", 1.0e-7},
+                      {"bandwidth", -1, 0, 1, "read", 1e10}};
+  const auto families = BuildFamilies(s);
+  const Labels cohort{{"cpu_model", "Example CPU 9000 @ 2.40GHz"}, {"numa_nodes", "2"}, {"numa_distance_sum", "107"}};
+  Labels pair = cohort;
+  pair.insert({{"cpu_node", "0"}, {"mem_node", "1"}});
+  // 2.2 over the median of 1.0 and 1.2.
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_latency_recent_remote_local_ratio", pair), 2.2 / 1.1);
+  const MetricFamily& ratio = *Find(families, "numaprobe_memory_latency_recent_remote_local_ratio");
+  EXPECT_EQ(ratio.metric.size(), 1u) << "local pairs (ratio 1 everywhere) and node 2 (no local memory) have none";
+  const MetricFamily& host = *Find(families, "numaprobe_host_info");
+  for (const auto& [name, value] : cohort) EXPECT_EQ(*LabelOf(host.metric.at(0), name), value) << name;
+
+  s.recent_medians.erase(s.recent_medians.begin(), s.recent_medians.begin() + 2);
+  EXPECT_TRUE(Find(BuildFamilies(s), "numaprobe_memory_latency_recent_remote_local_ratio")->metric.empty())
+      << "no ratio while the local pair has no recent median";
+}
+
 TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {
   Snapshot s = FixedSnapshot();
   s.distances[{10, 10}] = 10;

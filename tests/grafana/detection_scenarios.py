@@ -95,6 +95,11 @@ def named(kind: str, pair: tuple[int, int]) -> str:
     return f"{head} (CPU node -> memory node): {pair[0]} -> {pair[1]} ("
 
 
+def peer_named(first: str) -> str:
+    """What the peer alert's description says first of the pairs out of line."""
+    return f"Pairs beyond ±8% of their peers (CPU node -> memory node): {first}"
+
+
 def promise(refresh_s: int) -> int:
     """How soon after the onset a +10% latency step or a -20% bandwidth drop
     must fire: 45 min on hosts whose series get a figure every 5 min, 60 min
@@ -146,13 +151,14 @@ def peers(seed: int) -> Case:
     # From a daemon's start the recent median needs 5 figures (up to 3 h at
     # 30-min rounds), then the hour of the peer alert.
     from_start = 4 * H + 30 * MIN
-    pair01 = {"cpu_node": "0", "mem_node": "1"}
+    # One peer alert per host, naming its pairs out of line (b4: both, below).
     expects += [
-        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("a4"), **pair01}, onset, four_h),
-        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("b4"), **pair01}, 0, from_start),
-        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("b4"), "cpu_node": "1", "mem_node": "0"},
-               0, from_start),
-        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("c4"), **pair01}, onset, four_h),
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("a4")}, onset, four_h,
+               description=peer_named("0 -> 1 (")),
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("b4")}, 0, from_start,
+               description=peer_named("0 -> 1 (-")),
+        Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("c4")}, onset, four_h,
+               description=peer_named("0 -> 1 (")),
         # The +12% steps are also drifts from the hosts' own baselines.
         Expect("NumaProbeLatencyDrift", {"instance": inst("a4")}, onset, promise(300),
                description=named("latency", (0, 1))),

@@ -47,7 +47,7 @@ MARGINS = {
     "bandwidth recent median / baseline, min": (
         "min", "min(min_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio[{w}]))"),
     "remote/local vs peers, max |x - 1|": (
-        "max", "max(max_over_time(abs(instance_cpu_node_mem_node:numaprobe_memory_latency_recent_median_seconds:ratio_local_vs_peers - 1)[{w}:2m]))"),
+        "max", "max(max_over_time(instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max[{w}:2m]))"),
 }
 
 

@@ -374,6 +374,18 @@ class HostSim:
                 succ_ev.append((seg[1], None))
         return fig_ev, med_ev, succ_ev, runs
 
+    @staticmethod
+    def distance(pair) -> int:
+        return 10 if pair[0] == pair[1] else 21
+
+    def cohort_labels(self) -> dict:
+        """What the daemon puts on numaprobe_host_info and the peer ratios
+        (metrics_peers.cc): CPU model, CPU nodes with local memory, the sum
+        of the SLIT matrix."""
+        return {"cpu_model": self.h.cpu_model,
+                "numa_nodes": str(sum(1 for p in self.pairs if self.distance(p) == 10)),
+                "numa_distance_sum": str(sum(self.distance(p) for p in self.pairs))}
+
     def build(self) -> list[SeriesData]:
         h, rng = self.h, self.rng
         round_lists = [self.rounds(seg) for seg in self.segments]
@@ -416,7 +428,7 @@ class HostSim:
             self.add("numaprobe_probe_last_success_timestamp_seconds",
                      {"probe": "latency", "cpu_node": str(c), "mem_node": str(m)}, succ_any)
             self.add("numaprobe_numa_distance", {"cpu_node": str(c), "mem_node": str(m)},
-                     [(-1e9, 10.0 if local else 21.0)])
+                     [(-1e9, float(self.distance(pair)))])
             bw_succ = []
             for op in OPS:
                 lab = {"cpu_node": str(c), "mem_node": str(m), "op": op}
@@ -441,6 +453,7 @@ class HostSim:
         self._health(round_lists, runs_by_probe)
         self._oldest_success()
         self._worst_drift()
+        self._peer_ratio()
         return self.series
 
     def _ratio(self, figs: dict) -> None:
@@ -486,37 +499,57 @@ class HostSim:
         base = {"__name__": name, "job": self.h.job, "instance": self.h.instance}
         self.series.append(SeriesData({**base, **labels}, out))
 
+    def by_pair(self, name: str) -> dict[tuple, list[SeriesData]]:
+        """The series of `name` by (cpu_node, mem_node, op): in per-CPU mode
+        several a pair."""
+        out: dict[tuple, list[SeriesData]] = {}
+        for sd in self.series:
+            if sd.labels["__name__"] == name:
+                lab = sd.labels
+                out.setdefault((lab["cpu_node"], lab["mem_node"], lab.get("op", "")), []).append(sd)
+        return out
+
+    @staticmethod
+    def node_median(series: list[SeriesData], i: int) -> float | None:
+        """At scrape i, the median over a pair's CPUs, as the daemon reduces them."""
+        values = [sd.tokens[i] for sd in series if isinstance(sd.tokens[i], (int, float))]
+        return statistics.median(values) if values else None
+
     def _worst_drift(self) -> None:
         """numaprobe_memory_{latency,bandwidth}_worst_pair_drift_ratio: the
         worst pair's recent median over its baseline as the daemon publishes
         it (metrics_drift.cc): per pair the median over its CPUs of each
         side, then the highest (latency) or lowest (bandwidth, per op) ratio;
         from the same scrapes, so a failed scrape leaves it stale too."""
-        def by_pair(name: str) -> dict[tuple, list[SeriesData]]:
-            out: dict[tuple, list[SeriesData]] = {}
-            for sd in self.series:
-                if sd.labels["__name__"] == name:
-                    lab = sd.labels
-                    out.setdefault((lab["cpu_node"], lab["mem_node"], lab.get("op", "")), []).append(sd)
-            return out
-
-        def node_median(series: list[SeriesData], i: int) -> float | None:
-            values = [sd.tokens[i] for sd in series if isinstance(sd.tokens[i], (int, float))]
-            return statistics.median(values) if values else None
-
         for kind, unit, worst in (("latency", "seconds", max), ("bandwidth", "bytes_per_second", min)):
-            recent = by_pair(f"numaprobe_memory_{kind}_recent_median_{unit}")
-            base = by_pair(f"numaprobe_memory_{kind}_baseline_{unit}")
+            recent = self.by_pair(f"numaprobe_memory_{kind}_recent_median_{unit}")
+            base = self.by_pair(f"numaprobe_memory_{kind}_baseline_{unit}")
             for op in sorted({key[2] for key in recent}):
                 def worst_at(i: int, op=op, recent=recent, base=base, worst=worst) -> float | None:
                     ratios = []
                     for key, series in recent.items():
-                        r, b = node_median(series, i), node_median(base.get(key, []), i)
+                        r, b = self.node_median(series, i), self.node_median(base.get(key, []), i)
                         if key[2] == op and r is not None and b:
                             ratios.append(r / b)
                     return worst(ratios) if ratios else None
                 self.add_derived(f"numaprobe_memory_{kind}_worst_pair_drift_ratio", {"op": op} if op else {},
                                  worst_at)
+
+    def _peer_ratio(self) -> None:
+        """numaprobe_memory_latency_recent_remote_local_ratio: per remote
+        pair, its recent median over its CPU node's local pair's (each the
+        median over the CPUs), with the cohort labels, as the daemon
+        publishes it (metrics_peers.cc); from the same scrapes."""
+        recent = self.by_pair("numaprobe_memory_latency_recent_median_seconds")
+        for (c, m, op), series in sorted(recent.items()):
+            local = recent.get((c, c, op))
+            if c == m or local is None:
+                continue
+            def ratio_at(i: int, series=series, local=local) -> float | None:
+                r, lv = self.node_median(series, i), self.node_median(local, i)
+                return r / lv if r is not None and lv else None
+            self.add_derived("numaprobe_memory_latency_recent_remote_local_ratio",
+                             {**self.cohort_labels(), "cpu_node": c, "mem_node": m}, ratio_at)
 
     def _c2c(self, round_lists, runs_by_probe) -> None:
         for pair in ((0, 0), (0, 1)):
@@ -597,7 +630,7 @@ class HostSim:
                     cur = after
                     info_ev.setdefault(cur, []).append((r.at_s + r.down_s, 1.0))
         for k, ev in info_ev.items():
-            self.add("numaprobe_host_info", {"cpu_model": h.cpu_model, "kernel": k, "fingerprint": "f1"}, ev)
+            self.add("numaprobe_host_info", {**self.cohort_labels(), "kernel": k, "fingerprint": "f1"}, ev)
         for (fld, before, after), at in seen.items():
             self.add("numaprobe_host_change_timestamp_seconds", {"field": fld, "before": before, "after": after},
                      [(at, float(at))])

@@ -191,9 +191,16 @@ SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(SERVE_CONFIG) + f"""
 run topology numaprobe topology --format json
 start_serve
 if wait_for http://127.0.0.1:10062/-/ready 90; then note "ready"; else note "never ready"; fi
-timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
+# The scrape the per-host summaries are checked on: once the recent medians
+# (5 figures a pair) have made the peer ratios, or after 60 s.
+i=0
+while [ $i -lt 60 ]; do
+  timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
+  grep -q '^numaprobe_memory_latency_recent_remote_local_ratio{{' "$OUT/metrics" && break
+  sleep 1; i=$((i + 1))
+done
 stop_serve
-""", timeout=150)
+""", timeout=210)
 
 # Rotation (rotation.h): chases long enough that a full round of the 4-node
 # plan costs more CPU than duty_cycle x interval (0.5 s), so rounds rotate.
@@ -690,6 +697,32 @@ def assert_per_host_summaries_match_their_pairs(series) -> None:
         assert set(got) == set(expected), (kind, got, expected)
         for op, ratios in expected.items():
             assert got[op] == pytest.approx(worst(ratios), rel=1e-9), (kind, op, got[op], ratios)
+    assert_peer_ratios_match_their_pairs(series)
+
+
+def assert_peer_ratios_match_their_pairs(series) -> None:
+    """The peer alert's input against the same scrape: each remote pair's
+    remote/local ratio is its recent median over its CPU node's local pair's,
+    present exactly when both are, and its cohort labels are
+    numaprobe_host_info's, the node count and distance sum those of the
+    exported SLIT matrix (a memory-only node has no local pair and no CPU, so
+    it adds distances but not to numa_nodes)."""
+    recent = {(l["cpu_node"], l["mem_node"]): v for n, l, v in series
+              if n == "numaprobe_memory_latency_recent_median_seconds" and "cpu" not in l}
+    expected = {(c, m): v / recent[(c, c)] for (c, m), v in recent.items() if c != m and recent.get((c, c))}
+    ratios = [(l, v) for n, l, v in series if n == "numaprobe_memory_latency_recent_remote_local_ratio"]
+    got = {(l["cpu_node"], l["mem_node"]): v for l, v in ratios}
+    assert got, "no peer ratio within 60 s of ready (the guest script waits for one)"
+    assert set(got) == set(expected), (got, expected)
+    for key, v in expected.items():
+        assert got[key] == pytest.approx(v, rel=1e-9), (key, got[key], v)
+    distances = [v for n, l, v in series if n == "numaprobe_numa_distance"]
+    cohort = {"numa_nodes": str(sum(1 for d in distances if d == 10)),
+              "numa_distance_sum": str(int(sum(distances)))}
+    host = [l for n, l, _ in series if n == "numaprobe_host_info"]
+    assert len(host) == 1 and {k: host[0][k] for k in cohort} == cohort, (host, cohort)
+    for l, _ in ratios:
+        assert {k: l[k] for k in ("cpu_model", *cohort)} == {"cpu_model": host[0]["cpu_model"], **cohort}, l
 
 
 def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):

@@ -113,6 +113,7 @@ class LatencyKind final : public ProbeKind {
   // Half the +10% step the drift alert must catch; 2.5 noise standard
   // deviations (2%) from a healthy figure (bench/detection_thresholds.py).
   std::optional<double> ConfirmationBand() const override { return 0.05; }
+  bool ComparedWithPeers() const override { return true; }
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
     const MemoryPair& p = record.target().pair;
     return BaselineValue{std::string(name()),
