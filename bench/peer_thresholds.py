@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Design calculation for the peer alert NumaProbeRemoteLocalRatioOutlier
 (docs/detection.md, "Thresholds"): one alert per host and remote pair, as the
-rule is today, or one per host on the worst of its remote pairs? A Monte Carlo
+rule was, or one per host on the worst of its remote pairs, as it is now? A Monte Carlo
 of what a cohort of daemons publishes and what either form of the rule decides
 from it, on the noise model of tests/grafana/series_gen.py and
 bench/detection_thresholds.py.
@@ -9,11 +9,14 @@ bench/detection_thresholds.py.
 The two forms. For a host h and a remote pair p = (cpu_node, mem_node), the
 deviation d = ratio(h, p) / median over the cohort's hosts (h included) of
 ratio(., p) - 1, where ratio is the remote/local ratio of the recent medians
-(the recording rules' ..._ratio_local_vs_peers - 1; the cohort median is
+(the daemon's numaprobe_memory_latency_recent_remote_local_ratio over the
+recorded ...:peer_median, minus 1; the cohort median is
 PromQL's quantile(0.5), the mean of the middle two for an even count).
-- per pair (today's rule): |d(h, p)| > 8% at every evaluation for `for: 1h`;
+- per pair (the rule before the daemon published the ratios): |d(h, p)| > 8%
+  at every evaluation for `for: 1h`;
   one alert per host and pair;
-- per host (proposed): max over the host's remote pairs of |d(h, p)| > 8% for
+- per host (the rule now, ...:peer_deviation_max): max over the host's remote
+  pairs of |d(h, p)| > 8% for
   `for: 1h`; one alert per host.
 The rule is evaluated every 60 s; an alert fires at the first evaluation at
 which its condition has held at every evaluation of the last hour (61
