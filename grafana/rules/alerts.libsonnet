@@ -4,9 +4,9 @@
 // pages (severity critical): a NUMA performance drift degrades a host, it does
 // not take it down; route warnings to a ticket queue.
 //
-// The drift alerts read the daemon's per-host summaries; the peer and
-// staleness alerts also read recording rules (recording.libsonnet): load both
-// files into the same Prometheus.
+// The drift and staleness alerts read the daemon's per-host summaries; the
+// peer alert reads recording rules (recording.libsonnet): load both files
+// into the same Prometheus.
 local pairDrift = import '../pair_drift.libsonnet';
 local pairPeers = import '../pair_peers.libsonnet';
 

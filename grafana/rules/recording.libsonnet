@@ -24,6 +24,9 @@
 // NumaProbeExporterDown's `for:`. The daemon's figures change once per round
 // (minutes), so the window never mixes up two rounds' worth of anything that
 // matters; a series the daemon withdraws lingers for at most the window.
+
+local pairPeers = import '../pair_peers.libsonnet';
+
 {
   prometheusRules+:: {
     local c = $._config,
@@ -61,10 +64,9 @@
         name: 'numaprobe-detection',
         rules: [
           // The local pairs of a host (SLIT distance 10: a CPU node and its
-          // own memory), one series per node, gap-tolerant. Read by the rules
-          // below and by the dashboards' local bandwidth wherever "local"
-          // is needed, so that the distance of every pair is read here
-          // once, not once per reader.
+          // own memory), one series per node, gap-tolerant. Read by the fleet
+          // dashboard's bandwidth panels wherever "local" is needed, so that
+          // a panel reads one series a node instead of every pair's distance.
           {
             record: 'instance_cpu_node_mem_node:numaprobe_numa_distance:local',
             expr: |||
@@ -159,16 +161,13 @@
           // alert's description and the dashboards' filters.
           {
             record: 'instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max',
-            expr: |||
-              max by (%(instanceLabels)s, %(cohortLabels)s) (
-                abs(
-                  last_over_time(numaprobe_memory_latency_recent_remote_local_ratio{%(selector)s}[%(gapWindow)s])
-                  / on(%(jobLabels)s, %(cohortLabels)s, cpu_node, mem_node) group_left()
-                    cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_remote_local_ratio:peer_median
-                  - 1
-                )
-              )
-            ||| % c,
+            // The per-pair deviation is pair_peers.libsonnet's, which the alert's
+            // description and the host dashboard spell out for one host.
+            expr: 'max by (%s, %s) (abs(%s))' % [
+              c.instanceLabels,
+              c.cohortLabels,
+              pairPeers.deviation(c, c.selector, window=c.gapWindow),
+            ],
           },
         ],
       },
