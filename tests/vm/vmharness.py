@@ -533,7 +533,11 @@ mkdir -p /proc /sys /dev /tmp /run /out
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# A host tree under /tmp (a checkout in `mktemp -d`) would be hidden by the
+# tmpfs: move what the initramfs put there onto it.
+if [ -n "$(ls -A /tmp)" ]; then mv /tmp /.initramfs-tmp; mkdir /tmp; fi
 mount -t tmpfs tmpfs /tmp
+if [ -d /.initramfs-tmp ]; then cp -a /.initramfs-tmp/. /tmp/ && rm -rf /.initramfs-tmp; fi
 mount -t tmpfs tmpfs /run
 mkdir -p /run/lock && chmod 1777 /run/lock  # as on Debian: the default probe_lock_file lives here
 mount -t cgroup2 cgroup2 /sys/fs/cgroup || echo "numaprobe-vm: cgroup2 mount failed"
