@@ -48,7 +48,15 @@
     // must have at least peerCohortMin members.
     peerRatioThreshold: 0.08,
     peerCohortMin: 5,
+    // How long the deviation must hold: peerFor, or peerLongFor on hosts
+    // whose refresh interval is above peerLongRefreshSeconds. The daemon's
+    // ratio is of medians of 9 figures, which on 30-minute rounds stay off
+    // for hours on noise alone; the longer hold keeps 8-node hosts with long
+    // rounds quiet (bench/peer_thresholds.py, docs/detection.md,
+    // "Thresholds").
     peerFor: '1h',
+    peerLongRefreshSeconds: 600,
+    peerLongFor: '2h',
 
     topologyChangedFor: '5m',
 

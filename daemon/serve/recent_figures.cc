@@ -12,11 +12,11 @@ std::string RecentFigures::Key(const BaselineValue& figure) {
   return fmt::format("{}|{}|{}|{}|{}", figure.probe, figure.cpu, figure.cpu_node, figure.mem_node, figure.op);
 }
 
-std::optional<double> RecentFigures::Median(const std::deque<double>& last) {
-  if (last.size() < kWindow) return std::nullopt;
-  std::vector<double> sorted(last.begin(), last.end());
+std::optional<double> RecentFigures::Median(const std::deque<double>& last, std::size_t window) {
+  if (last.size() < window) return std::nullopt;
+  std::vector<double> sorted(last.end() - static_cast<std::ptrdiff_t>(window), last.end());
   std::sort(sorted.begin(), sorted.end());
-  // kWindow is odd: the middle one.
+  // Both windows are odd: the middle one.
   return sorted[sorted.size() / 2];
 }
 
@@ -24,7 +24,7 @@ void RecentFigures::Add(const BaselineValue& figure) {
   auto [it, inserted] = series_.try_emplace(Key(figure), figure, std::deque<double>{});
   std::deque<double>& last = it->second.second;
   last.push_back(figure.value);
-  while (last.size() > kWindow) last.pop_front();
+  while (last.size() > std::max(kWindow, kPeerWindow)) last.pop_front();
 }
 
 bool RecentFigures::NeedsConfirmation(const BaselineValue& figure, std::optional<double> baseline, double band) const {
@@ -34,15 +34,15 @@ bool RecentFigures::NeedsConfirmation(const BaselineValue& figure, std::optional
   const double limit = std::abs(band);
   if (worse(figure.value) <= limit) return false;
   const auto it = series_.find(Key(figure));
-  const std::optional<double> median = it == series_.end() ? std::nullopt : Median(it->second.second);
+  const std::optional<double> median = it == series_.end() ? std::nullopt : Median(it->second.second, kWindow);
   return !median || worse(*median) <= limit;
 }
 
-std::vector<BaselineValue> RecentFigures::Medians() const {
+std::vector<BaselineValue> RecentFigures::Medians(std::size_t window) const {
   std::vector<BaselineValue> medians;
   for (const auto& [key, entry] : series_) {
     const auto& [labels, last] = entry;
-    const std::optional<double> median = Median(last);
+    const std::optional<double> median = Median(last, window);
     if (!median) continue;
     BaselineValue value = labels;
     value.value = *median;

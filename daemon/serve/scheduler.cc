@@ -286,6 +286,7 @@ class Scheduler::Loop {
       PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
       baseline_.Publish(s);
       s.recent_medians.clear();
+      s.peer_medians.clear();
       s.refresh_interval_seconds = refresh_interval_seconds_;
       s.test_fault_injection_active = test_.fault_injection_active();
     });
@@ -383,7 +384,10 @@ class Scheduler::Loop {
       lock_wait_.Finished(ran.lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
-      if (ok && baseline) s.recent_medians = recent_.Medians();
+      if (ok && baseline) {
+        s.recent_medians = recent_.Medians();
+        s.peer_medians = recent_.Medians(RecentFigures::kPeerWindow);
+      }
     });
     if (ok) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);

@@ -81,6 +81,9 @@ struct Snapshot {
   // Median of each latency/bandwidth series' last 5 successful figures
   // (RecentFigures); a series appears once it has 5 since start or replan.
   std::vector<BaselineValue> recent_medians;
+  // The same over the last 9 (RecentFigures::kPeerWindow): what the peer
+  // comparison's remote/local ratio is made of (metrics_peers.cc).
+  std::vector<BaselineValue> peer_medians;
   // Expected seconds between two figures of one series: max(schedule.interval,
   // duration of the last complete round), times rotation_rounds.
   double refresh_interval_seconds = 0;

@@ -205,7 +205,7 @@ local p = import 'panels.libsonnet';
         ),
         p.table(
           'Remote pairs: remote/local ratio by CPU model',
-          'Per cohort (CPU model and NUMA topology) and remote pair, the median over hosts of the remote/local latency ratio of the recent medians: the cohort median the peer alert compares each host with. Only cohorts of at least %d hosts with the pair; needs two or more NUMA nodes.' % c.peerCohortMin,
+          'Per cohort (CPU model and NUMA topology) and remote pair, the median over hosts of the remote/local latency ratio of the peer medians (of 9 figures): the cohort median the peer alert compares each host with. Only cohorts of at least %d hosts with the pair; needs two or more NUMA nodes.' % c.peerCohortMin,
           [iq('cpu_model_cpu_node_mem_node:numaprobe_memory_latency_recent_remote_local_ratio:peer_median{%(peerFleet)s}')],
           'percentunit',
           hide=['Time', '__name__'],

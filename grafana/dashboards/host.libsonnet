@@ -86,7 +86,7 @@ local p = import 'panels.libsonnet';
         ) + runbook('NumaProbeLatencyDrift'),
         p.matrix(
           'Remote/local latency ratio vs same-CPU peers',
-          "Per pair, the host's remote/local latency ratio (recent medians) over the median of its cohort (same job, CPU model and NUMA topology), minus 1: what NumaProbeRemoteLocalRatioOutlier compares. Red beyond ±%g%%, the alert level; empty when the cohort is smaller than %d hosts or the host has one NUMA node." % [c.peerRatioThreshold * 100, c.peerCohortMin],
+          "Per pair, the host's remote/local latency ratio (peer medians, of 9 figures) over the median of its cohort (same job, CPU model and NUMA topology), minus 1: what NumaProbeRemoteLocalRatioOutlier compares (held 1 h, or 2 h where figures refresh less often than every 10 min). Red beyond ±%g%%, the alert level; empty when the cohort is smaller than %d hosts or the host has one NUMA node." % [c.peerRatioThreshold * 100, c.peerCohortMin],
           peerDeviation,
           'percentunit',
           peerSteps,

@@ -31,7 +31,7 @@ local pairPeers = import '../pair_peers.libsonnet';
     // host dashboard at the alert's host, or the fleet dashboard for an
     // alert that names no host (hidden field `dashboard:: 'fleet'`).
     local alert(rule) = rule {
-      labels: { severity: 'warning' },
+      labels+: { severity: 'warning' },
       annotations+: {
         runbook_url: c.runbookURLPattern % std.asciiLower(rule.alert),
         dashboard_url: if std.objectHasAll(rule, 'dashboard') && rule.dashboard == 'fleet'
@@ -132,42 +132,51 @@ local pairPeers = import '../pair_peers.libsonnet';
         ]),
       },
       // The peer alert reads each host's recorded largest deviation from its
-      // peers (numaprobe-peer-deviation): one series a host.
+      // peers (numaprobe-peer-deviation): one series a host. Two rules, as a
+      // `for:` cannot depend on the series: one for hosts whose refresh
+      // interval is at most peerLongRefreshSeconds, one, held longer, for the
+      // others. Their `hold` label keeps them two distinct rules (as
+      // kubernetes-mixin's severities do for one alert written twice) and
+      // tells the operator which one fired.
       {
         name: 'numaprobe-peers',
-        rules: std.map(alert, [
-          {
-            alert: 'NumaProbeRemoteLocalRatioOutlier',
-            // Both directions: a ratio far below the peers' is as suspicious as
-            // one above (memory silently landing on the local node looks
-            // "fast"). Only pairs whose cohort has at least peerCohortMin
-            // hosts (the host and 4 peers of the same job, CPU model and
-            // topology) have a peer median, so it stands on healthy hosts even
-            // if two are off. Per host: some pair out of line for the whole
-            // of `for:`; the description names the pairs out of line now,
-            // from the one host's ratios, read while it fires.
-            expr: |||
-              instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max > %(peerRatioThreshold)g
-            ||| % c,
-            'for': c.peerFor,
-            annotations: {
-              summary: "A host's remote/local memory latency ratio is out of line with same-CPU peers.",
-              description: fold(|||
-                The remote/local latency ratio of the recent medians on {{ $labels.instance }}
-                ({{ $labels.cpu_model }}, {{ $labels.numa_nodes }} nodes) has differed from the median of
-                its peers with the same CPU model and topology by more than %(threshold)s for %(for)s;
-                now by up to {{ $value | humanizePercentage }}.
-                {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.instance $labels.job | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
-                Pairs beyond ±%(threshold)s of their peers (CPU node -> memory node): %(list)s{{ end }}
-              ||| % {
-                threshold: '%g%%' % (c.peerRatioThreshold * 100),
-                'for': c.peerFor,
-                pairs: local deviation = pairPeers.deviation(c, 'instance=%q,job=%q', window=c.gapWindow);
-                      '(%s) > %g or (%s) < -%g' % [deviation, c.peerRatioThreshold, deviation, c.peerRatioThreshold],
-                list: pairList(''),
-              }),
-            },
+        local peerAlert(hold, refresh) = {
+          alert: 'NumaProbeRemoteLocalRatioOutlier',
+          // Both directions: a ratio far below the peers' is as suspicious as
+          // one above (memory silently landing on the local node looks
+          // "fast"). Only pairs whose cohort has at least peerCohortMin hosts
+          // (the host and 4 peers of the same job, CPU model and topology)
+          // have a peer median, so it stands on healthy hosts even if two are
+          // off. Per host: some pair out of line for the whole of `for:`; the
+          // description names the pairs out of line now, from the one host's
+          // ratios, read while it fires.
+          expr: |||
+            instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max > %(threshold)g
+            and on(%(instanceLabels)s) instance:numaprobe_refresh_interval_seconds:last %(refresh)s
+          ||| % { threshold: c.peerRatioThreshold, instanceLabels: c.instanceLabels, refresh: refresh },
+          'for': hold,
+          labels+: { hold: hold },
+          annotations: {
+            summary: "A host's remote/local memory latency ratio is out of line with same-CPU peers.",
+            description: fold(|||
+              The remote/local latency ratio of the peer medians (of the last 9 figures) on {{ $labels.instance }}
+              ({{ $labels.cpu_model }}, {{ $labels.numa_nodes }} nodes) has differed from the median of
+              its peers with the same CPU model and topology by more than %(threshold)s for %(for)s;
+              now by up to {{ $value | humanizePercentage }}.
+              {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.instance $labels.job | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
+              Pairs beyond ±%(threshold)s of their peers (CPU node -> memory node): %(list)s{{ end }}
+            ||| % {
+              threshold: '%g%%' % (c.peerRatioThreshold * 100),
+              'for': hold,
+              pairs: local deviation = pairPeers.deviation(c, 'instance=%q,job=%q', window=c.gapWindow);
+                    '(%s) > %g or (%s) < -%g' % [deviation, c.peerRatioThreshold, deviation, c.peerRatioThreshold],
+              list: pairList(''),
+            }),
           },
+        },
+        rules: std.map(alert, [
+          peerAlert(c.peerFor, '<= %g' % c.peerLongRefreshSeconds),
+          peerAlert(c.peerLongFor, '> %g' % c.peerLongRefreshSeconds),
         ]),
       },
       {

@@ -287,15 +287,17 @@ TEST(Metrics, WorstPairDriftIsTheWorstRatioOfTheNodePairMedians) {
       << "no drift while the baseline is still being recorded";
 }
 
-// Per remote pair, its recent median over the local pair's of its CPU node
-// (per-CPU values reduced to the node pair's median first), with the cohort
-// labels that numaprobe_host_info carries too: the peer alert's input.
-TEST(Metrics, RemoteLocalRatioOfRecentMediansCarriesTheCohort) {
+// Per remote pair, its peer median (of the last 9 figures) over the local
+// pair's of its CPU node (per-CPU values reduced to the node pair's median
+// first), with the cohort labels that numaprobe_host_info carries too: the
+// peer alert's input. The recent medians (of 5) are not what it reads.
+TEST(Metrics, RemoteLocalRatioOfPeerMediansCarriesTheCohort) {
   Snapshot s = FixedSnapshot();
-  s.recent_medians = {{"latency", 2, 0, 0, "", 1.0e-7},     {"latency", 3, 0, 0, "", 1.2e-7},
-                      {"latency", 2, 0, 1, "", 2.2e-7},     {"latency", 3, 0, 1, "", 2.2e-7},
-                      {"latency", -1, 2, 0, "", 1.5e-7},    {"latency", -1, 1, 1, "", 1.0e-7},
-                      {"bandwidth", -1, 0, 1, "read", 1e10}};
+  s.peer_medians = {{"latency", 2, 0, 0, "", 1.0e-7},     {"latency", 3, 0, 0, "", 1.2e-7},
+                    {"latency", 2, 0, 1, "", 2.2e-7},     {"latency", 3, 0, 1, "", 2.2e-7},
+                    {"latency", -1, 2, 0, "", 1.5e-7},    {"latency", -1, 1, 1, "", 1.0e-7},
+                    {"bandwidth", -1, 0, 1, "read", 1e10}};
+  s.recent_medians = {{"latency", -1, 0, 0, "", 1.0e-7}, {"latency", -1, 0, 1, "", 3.0e-7}};
   const auto families = BuildFamilies(s);
   const Labels cohort{{"cpu_model", "Example CPU 9000 @ 2.40GHz"}, {"numa_nodes", "2"}, {"numa_distance_sum", "107"}};
   Labels pair = cohort;
@@ -307,9 +309,9 @@ TEST(Metrics, RemoteLocalRatioOfRecentMediansCarriesTheCohort) {
   const MetricFamily& host = *Find(families, "numaprobe_host_info");
   for (const auto& [name, value] : cohort) EXPECT_EQ(*LabelOf(host.metric.at(0), name), value) << name;
 
-  s.recent_medians.erase(s.recent_medians.begin(), s.recent_medians.begin() + 2);
+  s.peer_medians.erase(s.peer_medians.begin(), s.peer_medians.begin() + 2);
   EXPECT_TRUE(Find(BuildFamilies(s), "numaprobe_memory_latency_recent_remote_local_ratio")->metric.empty())
-      << "no ratio while the local pair has no recent median";
+      << "no ratio while the local pair has no peer median, whatever its recent median";
 }
 
 TEST(Metrics, SeriesAreInNumericOrderAndNeverDuplicated) {

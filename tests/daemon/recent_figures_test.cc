@@ -44,6 +44,26 @@ TEST(RecentFiguresTest, TwoOutliersDoNotMoveTheMedianAndOldFiguresDropOut) {
   EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 116) << "window is 160, 99, 115, 116, 117";
 }
 
+// The peer comparison's median is of the last 9 figures: absent until 9, it
+// moves less than the median of 5 on the same figures, and a rise of 5 in a
+// row (a suspicious figure and its 4 confirmations) moves it at once.
+TEST(RecentFiguresTest, PeerMedianIsOfTheLastNineAndFollowsAConfirmedRise) {
+  ASSERT_EQ(RecentFigures::kPeerWindow, 9u);
+  RecentFigures recent;
+  for (double v : {100.0, 104.0, 96.0, 103.0, 97.0, 102.0, 98.0, 101.0}) recent.Add(Figure("latency", 1, v));
+  EXPECT_THAT(recent.Medians(RecentFigures::kPeerWindow), IsEmpty()) << "8 figures";
+  ASSERT_THAT(recent.Medians(), SizeIs(1));
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 101) << "the median of 5 of 103, 97, 102, 98, 101";
+  recent.Add(Figure("latency", 1, 99));
+  ASSERT_THAT(recent.Medians(RecentFigures::kPeerWindow), SizeIs(1));
+  EXPECT_DOUBLE_EQ(recent.Medians(RecentFigures::kPeerWindow)[0].value, 100) << "all 9";
+  for (double v : {112.0, 113.0, 111.0, 114.0}) recent.Add(Figure("latency", 1, v));
+  EXPECT_DOUBLE_EQ(recent.Medians(RecentFigures::kPeerWindow)[0].value, 102) << "4 of 9 risen: one healthy figure up";
+  recent.Add(Figure("latency", 1, 112.5));
+  EXPECT_DOUBLE_EQ(recent.Medians(RecentFigures::kPeerWindow)[0].value, 111) << "5 of 9 risen: the lowest of them";
+  EXPECT_DOUBLE_EQ(recent.Medians()[0].value, 112.5) << "the median of 5 is all risen";
+}
+
 // The bands are the kinds' (ProbeKind::ConfirmationBand): latency +5%,
 // bandwidth -10%; core-to-core is never confirmed.
 TEST(RecentFiguresTest, ConfirmsAFigureThatLeavesItsBandWhileTheMedianIsInside) {

@@ -82,6 +82,7 @@ Count SeriesOf(int nodes) {
       s.baseline.push_back(*value);
       s.baseline_spread.push_back(*value);
       s.recent_medians.push_back(*value);
+      s.peer_medians.push_back(*value);
     }
   }
   s.baseline_complete = true;

@@ -148,9 +148,10 @@ def peers(seed: int) -> Case:
     steps += [sg.Step("a4", onset, "latency", 1.12, pairs={(0, 1)}),
               sg.Step("c4", onset, "latency", 1.12, pairs={(0, 1)})]
     four_h = 4 * H
-    # From a daemon's start the recent median needs 5 figures (up to 3 h at
-    # 30-min rounds), then the hour of the peer alert.
-    from_start = 4 * H + 30 * MIN
+    # From a daemon's start the peer median needs 9 figures on every host of
+    # the cohort (up to 5.3 h at 30-min rounds), then the 2 h hold of hosts
+    # with 30-min rounds.
+    from_start = 7 * H + 30 * MIN
     # One peer alert per host, naming its pairs out of line (b4: both, below).
     expects += [
         Expect("NumaProbeRemoteLocalRatioOutlier", {"instance": inst("a4")}, onset, four_h,
@@ -165,7 +166,7 @@ def peers(seed: int) -> Case:
         Expect("NumaProbeLatencyDrift", {"instance": inst("c4")}, onset, promise(1800),
                description=named("latency", (0, 1))),
     ]
-    return Case(sg.Scenario("peers", hosts, onset + four_h + 10 * MIN, seed, steps=steps), expects,
+    return Case(sg.Scenario("peers", hosts, from_start + 10 * MIN, seed, steps=steps), expects,
                 "remote/local ratio 12% out of line with 4 same-model peers")
 
 

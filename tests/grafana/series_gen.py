@@ -40,6 +40,9 @@ OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85}
 # budget's pause after one run, 0.5-2 min at the default budget).
 RECENT_WINDOW = 5
 CONFIRM_RUNS = RECENT_WINDOW - 1
+# The peer comparison's ratio is of the medians of the last PEER_WINDOW
+# figures (RecentFigures::kPeerWindow), which the daemon does not publish.
+PEER_WINDOW = 9
 BAND = {"latency": 0.05, "bandwidth": 0.10}
 CONFIRM_GAP_S = (30, 120)
 # Measured deviations from the median (run 1, write bandwidth): a second mode
@@ -217,6 +220,8 @@ class HostSim:
         self.state = [2 if (i * STEP_S >= gone or not self.running(i * STEP_S)) else (0 if ok else 1)
                       for i, ok in enumerate(self.scrape_ok)]
         self.series: list[SeriesData] = []
+        # The latency peer medians (not published): what _peer_ratio reads.
+        self.peer_medians: list[SeriesData] = []
 
     # ------------------------------------------------------------ timelines
     def _scrapes(self) -> list[bool]:
@@ -329,7 +334,7 @@ class HostSim:
         outliers = self.outlier_times()
         stop = self.stop_for("latency" if kind == "latency" else "bandwidth", pair)
         sign = 1 if kind == "latency" else -1
-        fig_ev, med_ev, succ_ev, runs = [], [], [], []
+        fig_ev, med_ev, peer_ev, succ_ev, runs = [], [], [], [], []
 
         def worse(v):
             return sign * (v / base - 1)
@@ -348,6 +353,7 @@ class HostSim:
                     if stop.result.startswith("placement") or fails == 3:
                         fig_ev.append((t, None))
                         med_ev.append((t, None))
+                        peer_ev.append((t, None))
                     continue
                 if self.rng.random() < MISSED_RUN_SHARE:
                     runs.append((t, "disturbed"))
@@ -366,13 +372,16 @@ class HostSim:
                 fig_ev.append((t, v))
                 if len(figs) >= RECENT_WINDOW:
                     med_ev.append((t, sorted(figs[-RECENT_WINDOW:])[RECENT_WINDOW // 2]))
+                if len(figs) >= PEER_WINDOW:
+                    peer_ev.append((t, sorted(figs[-PEER_WINDOW:])[PEER_WINDOW // 2]))
                 succ_ev.append((t, float(int(t))))
                 runs.append((t, "ok"))
             if seg[1] <= self.scn.duration_s:  # daemon stops: everything withdrawn
                 fig_ev.append((seg[1], None))
                 med_ev.append((seg[1], None))
+                peer_ev.append((seg[1], None))
                 succ_ev.append((seg[1], None))
-        return fig_ev, med_ev, succ_ev, runs
+        return fig_ev, med_ev, peer_ev, succ_ev, runs
 
     @staticmethod
     def distance(pair) -> int:
@@ -415,8 +424,9 @@ class HostSim:
                     lab["cpu"] = str(cpu)
                 true = level * (1 + rng.gauss(0, 0.003) if cpu is not None else 1)
                 base, spread = baseline(rng, "latency", true, self.scn.noise)
-                fig, med, succ, runs = self.figure_series("latency", pair, None, true, round_lists,
-                                                          off + (cpu or 0) % 2 * 3, base)
+                fig, med, peer, succ, runs = self.figure_series("latency", pair, None, true, round_lists,
+                                                                off + (cpu or 0) % 2 * 3, base)
+                self.peer_medians.append(SeriesData({"__name__": "peer_median", **lab}, self.sample(peer)))
                 self.log_figures("numaprobe_memory_latency_seconds", lab, fig)
                 ratio_figs[(pair, cpu)] = fig
                 self.add("numaprobe_memory_latency_seconds", lab, fig)
@@ -436,7 +446,7 @@ class HostSim:
                     lab["threads"] = str(h.threads)
                 true = BANDWIDTH_BASE[op] * self.level * (1 if local else REMOTE_BANDWIDTH)
                 base, spread = baseline(rng, "bandwidth", true, self.scn.noise)
-                fig, med, succ, runs = self.figure_series("bandwidth", pair, op, true, round_lists, offset(), base)
+                fig, med, _, succ, runs = self.figure_series("bandwidth", pair, op, true, round_lists, offset(), base)
                 self.log_figures("numaprobe_memory_bandwidth_bytes_per_second", lab, fig)
                 self.add("numaprobe_memory_bandwidth_bytes_per_second", lab, fig)
                 self.add("numaprobe_memory_bandwidth_recent_median_bytes_per_second", lab, med)
@@ -499,11 +509,11 @@ class HostSim:
         base = {"__name__": name, "job": self.h.job, "instance": self.h.instance}
         self.series.append(SeriesData({**base, **labels}, out))
 
-    def by_pair(self, name: str) -> dict[tuple, list[SeriesData]]:
-        """The series of `name` by (cpu_node, mem_node, op): in per-CPU mode
-        several a pair."""
+    def by_pair(self, name: str, series: list[SeriesData] | None = None) -> dict[tuple, list[SeriesData]]:
+        """The series of `name` (in self.series, or `series`) by (cpu_node,
+        mem_node, op): in per-CPU mode several a pair."""
         out: dict[tuple, list[SeriesData]] = {}
-        for sd in self.series:
+        for sd in self.series if series is None else series:
             if sd.labels["__name__"] == name:
                 lab = sd.labels
                 out.setdefault((lab["cpu_node"], lab["mem_node"], lab.get("op", "")), []).append(sd)
@@ -537,12 +547,12 @@ class HostSim:
 
     def _peer_ratio(self) -> None:
         """numaprobe_memory_latency_recent_remote_local_ratio: per remote
-        pair, its recent median over its CPU node's local pair's (each the
-        median over the CPUs), with the cohort labels, as the daemon
-        publishes it (metrics_peers.cc); from the same scrapes."""
-        recent = self.by_pair("numaprobe_memory_latency_recent_median_seconds")
-        for (c, m, op), series in sorted(recent.items()):
-            local = recent.get((c, c, op))
+        pair, its peer median (of PEER_WINDOW figures) over its CPU node's
+        local pair's (each the median over the CPUs), with the cohort labels,
+        as the daemon publishes it (metrics_peers.cc); from the same scrapes."""
+        peer = self.by_pair("peer_median", self.peer_medians)
+        for (c, m, op), series in sorted(peer.items()):
+            local = peer.get((c, c, op))
             if c == m or local is None:
                 continue
             def ratio_at(i: int, series=series, local=local) -> float | None:

@@ -187,20 +187,37 @@ run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,core
 echo 1 >/sys/devices/system/cpu/cpu3/online
 """, timeout=120)
 
-SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(SERVE_CONFIG) + f"""
+# 0 once the scrape in $OUT/metrics has a peer ratio for every remote pair
+# whose CPU node has a local recent median (the peer medians need 9 figures,
+# the recent medians 5).
+PEER_RATIOS_COMPLETE = r"""
+peer_ratios_complete() {
+  awk '
+    function lab(s, k) { return match(s, k "=\"[0-9]+\"") ? substr(s, RSTART + length(k) + 2, RLENGTH - length(k) - 3) : "" }
+    /^numaprobe_memory_latency_recent_median_seconds[{]/ && $0 !~ /[{,]cpu="/ {
+      c = lab($1, "cpu_node"); m = lab($1, "mem_node")
+      if (c == m) local_[c] = 1; else remote[c "," m] = c
+    }
+    /^numaprobe_memory_latency_recent_remote_local_ratio[{]/ { ratios++ }
+    END { want = 0; for (p in remote) if (remote[p] in local_) want++; exit !(want > 0 && ratios == want) }
+  ' "$OUT/metrics"
+}
+"""
+
+SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(SERVE_CONFIG) + PEER_RATIOS_COMPLETE + f"""
 run topology numaprobe topology --format json
 start_serve
 if wait_for http://127.0.0.1:10062/-/ready 90; then note "ready"; else note "never ready"; fi
-# The scrape the per-host summaries are checked on: once the recent medians
-# (5 figures a pair) have made the peer ratios, or after 60 s.
+# The scrape the per-host summaries are checked on: once every remote pair
+# has its peer ratio, or after 90 s.
 i=0
-while [ $i -lt 60 ]; do
+while [ $i -lt 90 ]; do
   timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
-  grep -q '^numaprobe_memory_latency_recent_remote_local_ratio{{' "$OUT/metrics" && break
+  peer_ratios_complete && break
   sleep 1; i=$((i + 1))
 done
 stop_serve
-""", timeout=210)
+""", timeout=240)
 
 # Rotation (rotation.h): chases long enough that a full round of the 4-node
 # plan costs more CPU than duty_cycle x interval (0.5 s), so rounds rotate.
@@ -701,21 +718,23 @@ def assert_per_host_summaries_match_their_pairs(series) -> None:
 
 
 def assert_peer_ratios_match_their_pairs(series) -> None:
-    """The peer alert's input against the same scrape: each remote pair's
-    remote/local ratio is its recent median over its CPU node's local pair's,
-    present exactly when both are, and its cohort labels are
-    numaprobe_host_info's, the node count and distance sum those of the
-    exported SLIT matrix (a memory-only node has no local pair and no CPU, so
-    it adds distances but not to numa_nodes)."""
-    recent = {(l["cpu_node"], l["mem_node"]): v for n, l, v in series
+    """The peer alert's input against the same scrape: every remote pair
+    whose CPU node has a local pair has a remote/local ratio and no other pair
+    has one, and its cohort labels are numaprobe_host_info's, the node count
+    and distance sum those of the exported SLIT matrix (a memory-only node has
+    no local pair and no CPU, so it adds distances but not to numa_nodes).
+    The ratio's value is of the medians of the last 9 figures, which the
+    daemon does not export: that it is their ratio is unit-tested
+    (Metrics.RemoteLocalRatioOfPeerMediansCarriesTheCohort,
+    RecentFiguresTest.PeerMedianIsOfTheLastNineAndFollowsAConfirmedRise)."""
+    recent = {(l["cpu_node"], l["mem_node"]) for n, l, _ in series
               if n == "numaprobe_memory_latency_recent_median_seconds" and "cpu" not in l}
-    expected = {(c, m): v / recent[(c, c)] for (c, m), v in recent.items() if c != m and recent.get((c, c))}
+    expected = {(c, m) for c, m in recent if c != m and (c, c) in recent}
     ratios = [(l, v) for n, l, v in series if n == "numaprobe_memory_latency_recent_remote_local_ratio"]
     got = {(l["cpu_node"], l["mem_node"]): v for l, v in ratios}
-    assert got, "no peer ratio within 60 s of ready (the guest script waits for one)"
-    assert set(got) == set(expected), (got, expected)
-    for key, v in expected.items():
-        assert got[key] == pytest.approx(v, rel=1e-9), (key, got[key], v)
+    assert got, "no peer ratio within 90 s of ready (the guest script waits for them)"
+    assert set(got) == expected, (got, expected)
+    assert all(v > 0 for v in got.values()), got
     distances = [v for n, l, v in series if n == "numaprobe_numa_distance"]
     cohort = {"numa_nodes": str(sum(1 for d in distances if d == 10)),
               "numa_distance_sum": str(int(sum(distances)))}
