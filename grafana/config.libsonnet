@@ -52,8 +52,8 @@
     // whose refresh interval is above peerLongRefreshSeconds. The daemon's
     // ratio is of medians of 9 figures, which on 30-minute rounds stay off
     // for hours on noise alone; the longer hold keeps 8-node hosts with long
-    // rounds quiet (bench/peer_thresholds.py, docs/detection.md,
-    // "Thresholds").
+    // rounds quiet (bench/peer_thresholds.py, docs/detection.md, "Choosing
+    // the peer alert's hold").
     peerFor: '1h',
     peerLongRefreshSeconds: 600,
     peerLongFor: '2h',

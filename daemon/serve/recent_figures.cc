@@ -16,7 +16,7 @@ std::optional<double> RecentFigures::Median(const std::deque<double>& last, std:
   if (last.size() < window) return std::nullopt;
   std::vector<double> sorted(last.end() - static_cast<std::ptrdiff_t>(window), last.end());
   std::sort(sorted.begin(), sorted.end());
-  // Both windows are odd: the middle one.
+  // Both windows are odd (recent_figures.h): the middle one.
   return sorted[sorted.size() / 2];
 }
 

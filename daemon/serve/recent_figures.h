@@ -7,7 +7,7 @@
 // (Medians(kPeerWindow)): a host's ratio is compared with its peers' at a
 // fixed threshold, and on hosts with 30-minute rounds the median of 5 is
 // noisy for hours at a time (bench/peer_thresholds.py, docs/detection.md,
-// "Thresholds"). A confirmed rise still moves it at once: the suspicious
+// "Choosing the peer alert's hold"). A confirmed rise still moves it at once: the suspicious
 // figure and its kConfirmationRuns confirmations are 5 of its 9.
 //
 // It also decides when a figure is confirmed: a figure beyond its band around
@@ -36,6 +36,7 @@ class RecentFigures {
  public:
   static constexpr std::size_t kWindow = 5;
   static constexpr std::size_t kPeerWindow = 9;
+  static_assert(kWindow % 2 == 1 && kPeerWindow % 2 == 1, "a median of an odd count is one of the figures");
   // Enough fresh figures to decide the median alone.
   static constexpr int kConfirmationRuns = static_cast<int>(kWindow) - 1;
   static_assert(kConfirmationRuns + 1 > static_cast<int>(kPeerWindow / 2),
