@@ -20,8 +20,10 @@
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
+#include "daemon/serve/task_cost_estimate.h"
 #include "daemon/web/http.h"
 #include "daemon/web/request_route.h"
+#include "kernels/file_read.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -150,6 +152,21 @@ struct ServeCommand {
     if (!hooks.fact_root.empty()) {
       spdlog::error("TEST MODE: host facts read from {} instead of /proc and /sys (NUMAPROBE_TEST_FACT_ROOT)",
                     hooks.fact_root);
+    }
+    if (!hooks.task_costs_file.empty()) {
+      std::string text;
+      TaskCostEstimate costs;
+      if (kernels::ReadWholeFile(hooks.task_costs_file, text) != 0) {
+        spdlog::error("NUMAPROBE_TEST_TASK_COSTS: cannot read {}", hooks.task_costs_file);
+        return false;
+      }
+      if (auto error = TaskCostEstimate::Parse(text, hooks.task_costs_file, costs); !error.empty()) {
+        spdlog::error("NUMAPROBE_TEST_TASK_COSTS: {}", error);
+        return false;
+      }
+      spdlog::error(
+          "TEST MODE: task costs fixed from {} (NUMAPROBE_TEST_TASK_COSTS): the schedule is not sized by the runs",
+          hooks.task_costs_file);
     }
     if (hooks.fault_injection_active()) {
       spdlog::error("TEST FAULT INJECTION ACTIVE: {}; these figures are fake (numaprobe_test_fault_injection_active 1)",

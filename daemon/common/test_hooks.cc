@@ -14,6 +14,7 @@ namespace {
 constexpr const char* kMode = "NUMAPROBE_TEST_MODE";
 constexpr const char* kOverrides = "NUMAPROBE_TEST_HOST_OVERRIDES";
 constexpr const char* kFactRoot = "NUMAPROBE_TEST_FACT_ROOT";
+constexpr const char* kTaskCosts = "NUMAPROBE_TEST_TASK_COSTS";
 
 std::string ScaleVariable(const std::string& kind) {
   std::string name = "NUMAPROBE_TEST_SCALE_";
@@ -45,20 +46,22 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vec
   hooks = TestHooks{};
   const char* overrides = getenv(kOverrides);
   const char* fact_root = getenv(kFactRoot);
+  const char* task_costs = getenv(kTaskCosts);
   std::string variables = kOverrides;
-  bool any = overrides != nullptr || fact_root != nullptr;
+  bool any = overrides != nullptr || fact_root != nullptr || task_costs != nullptr;
   for (const std::string& kind : scaled_kinds) {
     const std::string variable = ScaleVariable(kind);
     variables += ", " + variable;
     any = any || getenv(variable.c_str()) != nullptr;
   }
+  variables += fmt::format(", {}, {}", kFactRoot, kTaskCosts);
   if (!any) return "";
   const char* mode = getenv(kMode);
   if (mode == nullptr || std::string(mode) != "1") {
     return fmt::format(
-        "test-only hooks ({}, {}) are set but {}=1 is not: refusing to run with faked host facts "
+        "test-only hooks ({}) are set but {}=1 is not: refusing to run with faked host facts "
         "or figures outside tests",
-        variables, kFactRoot, kMode);
+        variables, kMode);
   }
   for (const std::string& kind : scaled_kinds) {
     double factor = 1;
@@ -71,6 +74,10 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vec
   if (fact_root != nullptr) {
     if (fact_root[0] != '/') return fmt::format("{}={}: expected an absolute directory", kFactRoot, fact_root);
     hooks.fact_root = fact_root;
+  }
+  if (task_costs != nullptr) {
+    if (task_costs[0] != '/') return fmt::format("{}={}: expected an absolute file name", kTaskCosts, task_costs);
+    hooks.task_costs_file = task_costs;
   }
   if (overrides != nullptr) {
     static const std::set<std::string> kFields = {"kernel", "microcode", "firmware", "cpu_model", "numaprobe_version"};

@@ -7,6 +7,9 @@
 //   in upper case)
 //   NUMAPROBE_TEST_FACT_ROOT=DIR: host facts (host_info.h, runtime_facts.h,
 //   hmat.h) are read from DIR/proc and DIR/sys, a fixture tree a test edits
+//   NUMAPROBE_TEST_TASK_COSTS=FILE: the scheduler's task-cost estimate is
+//   read from FILE (serve/task_cost_estimate.h) and never learnt, so the
+//   rotation a test asserts does not depend on how fast the machine runs
 // They are honoured only together with NUMAPROBE_TEST_MODE=1; set without it
 // they are an error (`serve` refuses to start), so a production host cannot
 // run with faked figures by accident.
@@ -37,8 +40,11 @@ struct TestHooks {
   }
   // "latency x1.15, bandwidth x1" (`what` after each name: " figures" or "").
   std::string DescribeScales(std::string_view what) const;
-  std::string fact_root;  // "" : the real /proc and /sys
-  bool active() const { return fault_injection_active() || !host_overrides.empty() || !fact_root.empty(); }
+  std::string fact_root;        // "" : the real /proc and /sys
+  std::string task_costs_file;  // "" : costs learnt from the runs
+  bool active() const {
+    return fault_injection_active() || !host_overrides.empty() || !fact_root.empty() || !task_costs_file.empty();
+  }
 };
 
 using GetEnv = std::function<const char*(const char*)>;

@@ -54,35 +54,15 @@ Rotation SplitRound(std::vector<Task> tasks, const kernels::Topology& topology) 
   return rotation;
 }
 
-void TaskCostEstimate::Observe(const ProbeKind* kind, double cpu_seconds, bool starts_visit) {
-  // An exponential average: recent runs count most (a reload may change the
-  // settings), one odd run does not decide the schedule.
-  auto& seconds = starts_visit ? visit_start_ : continuation_;
-  const auto [it, first] = seconds.try_emplace(kind, cpu_seconds);
-  if (!first) it->second = 0.7 * it->second + 0.3 * cpu_seconds;
-}
-
-std::optional<double> TaskCostEstimate::Of(const std::vector<Task>& tasks,
-                                           const std::vector<std::size_t>& which) const {
-  double total = 0;
-  for (std::size_t k = 0; k < which.size(); ++k) {
-    const Task& task = tasks[which[k]];
-    const bool starts_visit = k == 0 || !SharesBuffers(tasks[which[k - 1]], task);
-    const auto start = visit_start_.find(task.kind);
-    if (start == visit_start_.end()) return std::nullopt;
-    const auto more = continuation_.find(task.kind);
-    // A kind never seen continuing a visit (one task per visit so far): each
-    // further task is costed like a visit's first, which over-estimates.
-    total += starts_visit || more == continuation_.end() ? start->second : more->second;
-  }
-  return total;
+std::optional<double> FullRoundCpuSeconds(const Rotation& rotation, const TaskCostEstimate& costs) {
+  std::vector<std::size_t> all(rotation.tasks.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return costs.Of(rotation.tasks, all);
 }
 
 int RotationRounds(const Rotation& rotation, const TaskCostEstimate& costs, double round_budget_cpu_seconds) {
   if (rotation.rotated.empty()) return 1;
-  std::vector<std::size_t> all(rotation.tasks.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  const std::optional<double> full = costs.Of(rotation.tasks, all);
+  const std::optional<double> full = FullRoundCpuSeconds(rotation, costs);
   const std::optional<double> every = costs.Of(rotation.tasks, rotation.every_round);
   // Rotating re-prepares the representatives' buffers every round, so a
   // cycle costs more CPU than one full round: worth it only when the full

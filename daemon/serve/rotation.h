@@ -20,7 +20,7 @@
 // from complete cycles, and the refresh interval the daemon exports is that
 // of a rotated series (a cycle), against which staleness is judged.
 //
-// Thread safety: values; TaskCostEstimate is owned by the scheduler loop.
+// Thread safety: values.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "daemon/serve/round_tasks.h"
+#include "daemon/serve/task_cost_estimate.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
@@ -49,29 +50,16 @@ struct Rotation {
 // and the rest. Without firmware distances, a pair is local or remote.
 Rotation SplitRound(std::vector<Task> tasks, const kernels::Topology& topology);
 
-// The CPU seconds a task of each kind costs, smoothed over recent runs: the
-// first task of a visit (with the buffer preparation) and a task continuing
-// one, apart.
-class TaskCostEstimate {
- public:
-  void Observe(const ProbeKind* kind, double cpu_seconds, bool starts_visit);
-  // Expected CPU seconds of these tasks run in this order (a task that does
-  // not share buffers with the one before starts a visit); nullopt while a
-  // kind among them has never run (the first cycle runs everything once and
-  // so measures them).
-  std::optional<double> Of(const std::vector<Task>& tasks, const std::vector<std::size_t>& which) const;
-
- private:
-  std::map<const ProbeKind*, double> visit_start_;
-  std::map<const ProbeKind*, double> continuation_;
-};
-
 // How many rounds a cycle takes: 1 while costs are not known yet or a full
 // round costs at most kRotateAbove x `round_budget_cpu_seconds`; else enough
 // for a round's slice of the rotated visits to fit what the representatives
 // leave of kRotateAbove budgets (at least one budget), at most one visit a
 // round.
 int RotationRounds(const Rotation& rotation, const TaskCostEstimate& costs, double round_budget_cpu_seconds);
+
+// The CPU seconds of one full round (every task once, in RoundTasks order);
+// nullopt while a kind among them has never run.
+std::optional<double> FullRoundCpuSeconds(const Rotation& rotation, const TaskCostEstimate& costs);
 
 // The tasks of round `index` (0 .. rounds-1) of a cycle: every representative
 // and the index-th contiguous slice of the rotated visits, in RoundTasks

@@ -24,6 +24,7 @@
 #include "daemon/serve/rotation.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
+#include "kernels/file_read.h"
 #include "kernels/thread_start.h"
 
 namespace numaprobe::daemon {
@@ -75,6 +76,7 @@ class Scheduler::Loop {
     // cmd_serve refused to start on an invalid hook; nothing is faked then.
     if (!ReadTestHooks(test_, TestScaledKinds()).empty()) test_ = TestHooks{};
     host_watch_ = HostWatch(FactRootsOf(test_));
+    FixTaskCostsIfAsked();
     Adopt(std::move(plan));
   }
 
@@ -155,16 +157,28 @@ class Scheduler::Loop {
     return config_.schedule.duty_cycle * std::chrono::duration<double>(config_.schedule.interval).count();
   }
 
-  // Says when the schedule starts, changes or stops rotating.
+  // Says when the schedule starts rotating, changes its number of rounds or
+  // stops rotating, each in words that are true of that change.
   void AnnounceRotation(const Rotation& rotation, int rounds) {
-    if (rounds == announced_rounds_) return;
-    if (rounds > 1 || announced_rounds_ > 1) {
-      spdlog::info(
-          "schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation "
-          "over {} rounds (a full round costs more CPU than duty_cycle x interval allows)",
-          rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds);
-    }
+    const int before = announced_rounds_;
+    if (rounds == before) return;
     announced_rounds_ = rounds;
+    const std::optional<double> full = FullRoundCpuSeconds(rotation, costs_);
+    const std::string cost = full ? fmt::format("{:.2f} CPU-s", *full) : std::string("not known yet");
+    const double allowed = kRotateAbove * RoundBudgetCpuSeconds();
+    if (rounds > 1) {
+      spdlog::info(
+          "schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation over {} "
+          "rounds: {} (a full round costs {}, more than {} x duty_cycle x interval = {:.2f} CPU-s)",
+          rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds,
+          before > 1 ? fmt::format("the number of rounds changed from {}", before) : std::string("starting to rotate"),
+          cost, kRotateAbove, allowed);
+    } else if (before > 1) {
+      spdlog::info(
+          "schedule: {} tasks, all of them every round: rotation stopped (a full round costs {}, {} {} x "
+          "duty_cycle x interval = {:.2f} CPU-s)",
+          rotation.tasks.size(), cost, full ? "at most" : "so it cannot be compared with", kRotateAbove, allowed);
+    }
   }
 
   // Sleeps until `deadline_ns` (monotonic), waking for stop, reload and the
@@ -279,7 +293,6 @@ class Scheduler::Loop {
     baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
     LoadBaseline();
     recent_.Clear();
-    announced_rounds_ = 0;
     // Until a round completes, the configured interval is the best estimate.
     refresh_interval_seconds_ = std::chrono::duration<double>(config_.schedule.interval).count();
     store_.Update([&](Snapshot& s) {
@@ -290,6 +303,23 @@ class Scheduler::Loop {
       s.refresh_interval_seconds = refresh_interval_seconds_;
       s.test_fault_injection_active = test_.fault_injection_active();
     });
+  }
+
+  // NUMAPROBE_TEST_TASK_COSTS: the schedule of a test must not depend on how
+  // fast the machine runs (cmd_serve refused to start on a file it cannot use).
+  void FixTaskCostsIfAsked() {
+    if (test_.task_costs_file.empty()) return;
+    std::string text;
+    TaskCostEstimate fixed;
+    std::string error = k::ReadWholeFile(test_.task_costs_file, text) != 0
+                            ? fmt::format("cannot read {}", test_.task_costs_file)
+                            : TaskCostEstimate::Parse(text, test_.task_costs_file, fixed);
+    if (!error.empty()) {
+      spdlog::error("{}: task costs are learnt from the runs", error);
+      return;
+    }
+    costs_ = std::move(fixed);
+    costs_.Fix();
   }
 
   void LoadBaseline() {
@@ -478,7 +508,7 @@ class Scheduler::Loop {
   HostWatch host_watch_;
   RecentFigures recent_;
   TaskCostEstimate costs_;
-  int announced_rounds_ = 0;  // the rotation last logged (0: none yet since the last plan)
+  int announced_rounds_ = 0;  // the rotation last logged (0: none yet)
   double refresh_interval_seconds_ = 0;
   TestHooks test_;
   std::mt19937_64 rng_;

@@ -5,6 +5,7 @@
 // confirmation runs of a figure beyond its band.
 // The loop runs on its own thread as in the daemon; its clock moves only when
 // it sleeps or a probe runs, so hours of schedule take milliseconds.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/state.h"
+#include "tests/daemon/log_capture.h"
 #include "tests/daemon/scripted_loop.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -61,8 +63,8 @@ struct Rig {
   ScriptedExecutor* probes;
   std::unique_ptr<Scheduler> scheduler;
 
-  Rig(Config config, ScriptedExecutor::ScriptFn script, std::optional<milliseconds> watchdog = {}) {
-    auto owned_host = std::make_unique<ScriptedHost>();
+  Rig(Config config, ScriptedExecutor::ScriptFn script, std::optional<milliseconds> watchdog = {},
+      std::unique_ptr<ScriptedHost> owned_host = std::make_unique<ScriptedHost>()) {
     owned_host->watchdog = watchdog;
     auto owned_probes = std::make_unique<ScriptedExecutor>(*owned_host, std::move(script));
     host = owned_host.get();
@@ -212,6 +214,59 @@ TEST(SchedulerLoop, RotatesWhenAFullRoundExceedsTheBudget) {
   }
   EXPECT_GE(least, 1) << "a rotated target never ran again";
   EXPECT_GE(most, least * 2) << "representatives run every round";
+}
+
+// The log says what the schedule does as its task costs change: it starts
+// rotating when a full round costs more than two intervals' budget, says so
+// when the number of rounds changes, and says that rotation stopped when a
+// full round fits again; each line is true of the change it reports.
+TEST(SchedulerLoop, LogsStartingChangingAndStoppingRotation) {
+  LogCapture log;
+  Config config = TwoKindConfig("rotation_log");
+  config.schedule.interval = seconds(100);  // 1 CPU-second a round at duty_cycle 0.01
+  std::atomic<double> cost{0.1};            // a full round on 4 nodes: 64 x 0.1 s > 2 x 1 s
+  Rig rig(
+      config, [&](const Task&, int) { return Ok(cost.load()); }, {},
+      std::make_unique<ScriptedHost>("pack:4 [numa(memory=1GiB)] core:2 pu:1",
+                                     k::Restriction{std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}, std::set<int>{0, 1, 2, 3}}));
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 6 * 3600 * kSecond));
+  const int first = rig.Now().rotation_rounds;
+  ASSERT_GT(first, 1);
+  cost = 0.3;  // every round's slice now holds fewer visits: more rounds
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 24 * 3600 * kSecond));
+  const int second = rig.Now().rotation_rounds;
+  ASSERT_GT(second, first);
+  cost = 0.005;  // a full round: 64 x 0.005 s, well inside one interval's budget
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 30 * 3600 * kSecond));
+  ASSERT_EQ(rig.Now().rotation_rounds, 1);
+
+  const auto started = log.Lines("starting to rotate");
+  ASSERT_EQ(started.size(), 1u) << "rotation started once";
+  EXPECT_THAT(started[0], testing::HasSubstr(fmt::format("in rotation over {} rounds", first)));
+  EXPECT_THAT(started[0], testing::HasSubstr("more than 2 x duty_cycle x interval = 2.00 CPU-s"));
+  const auto changed = log.Lines("the number of rounds changed from");
+  ASSERT_FALSE(changed.empty());
+  EXPECT_THAT(changed.front(), testing::HasSubstr(fmt::format("the number of rounds changed from {}", first)));
+  // Each change names the count before it and after it (the estimate may pass
+  // through other counts on its way down, each said when it happens).
+  int previous = first;
+  for (const std::string& line : changed) {
+    EXPECT_THAT(line, testing::HasSubstr(fmt::format("the number of rounds changed from {}", previous)));
+    const auto at = line.find("in rotation over ");
+    ASSERT_NE(at, std::string::npos) << line;
+    previous = std::stoi(line.substr(at + 17));
+  }
+  EXPECT_TRUE(std::any_of(changed.begin(), changed.end(), [&](const std::string& line) {
+    return line.find(fmt::format("in rotation over {} rounds", second)) != std::string::npos;
+  }));
+  const auto stopped = log.Lines("rotation stopped");
+  ASSERT_EQ(stopped.size(), 1u);
+  EXPECT_THAT(stopped[0], testing::HasSubstr("all of them every round"));
+  EXPECT_THAT(stopped[0], testing::HasSubstr("at most 2 x duty_cycle x interval = 2.00 CPU-s"));
+  // Every schedule line is one of the three, and the last says it stopped.
+  const auto schedule = log.Lines("schedule: ");
+  EXPECT_EQ(schedule.size(), started.size() + changed.size() + stopped.size());
+  EXPECT_EQ(schedule.back(), stopped[0]);
 }
 
 // The baseline takes `rounds` complete, failure-free rounds, then is

@@ -37,6 +37,12 @@ inline constexpr const char* kTwoNodes = "pack:2 [numa(memory=1GiB)] core:2 pu:1
 
 class ScriptedHost final : public LoopEnvironment {
  public:
+  // A host of hwloc's synthetic description `synthetic`, of which the process
+  // may use `restriction`.
+  explicit ScriptedHost(std::string synthetic = kTwoNodes,
+                        k::Restriction restriction = {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}})
+      : synthetic_(std::move(synthetic)), restriction_(std::move(restriction)) {}
+
   std::int64_t MonotonicNs() override { return now_.load(); }
   double UnixNow() override { return 1.7e9 + static_cast<double>(now_.load()) / kSecond; }
 
@@ -71,7 +77,7 @@ class ScriptedHost final : public LoopEnvironment {
     return restriction_;
   }
   k::Expected<Plan> PlanNow(const Config& config, k::Topology* topology) override {
-    auto host = k::Topology::FromSynthetic(kTwoNodes, Restriction());
+    auto host = k::Topology::FromSynthetic(synthetic_, Restriction());
     if (!host.ok()) return host.failure();
     auto plan = BuildPlan(config.targets, host.value());
     if (plan.ok() && topology != nullptr) *topology = std::move(host).value();
@@ -121,7 +127,8 @@ class ScriptedHost final : public LoopEnvironment {
   std::condition_variable parked_cv_;
   std::int64_t park_at_ = 0;  // guarded by mu_
   bool parked_ = false;       // guarded by mu_
-  k::Restriction restriction_{std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}};
+  const std::string synthetic_;
+  k::Restriction restriction_;                                       // guarded by mu_
   std::vector<std::pair<std::int64_t, std::string>> notifications_;  // guarded by mu_
 };
 

@@ -37,8 +37,8 @@ TEST(TestHooksTest, RefusedWithoutTestMode) {
   TestHooks hooks;
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_SCALE_LATENCY", "1.15"}}), kScaled),
               HasSubstr("test-only hooks (NUMAPROBE_TEST_HOST_OVERRIDES, NUMAPROBE_TEST_SCALE_LATENCY, "
-                        "NUMAPROBE_TEST_SCALE_BANDWIDTH, NUMAPROBE_TEST_FACT_ROOT) are set but NUMAPROBE_TEST_MODE=1 "
-                        "is not"));
+                        "NUMAPROBE_TEST_SCALE_BANDWIDTH, NUMAPROBE_TEST_FACT_ROOT, NUMAPROBE_TEST_TASK_COSTS) are set "
+                        "but NUMAPROBE_TEST_MODE=1 is not"));
   EXPECT_FALSE(hooks.active());
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6"}, {"NUMAPROBE_TEST_MODE", "0"}}),
                             kScaled),
@@ -73,6 +73,19 @@ TEST(TestHooksTest, MalformedValuesAreErrors) {
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_HOST_OVERRIDES", "thp=never"}}),
                             kScaled),
               HasSubstr("\"thp=never\""));
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_TASK_COSTS", "costs.json"}}),
+                            kScaled),
+              HasSubstr("NUMAPROBE_TEST_TASK_COSTS=costs.json: expected an absolute file name"));
+}
+
+TEST(TestHooksTest, TaskCostsFileIsAHookOfItsOwn) {
+  TestHooks hooks;
+  ASSERT_EQ(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_TASK_COSTS", "/tmp/costs.json"}}),
+                          kScaled),
+            "");
+  EXPECT_EQ(hooks.task_costs_file, "/tmp/costs.json");
+  EXPECT_TRUE(hooks.active());
+  EXPECT_FALSE(hooks.fault_injection_active()) << "fixed costs change the schedule, not the figures";
 }
 
 TEST(HostInfoTest, FirmwareIsTheBiosVersionOrUnknown) {
