@@ -80,6 +80,12 @@ class Topology {
   std::size_t LlcBytesOf(int cpu) const;
 
   std::string cpu_model;  // "AMD EPYC 9B14" ...
+  // Empty for this system. FromHost with HWLOC_XMLFILE or HWLOC_SYNTHETIC in
+  // the environment (hwloc then loads that description instead of this
+  // machine) names the variable: such a topology is not this system, so it
+  // is taken with every CPU and node allowed and can only be planned, never
+  // measured (`numaprobe topology` sizes a big host from anywhere).
+  std::string described_by;
 
  private:
   friend class TopologyBuilder;
@@ -94,5 +100,10 @@ class Topology {
   std::vector<int> distance_node_ids_;  // row/column order of distances_
   std::vector<int> distances_;          // n x n, row-major
 };
+
+// hwloc's XML description of this host (disallowed CPUs and nodes included):
+// what HWLOC_XMLFILE reads back, so that a host can be planned elsewhere
+// (`numaprobe topology --format hwloc-xml`).
+Expected<std::string> HostTopologyXml();
 
 }  // namespace numaprobe::kernels

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -263,9 +264,33 @@ Expected<Topology> Load(Source source, std::string_view text, const Restriction&
 }  // namespace
 
 Expected<Topology> Topology::FromHost() {
+  // hwloc itself reads these two (hwloc_topology_load): the topology is then
+  // the description's, and this process's restrictions do not apply to it.
+  for (const char* variable : {"HWLOC_XMLFILE", "HWLOC_SYNTHETIC"}) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') {
+      auto described = Load(Source::kHost, {}, Restriction{});
+      if (described.ok()) described->described_by = std::string(variable) + "=" + value;
+      return described;
+    }
+  }
   auto topology = Load(Source::kHost, {}, Restriction::FromProcess());
   if (topology.ok() && !topology->has_distances()) topology->ReadKernelDistances();
   return topology;
+}
+
+Expected<std::string> HostTopologyXml() {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) return HwlocFailure("cannot initialise a topology");
+  const HwlocTopology hw(raw);
+  if (hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) != 0 || hwloc_topology_load(raw) != 0) {
+    return HwlocFailure("cannot read the host topology");
+  }
+  char* xml = nullptr;
+  int length = 0;
+  if (hwloc_topology_export_xmlbuffer(raw, &xml, &length, 0) != 0) return HwlocFailure("cannot export the topology");
+  std::string text(xml, length > 0 ? static_cast<std::size_t>(length - 1) : 0);  // without the trailing NUL
+  hwloc_free_xmlbuffer(raw, xml);
+  return text;
 }
 
 Expected<Topology> Topology::FromXml(std::string_view xml, const Restriction& restriction) {

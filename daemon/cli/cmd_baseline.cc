@@ -1,10 +1,13 @@
-// `numaprobe baseline reset` and `baseline accept`: replace the stored
-// baseline by a marker so the daemon records a new one at its next reload
-// (SIGHUP) or restart. accept adopts the current level after a host change
-// (origin accepted, the change series cleared); reset starts over for any
-// other reason (a hardware change the daemon cannot see; origin reset).
+// `numaprobe baseline reset` and `baseline accept`: leave a request beside
+// the state file (serve/results/state_file.h, kRequestFile) that the daemon
+// acts on once at its next reload (SIGHUP) or restart: every series records a
+// new baseline. accept adopts the current level after a host change (origin
+// accepted, the change series cleared); reset starts over for any other
+// reason (a hardware change the daemon cannot see; origin reset). The state
+// file itself is left alone: the daemon keeps what else it learnt.
 #include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
 #include <system_error>
 #include <variant>
@@ -13,8 +16,10 @@
 #include <fmt/format.h>
 
 #include "daemon/cli/commands.h"
+#include "daemon/common/wall_clock.h"
 #include "daemon/config/config.h"
 #include "daemon/probing/probe_table.h"
+#include "daemon/serve/results/state_file.h"
 #include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
@@ -22,6 +27,13 @@ namespace numaprobe::daemon {
 namespace {
 
 constexpr const char* kDefaultConfigFile = "/etc/numaprobe/numaprobe.yaml";
+
+// Tells this request from the next, so a request file the daemon cannot
+// remove (a read-only directory) is acted on once.
+std::string RequestId() {
+  std::random_device random;
+  return fmt::format("{}-{:08x}{:08x}", UtcNow("%Y%m%dT%H%M%SZ"), random(), random());
+}
 
 struct BaselineResetCommand {
   std::string marker;  // "reset" | "accept"
@@ -59,7 +71,15 @@ struct BaselineResetCommand {
     std::string dir;
     if (!ResolveStateDirectory(dir)) return kExitFailure;
     const bool accept = marker == "accept";
-    if (const std::string error = ResetState(dir, marker); !error.empty()) {
+    // No directory, no baseline: creating one here (as root, typically) could
+    // leave the daemon a directory it cannot write to.
+    std::error_code missing;
+    if (!std::filesystem::is_directory(dir, missing)) {
+      fmt::print("numaprobe: no state in {}: there is no baseline to {}\n", dir, accept ? "accept" : "reset");
+      return kExitOk;
+    }
+    const OperatorRequest request{marker, RequestId()};
+    if (const std::string error = WriteStateFile(dir, kRequestFile, FormatRequest(request)); !error.empty()) {
       fmt::print(stderr, "numaprobe: cannot {} the baseline: {}\n", accept ? "accept a new" : "reset", error);
       return kExitFailure;
     }

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <variant>
 
 #include "daemon/probing/plan.h"
@@ -17,6 +18,11 @@ struct PlanFlags {
   PlanOptions options;  // what the flags say; a malformed list fails parsing, naming its flag
 
   void Register(CLI::App& command);
+  // Whether any of the flags was given.
+  bool Given() const { return given_ != nullptr && given_(); }
+
+ private:
+  std::function<bool()> given_;
 };
 
 // The host's topology and the plan the flags ask for on it.
@@ -27,6 +33,9 @@ struct HostPlan {
 
 // On failure prints the reason on stderr and returns the exit code:
 // kExitFailure if the topology cannot be read, kExitUsage if the plan fails.
-std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags);
+// A topology HWLOC_XMLFILE or HWLOC_SYNTHETIC describes (not this system) is
+// refused unless `allow_described` (`topology` plans it; `probe` measures
+// this system only).
+std::variant<HostPlan, int> PlanFromFlags(const PlanFlags& flags, bool allow_described = false);
 
 }  // namespace numaprobe::daemon

@@ -1,7 +1,5 @@
 #include "daemon/common/host_info.h"
 
-#include <sys/utsname.h>
-
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -63,8 +61,9 @@ HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root
     if (key == "microcode") info.microcode = value;
     if (key == "flags") info.virtualized = (" " + value + " ").find(" hypervisor ") != std::string::npos;
   }
-  utsname uts{};
-  if (uname(&uts) == 0) info.kernel = uts.release;
+  // uname(2)'s release, read from the tree so that a fixture names it too.
+  info.kernel = ReadFirstLine(proc_root + "/sys/kernel/osrelease");
+  if (info.kernel.empty()) info.kernel = "unknown";
   info.firmware = ReadFirstLine(sys_root + "/class/dmi/id/bios_version");
   if (info.firmware.empty()) info.firmware = "unknown";
   info.hypervisor = Hypervisor(sys_root, info.virtualized);

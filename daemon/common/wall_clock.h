@@ -13,12 +13,17 @@ inline double UnixNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-inline std::string UtcNow(const char* strftime_format) {
-  const std::time_t now = std::time(nullptr);
+// `unix_seconds` in UTC, in a strftime format.
+inline std::string UtcTime(double unix_seconds, const char* strftime_format) {
+  const auto when = static_cast<std::time_t>(unix_seconds);
   std::tm utc{};
-  gmtime_r(&now, &utc);
+  gmtime_r(&when, &utc);
   char buffer[64];
   return std::string(buffer, std::strftime(buffer, sizeof buffer, strftime_format, &utc));
+}
+
+inline std::string UtcNow(const char* strftime_format) {
+  return UtcTime(static_cast<double>(std::time(nullptr)), strftime_format);
 }
 
 }  // namespace numaprobe::daemon

@@ -51,9 +51,23 @@ void ReadSchedule(ConfigSection s, Config::Schedule& schedule) {
   // runs into days and the figures are never refreshed; a value like 1e-300
   // is a typo, not a budget.
   s.Number("duty_cycle", {0.00001, 0.5}, schedule.duty_cycle);
+  s.NumberOrAuto("learning_duty_cycle", {0.00001, 0.5}, schedule.learning_duty_cycle);
   s.Duration("interval", seconds(1), hours(24), schedule.interval);
   s.Number("jitter", {0.0, 0.9}, schedule.jitter);
   if (auto i = s.Choice("priority", kPriorityNames)) schedule.priority = kPriorities[*i];
+}
+
+void ReadBaseline(ConfigSection s, Config::Baseline& baseline) {
+  s.Integer("rounds", 1, 100, baseline.rounds);
+  s.StringList("accept_changes", baseline.accept_changes);
+  for (const std::string& rule : baseline.accept_changes) {
+    const auto eq = rule.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == rule.size()) {
+      s.Error("accept_changes",
+              "\"" + rule + "\": expected field=value (kernel=6.6.13-amd64) or field=* (any new value)");
+      return;
+    }
+  }
 }
 
 void ReadMemory(ConfigSection s, Config::Memory& memory) {
@@ -80,6 +94,13 @@ void CheckWhole(const Config& config, const KindSections& kinds, ConfigErrors& e
 }
 
 }  // namespace
+
+double LearningDutyCycle(const Config& config, std::size_t host_cpus) {
+  const double chosen = config.schedule.learning_duty_cycle > 0
+                            ? config.schedule.learning_duty_cycle
+                            : std::min(0.01, 0.0001 * static_cast<double>(host_cpus));
+  return std::max(chosen, config.schedule.duty_cycle);
+}
 
 std::string ConfigError::ToString() const {
   std::string out;
@@ -110,9 +131,10 @@ ConfigResult ParseConfig(std::string_view yaml_text, const KindSections& kinds) 
       kind->ReadConfig(section, config.probes);
     }
     ReadTargets(top.Section("targets", target_keys), kinds, config.targets);
-    ReadSchedule(top.Section("schedule", {"duty_cycle", "interval", "jitter", "priority"}), config.schedule);
+    ReadSchedule(top.Section("schedule", {"duty_cycle", "learning_duty_cycle", "interval", "jitter", "priority"}),
+                 config.schedule);
     ReadMemory(top.Section("memory", {"budget", "pages"}), config.memory);
-    top.Section("baseline", {"rounds"}).Integer("rounds", 1, 100, config.baseline.rounds);
+    ReadBaseline(top.Section("baseline", {"rounds", "accept_changes"}), config.baseline);
     top.String("state_directory", config.state_directory);
     // Relative to what? The daemon's working directory is systemd's choice.
     if (config.state_directory.empty() || config.state_directory.front() != '/') {

@@ -33,7 +33,10 @@ struct Config {
   TypedValues probes;
   PlanOptions targets;  // cpus, mem_nodes, per_cpu, the kinds' own target options
   struct Schedule {
-    double duty_cycle = 0.002;                    // share of one CPU spent in probes
+    double duty_cycle = 0.002;  // share of one CPU spent in probes
+    // While a planned series records its baseline: 0 (auto) is
+    // LearningDutyCycle's choice; never below duty_cycle.
+    double learning_duty_cycle = 0;
     std::chrono::milliseconds interval{300'000};  // target time between round starts
     double jitter = 0.2;                          // interval * U(1 - jitter, 1 + jitter)
     ProbePriority priority = ProbePriority::kIdle;
@@ -45,7 +48,11 @@ struct Config {
     bool operator==(const Memory&) const = default;
   } memory;
   struct Baseline {
-    int rounds = 15;  // complete rounds whose medians form the baseline (docs/detection.md)
+    int rounds = 15;  // figures of a series whose median is its baseline (docs/detection.md)
+    // Host changes an operator declared planned ("field=value", "field=*"):
+    // when one is seen the current level becomes the baseline, as `numaprobe
+    // baseline accept` would make it, on every host the configuration reaches.
+    std::vector<std::string> accept_changes;
     bool operator==(const Baseline&) const = default;
   } baseline;
   std::string state_directory = kDefaultStateDirectory;
@@ -61,6 +68,11 @@ struct ConfigError {
   std::string message;
   std::string ToString() const;  // "line 12: schedule.duty_cycle: 1e-300 is out of range [0.00001, 0.5]"
 };
+
+// The learning budget: schedule.learning_duty_cycle, or when auto the
+// smaller of 1% of one CPU and 0.01% of the host's `host_cpus`; never below
+// schedule.duty_cycle.
+double LearningDutyCycle(const Config& config, std::size_t host_cpus);
 
 // Either a Config or the list of everything wrong with the text.
 using ConfigResult = std::variant<Config, std::vector<ConfigError>>;

@@ -167,6 +167,29 @@ void ConfigSection::Number(std::string_view key, NumberRange range, double& out)
   out = value;
 }
 
+void ConfigSection::NumberOrAuto(std::string_view key, NumberRange range, double& out) {
+  const Entry* entry = FindEntry(key);
+  if (entry != nullptr && entry->value.IsScalar() && entry->value.Scalar() == "auto") {
+    out = 0;
+    return;
+  }
+  Number(key, range, out);
+}
+
+void ConfigSection::StringList(std::string_view key, std::vector<std::string>& out) {
+  const Entry* entry = FindEntry(key);
+  if (entry == nullptr) return;
+  if (entry->value.IsNull()) return out.clear();
+  if (!entry->value.IsSequence())
+    return Error(key, "expected a list such as [\"kernel=6.6.13-amd64\"], got " + Describe(entry->value));
+  std::vector<std::string> items;
+  for (const YAML::Node& item : entry->value) {
+    if (!item.IsScalar()) return Error(key, "expected a list of strings, got an item that is " + Describe(item));
+    items.push_back(item.Scalar());
+  }
+  out = std::move(items);
+}
+
 void ConfigSection::Size(std::string_view key, std::uint64_t min, std::uint64_t max, std::size_t& out) {
   auto text = Scalar(key, "a size such as 256MiB");
   if (!text) return;

@@ -27,6 +27,7 @@
 #include "daemon/config/config.h"
 #include "daemon/config/kind_section.h"
 #include "daemon/probing/plan.h"
+#include "daemon/probing/series_key.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
 
@@ -38,13 +39,9 @@ struct ProbeSettings;
 
 using Labels = std::map<std::string, std::string>;
 
-// A figure a baseline is kept for: the median of one series.
-struct BaselineValue {
-  std::string probe;  // the kind's name
-  int cpu = -1;       // -1 unless per-CPU mode
-  int cpu_node = -1;
-  int mem_node = -1;
-  std::string op;    // the target's variant
+// One value of one series: a figure, a baseline, a median (SeriesKey says
+// which series).
+struct BaselineValue : SeriesKey {
   double value = 0;  // in the kind's base unit (seconds, bytes per second)
 };
 
@@ -246,12 +243,29 @@ class ProbeKind : public KindSection {
   // The record of a run that could not even start (`outcome`: the thread to
   // run it on could not be created), counted like any failed run.
   virtual RecordPtr NotRun(const ProbeTarget& target, kernels::Outcome outcome, std::string reason) const = 0;
+  // A record of `outcome` whose main figure is `figure` and nothing else is
+  // measured: what a simulated run produces (serve/simulation.h: the sizing
+  // preview and the schedule's tests run the real loop on a simulated clock).
+  // Kinds without a single main figure give their NotRun record.
+  virtual RecordPtr Simulated(const ProbeTarget& target, kernels::Outcome outcome, double /*figure*/) const {
+    return NotRun(target, outcome, "");
+  }
 
-  // The figure the baseline keeps for a successful record; none for kinds
-  // without a baseline. A failed run of a kind with a baseline leaves the
-  // round incomplete for the baseline.
+  // Whether the daemon keeps a baseline (and recent figures) of this kind's
+  // series; `SeriesOf` then names the series a target's runs feed (per-CPU
+  // mode: one per CPU, else one per pair and variant) and `FigureOf` the one
+  // figure of a successful record that is kept.
   virtual bool HasBaseline() const { return false; }
-  virtual std::optional<BaselineValue> BaselineOf(const ProbeRecord&, bool /*per_cpu*/) const { return {}; }
+  virtual SeriesKey SeriesOf(const ProbeTarget& target, bool per_cpu) const {
+    return SeriesKey{std::string(name()), per_cpu ? target.pair.cpu : -1, target.pair.cpu_node, target.pair.mem_node,
+                     target.variant};
+  }
+  virtual double FigureOf(const ProbeRecord& /*record*/) const { return 0; }
+  // Both at once, for a successful record of a kind with a baseline; none otherwise.
+  std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const {
+    if (!HasBaseline() || !record.ok()) return std::nullopt;
+    return BaselineValue{SeriesOf(record.target(), per_cpu), FigureOf(record)};
+  }
   // The baseline families' names (kinds with a baseline).
   virtual BaselineSeries BaselineNames() const { return {}; }
   // Labels of a baseline value beyond its pair and op: `latest` are the
@@ -261,12 +275,12 @@ class ProbeKind : public KindSection {
                                  const FigureContext& /*context*/, bool /*as_figure*/, Labels& /*labels*/) const {}
   // This kind's part of the baseline's settings fingerprint: the settings its
   // baseline figures depend on, "key=value;..." ("" if none), joined in
-  // probe-table order (serve/baseline_tracker.cc). Changing it discards every
+  // probe-table order for the state file. Changing it re-records the kind's
   // saved baseline, so its text is frozen.
   virtual std::string SettingsFingerprint(const Config& /*config*/) const { return ""; }
   // How far a figure may lie from its baseline in the direction of a
   // regression before the scheduler confirms it with more runs
-  // (serve/recent_figures.h), as a signed fraction of the baseline: +0.05, a
+  // (serve/results/series_history.h), as a signed fraction of the baseline: +0.05, a
   // figure more than 5% above is suspicious; -0.10, more than 10% below. None:
   // never confirmed.
   virtual std::optional<double> ConfirmationBand() const { return std::nullopt; }

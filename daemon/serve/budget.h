@@ -37,6 +37,7 @@ class DutyBudget {
   explicit DutyBudget(double ratio, std::int64_t window_ns = 600'000'000'000);
 
   void set_ratio(double ratio) { ratio_ = ratio; }
+  double ratio() const { return ratio_; }
 
   // Records a probe that ran from `start_ns` to `end_ns` (monotonic) and cost
   // `cpu_seconds`; the next probe may start `cpu_seconds / ratio` after

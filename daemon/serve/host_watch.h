@@ -14,7 +14,7 @@
 #include "daemon/common/host_info.h"
 #include "daemon/common/runtime_facts.h"
 #include "daemon/probing/probe_kind.h"
-#include "daemon/serve/baseline_tracker.h"
+#include "daemon/serve/results/host_record.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {

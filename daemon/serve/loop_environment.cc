@@ -1,6 +1,7 @@
 #include "daemon/serve/loop_environment.h"
 
 #include "daemon/common/wall_clock.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
 #include "kernels/clock.h"
@@ -20,6 +21,15 @@ class Host final : public LoopEnvironment {
   kernels::Restriction Restriction() override { return kernels::Restriction::FromProcess(); }
   kernels::Expected<Plan> PlanNow(const Config& config, kernels::Topology* topology) override {
     return PlanOnHost(config, topology);
+  }
+  std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) override {
+    return DirectoryStorage(state_directory);
+  }
+  TestHooks Hooks() override {
+    // serve refused to start on an invalid hook; nothing is faked then.
+    TestHooks hooks;
+    if (!ReadTestHooks(hooks, TestScaledKinds()).empty()) hooks = TestHooks{};
+    return hooks;
   }
   void Notify(std::string_view message) override { SdNotify(message); }
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return SdWatchdogInterval(); }

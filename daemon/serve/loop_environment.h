@@ -1,5 +1,7 @@
 // What the scheduler loop takes from the host besides running probes: time,
-// sleeping, the CPUs and memory nodes it may use, the plan, and systemd.
+// sleeping, the CPUs and memory nodes it may use, the plan, where its state
+// is kept, the test hooks (and with them where host facts are read), and
+// systemd.
 // HostEnvironment is the real host; tests hand the loop a clock they advance
 // (tests/daemon/scheduler_loop_test.cc), so the real loop runs hours of
 // schedule in milliseconds.
@@ -17,8 +19,10 @@
 #include <optional>
 #include <string_view>
 
+#include "daemon/common/test_hooks.h"
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
+#include "daemon/serve/results/state_storage.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
 
@@ -41,6 +45,14 @@ class LoopEnvironment {
   virtual kernels::Restriction Restriction() = 0;
   // The plan `config` implies now, and the topology it was made on.
   virtual kernels::Expected<Plan> PlanNow(const Config& config, kernels::Topology* topology) = 0;
+
+  // Where the state of `state_directory` is kept (the directory itself on a
+  // host; memory in a simulation).
+  virtual std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) = 0;
+  // The test-only hooks in force (common/test_hooks.h): the host's come from
+  // its environment; a scripted host names its own fact tree, so a test reads
+  // nothing of the real host.
+  virtual TestHooks Hooks() = 0;
 
   // systemd's notify protocol (sd_notify.h).
   virtual void Notify(std::string_view message) = 0;

@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <tuple>
+
+#include <fmt/format.h>
+
+#include "daemon/common/stable_hash.h"
 
 namespace numaprobe::daemon {
 
@@ -28,6 +33,37 @@ bool SamePair(const Task& a, const Task& b) {
   return a.kind == b.kind && a.target.pair == b.target.pair && a.target.peer_cpu == b.target.peer_cpu;
 }
 
+// Per kind, the memory node each class's representative measures: as few
+// nodes as cover every class (greedy, lowest node first on a tie), since each
+// memory node a round visits costs a buffer preparation, which costs more
+// than the measurements (performance.md, "Round cost on big hosts").
+std::map<ClassKey, int> RepresentativeNodes(const std::vector<Task>& tasks, const kernels::Topology& topology) {
+  std::map<const ProbeKind*, std::map<ClassKey, std::set<int>>> nodes_of;  // kind -> class -> memory nodes
+  for (const Task& task : tasks) nodes_of[task.kind][ClassOf(task, topology)].insert(task.target.pair.mem_node);
+  std::map<ClassKey, int> chosen;
+  for (const auto& [kind, classes] : nodes_of) {
+    std::map<ClassKey, std::set<int>> left = classes;
+    while (!left.empty()) {
+      std::map<int, int> covers;  // memory node -> classes it would cover
+      for (const auto& [key, nodes] : left) {
+        for (int node : nodes) ++covers[node];
+      }
+      const auto best = std::max_element(covers.begin(), covers.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second || (a.second == b.second && a.first > b.first);
+      });
+      for (auto it = left.begin(); it != left.end();) {
+        if (it->second.contains(best->first)) {
+          chosen[it->first] = best->first;
+          it = left.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+  return chosen;
+}
+
 }  // namespace
 
 std::size_t Rotation::rotated_tasks() const {
@@ -38,10 +74,14 @@ std::size_t Rotation::rotated_tasks() const {
 
 Rotation SplitRound(std::vector<Task> tasks, const kernels::Topology& topology) {
   Rotation rotation;
+  const std::map<ClassKey, int> node_of = RepresentativeNodes(tasks, topology);
   std::map<ClassKey, std::size_t> representative;  // class -> index of its first task
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const auto [it, first] = representative.try_emplace(ClassOf(tasks[i], topology), i);
-    if (first || SamePair(tasks[it->second], tasks[i])) {
+    const ClassKey key = ClassOf(tasks[i], topology);
+    const auto it = representative.find(key);
+    const bool first = it == representative.end() && tasks[i].target.pair.mem_node == node_of.at(key);
+    if (first) representative.emplace(key, i);
+    if (first || (it != representative.end() && SamePair(tasks[it->second], tasks[i]))) {
       rotation.every_round.push_back(i);
     } else if (!rotation.rotated.empty() && rotation.rotated.back().back() + 1 == i &&
                SharesBuffers(tasks[i - 1], tasks[i])) {
@@ -80,6 +120,23 @@ int RotationRounds(const Rotation& rotation, const TaskCostEstimate& costs, doub
   const double room = std::max(kRotateAbove * round_budget_cpu_seconds - *every, round_budget_cpu_seconds);
   const double most = static_cast<double>(rotation.rotated.size());
   return static_cast<int>(std::clamp(std::ceil(rotated / room), 1.0, most));
+}
+
+std::vector<Task> Representatives(const Rotation& rotation) {
+  std::vector<Task> tasks;
+  tasks.reserve(rotation.every_round.size());
+  for (std::size_t k : rotation.every_round) tasks.push_back(rotation.tasks[k]);
+  return tasks;
+}
+
+std::string RotationSignature(const Rotation& rotation) {
+  std::string text;
+  for (const Task& task : rotation.tasks) {
+    const ProbeTarget& t = task.target;
+    text += fmt::format("{} {} {} {} {} {} {};", task.kind->name(), t.pair.cpu, t.pair.cpu_node, t.pair.mem_node,
+                        t.peer_cpu, static_cast<int>(t.relation), t.variant);
+  }
+  return fmt::format("{:016x}", Fnv1a64(text));
 }
 
 std::vector<Task> RoundOfCycle(const Rotation& rotation, int rounds, int index) {

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "daemon/serve/round_tasks.h"
@@ -60,6 +61,14 @@ int RotationRounds(const Rotation& rotation, const TaskCostEstimate& costs, doub
 // The CPU seconds of one full round (every task once, in RoundTasks order);
 // nullopt while a kind among them has never run.
 std::optional<double> FullRoundCpuSeconds(const Rotation& rotation, const TaskCostEstimate& costs);
+
+// The representatives alone, in RoundTasks order: the first round after a
+// start or a replan.
+std::vector<Task> Representatives(const Rotation& rotation);
+
+// Names the task list (kinds and targets, in order): a restart goes on with
+// the rotation it left only if the list is the same (RotationPosition).
+std::string RotationSignature(const Rotation& rotation);
 
 // The tasks of round `index` (0 .. rounds-1) of a cycle: every representative
 // and the index-th contiguous slice of the rotated visits, in RoundTasks

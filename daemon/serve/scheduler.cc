@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 
 #include "daemon/common/host_info.h"
 #include "daemon/common/task_limits.h"
@@ -15,14 +16,12 @@
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_settings.h"
 #include "daemon/probing/probe_table.h"
-#include "daemon/serve/baseline_tracker.h"
 #include "daemon/serve/budget.h"
 #include "daemon/serve/host_watch.h"
 #include "daemon/serve/lock_wait_meter.h"
 #include "daemon/serve/probe_executor.h"
-#include "daemon/serve/recent_figures.h"
+#include "daemon/serve/results/result_model.h"
 #include "daemon/serve/rotation.h"
-#include "daemon/serve/snapshot_update.h"
 #include "daemon/serve/state.h"
 #include "kernels/file_read.h"
 #include "kernels/thread_start.h"
@@ -34,6 +33,11 @@ namespace k = kernels;
 k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
   auto topology = k::Topology::FromHost();
   if (!topology.ok()) return topology.failure();
+  if (!topology->described_by.empty()) {
+    return k::Failure{k::Outcome::kInvalidSpec,
+                      "the topology is " + topology->described_by +
+                          ", not this system: the daemon measures this system only (unset it)"};
+  }
   auto plan = BuildPlan(config.targets, topology.value());
   if (plan.ok() && topology_out != nullptr) *topology_out = std::move(topology).value();
   return plan;
@@ -63,21 +67,21 @@ class Scheduler::Loop {
  public:
   Loop(Config config, ResultStore& store, k::Topology topology, Plan plan, ProbeLock lock,
        std::unique_ptr<LoopEnvironment> env, std::unique_ptr<ProbeExecutor> executor)
-      : store_(store),
-        env_(std::move(env)),
+      : env_(std::move(env)),
         config_(std::move(config)),
         topology_(std::move(topology)),
         lock_(std::move(lock)),
         budget_(config_.schedule.duty_cycle),
-        baseline_(config_.state_directory, config_.baseline.rounds),
+        model_(store, env_->OpenState(config_.state_directory), config_),
+        test_(env_->Hooks()),
         rng_(std::random_device{}()),
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
-    // cmd_serve refused to start on an invalid hook; nothing is faked then.
-    if (!ReadTestHooks(test_, TestScaledKinds()).empty()) test_ = TestHooks{};
     host_watch_ = HostWatch(FactRootsOf(test_));
     FixTaskCostsIfAsked();
     Adopt(std::move(plan));
+    // What the last run of this daemon learnt of the schedule (or the test's fixed costs).
+    if (!costs_.fixed()) costs_ = model_.schedule().costs;
   }
 
   void RequestStop() {
@@ -86,8 +90,9 @@ class Scheduler::Loop {
     cv_.notify_all();
   }
 
-  // An unchanged config on SIGHUP: only re-read the state file (how
-  // `numaprobe baseline reset` reaches the daemon), without restarting the round.
+  // An unchanged config on SIGHUP: only look at the state directory (how
+  // `numaprobe baseline accept` and `reset` reach the daemon), without
+  // restarting the round.
   void RequestStateReload() {
     reload_state_.store(true);
     std::lock_guard lock(mu_);
@@ -102,32 +107,41 @@ class Scheduler::Loop {
 
   // False if a probe had to be abandoned at stop (see ProbeWorker).
   bool Run() {
+    // After a start or a replan the first round runs the representatives
+    // alone: /-/ready and a first figure of every class come within that
+    // round's cost, whatever the rest of the plan costs.
+    bool representatives_only = true;
     while (!stop_.load()) {
-      ApplyPendingChanges();
+      if (ApplyPendingChanges()) representatives_only = true;
       const Rotation rotation = SplitRound(RoundTasks(plan_, config_, topology_), topology_);
+      SetBudget();
       const int rounds = RotationRounds(rotation, costs_, RoundBudgetCpuSeconds());
       AnnounceRotation(rotation, rounds);
-      // The baseline takes its values from complete cycles: every pair once.
-      baseline_.BeginRound();
-      bool cycle_complete = true;
-      for (int r = 0; r < rounds && cycle_complete; ++r) {
-        CheckHost();
-        const std::int64_t round_start = env_->MonotonicNs();
-        const RoundEnd end = RunRound(RoundOfCycle(rotation, rounds, r));
-        if (end == RoundEnd::kAbandoned) return false;
-        cycle_complete = end == RoundEnd::kComplete;
-        if (cycle_complete) EndRound(round_start, rounds);
-        // Published and saved as soon as the cycle's last round ends, not an
-        // interval later.
-        if (cycle_complete && r + 1 == rounds) EndCycle();
-        WaitForNextRound(round_start);
+      const std::string signature = RotationSignature(rotation);
+      const int round = representatives_only ? -1 : NextRound(signature, rounds);
+      CheckHost();
+      const std::int64_t round_start = env_->MonotonicNs();
+      const RoundEnd end = RunRound(round < 0 ? Representatives(rotation) : RoundOfCycle(rotation, rounds, round));
+      if (end == RoundEnd::kAbandoned) {
+        // The abandoned probe touches nothing the model holds.
+        model_.Save(Now(), /*force=*/true);
+        return false;
       }
+      if (end == RoundEnd::kComplete) {
+        EndRound(round_start, rotation, rounds);
+        if (round >= 0) Remember(signature, round, rounds);
+        representatives_only = false;
+      }
+      WaitForNextRound(round_start);
     }
+    model_.Save(Now(), /*force=*/true);
     return true;
   }
 
  private:
   enum class RoundEnd { kComplete, kCutShort, kAbandoned };
+
+  Moment Now() { return Moment{env_->MonotonicNs(), env_->UnixNow()}; }
 
   // Runs one round's tasks; cut short by stop, reload or a cpuset change.
   RoundEnd RunRound(std::vector<Task> tasks) {
@@ -152,9 +166,36 @@ class Scheduler::Loop {
     WaitUntil(round_start_ns + interval_ns);
   }
 
+  // The budget: the learning budget while a planned series still records its
+  // baseline (arming sooner what there is to measure), else duty_cycle.
+  void SetBudget() {
+    const std::size_t host_cpus = topology_.cpus().size() + topology_.disallowed_cpus().size();
+    const double ratio = model_.Recording() ? LearningDutyCycle(config_, host_cpus) : config_.schedule.duty_cycle;
+    if (ratio == budget_.ratio()) return;
+    spdlog::info("probe budget {:.4g}% of one CPU ({})", ratio * 100,
+                 model_.Recording() ? "learning: series still record their baseline"
+                                    : "every planned series has its baseline");
+    budget_.set_ratio(ratio);
+    model_.Publish([&](Snapshot& s) { s.duty_cycle_budget_ratio = ratio; });
+  }
+
   // The probe CPU time one interval's budget allows.
   double RoundBudgetCpuSeconds() const {
-    return config_.schedule.duty_cycle * std::chrono::duration<double>(config_.schedule.interval).count();
+    return budget_.ratio() * std::chrono::duration<double>(config_.schedule.interval).count();
+  }
+
+  // The next round of the cycle: after the one the last round ran (also the
+  // last run of the daemon: the state file keeps it), on the same tasks.
+  int NextRound(const std::string& signature, int rounds) const {
+    const RotationPosition& p = model_.schedule().position;
+    return p.tasks == signature ? (p.round + 1) % rounds : 0;
+  }
+
+  void Remember(const std::string& signature, int round, int rounds) {
+    ScheduleMemory memory;
+    memory.costs = costs_;
+    memory.position = RotationPosition{signature, round, rounds};
+    model_.KeepSchedule(std::move(memory));
   }
 
   // Says when the schedule starts rotating, changes its number of rounds or
@@ -169,14 +210,14 @@ class Scheduler::Loop {
     if (rounds > 1) {
       spdlog::info(
           "schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation over {} "
-          "rounds: {} (a full round costs {}, more than {} x duty_cycle x interval = {:.2f} CPU-s)",
+          "rounds: {} (a full round costs {}, more than {} x budget x interval = {:.2f} CPU-s)",
           rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds,
           before > 1 ? fmt::format("the number of rounds changed from {}", before) : std::string("starting to rotate"),
           cost, kRotateAbove, allowed);
     } else if (before > 1) {
       spdlog::info(
           "schedule: {} tasks, all of them every round: rotation stopped (a full round costs {}, {} {} x "
-          "duty_cycle x interval = {:.2f} CPU-s)",
+          "budget x interval = {:.2f} CPU-s)",
           rotation.tasks.size(), cost, full ? "at most" : "so it cannot be compared with", kRotateAbove, allowed);
     }
   }
@@ -190,7 +231,7 @@ class Scheduler::Loop {
       ReloadStateIfAsked();
       if (ChangesPending()) return true;
       const std::int64_t now = env_->MonotonicNs();
-      RefreshDutyCycle(now);
+      RefreshWhileIdle(now);
       if (now >= deadline_ns) return true;
       std::int64_t wait_ns = deadline_ns - now;
       if (watchdog_) wait_ns = std::min<std::int64_t>(wait_ns, watchdog_->count() * 1'000'000);
@@ -202,17 +243,21 @@ class Scheduler::Loop {
   }
 
   // The observed duty cycle also falls while nothing runs (long intervals, a
-  // held lock): refresh it while waiting, not only when a probe ends.
-  void RefreshDutyCycle(std::int64_t now) {
+  // held lock): refresh it while waiting, not only when a probe ends. A state
+  // write put off by its spacing happens here too.
+  void RefreshWhileIdle(std::int64_t now) {
     if (now - duty_published_ns_ < 5'000'000'000) return;
     duty_published_ns_ = now;
-    store_.Update([&](Snapshot& s) { s.duty_cycle_ratio = budget_.ObservedRatio(now); });
+    model_.Publish([&](Snapshot& s) { s.duty_cycle_ratio = budget_.ObservedRatio(now); });
+    model_.Save(Now());
   }
 
+  // SIGHUP without a new configuration: an operator's request, and a look at
+  // the host's facts as a round would take.
   void ReloadStateIfAsked() {
     if (!reload_state_.exchange(false)) return;
-    LoadBaseline();
-    store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
+    model_.ReloadState(Now());
+    CheckHost();
   }
 
   // A reload, or a change of the CPUs / memory nodes this process may use
@@ -225,18 +270,19 @@ class Scheduler::Loop {
     return !SameRestriction(env_->Restriction(), restriction_);
   }
 
-  void ApplyPendingChanges() {
+  // True if the plan was rebuilt.
+  bool ApplyPendingChanges() {
     std::optional<Config> next;
     {
       std::lock_guard lock(mu_);
       next.swap(pending_);
     }
     const bool restriction_changed = !SameRestriction(env_->Restriction(), restriction_);
-    if (!next && !restriction_changed) return;
+    if (!next && !restriction_changed) return false;
     if (next) {
       config_ = std::move(*next);
-      budget_.set_ratio(config_.schedule.duty_cycle);
       executor_->SetPriority(config_.schedule.priority);
+      model_.Reconfigure(env_->OpenState(config_.state_directory), config_);
     }
     if (restriction_changed) spdlog::info("allowed CPUs or memory nodes changed: rebuilding the probe plan");
     k::Topology topology;
@@ -249,10 +295,11 @@ class Scheduler::Loop {
       spdlog::error("the configured targets are no longer allowed ({}); their probes will report failures",
                     plan.failure().reason);
       restriction_ = env_->Restriction();
-      return;
+      return false;
     }
     topology_ = std::move(topology);
     Adopt(std::move(plan).value());
+    return true;
   }
 
   // Installs a new plan (start, reload or cpuset change) and everything derived from it.
@@ -263,8 +310,10 @@ class Scheduler::Loop {
     std::string runs;
     std::map<const ProbeKind*, int> runs_of;
     std::vector<ProbeTarget> targets;
+    std::set<SeriesKey> series;
     for (Task& task : RoundTasks(plan_, config_, topology_)) {
       ++runs_of[task.kind];
+      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
       targets.push_back(std::move(task.target));
     }
     // What the host facts name as the probing CPUs: fixed until the next plan.
@@ -289,17 +338,13 @@ class Scheduler::Loop {
     executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { OnLockBusy(); });
     host_ = host_watch_.ReadInfo(topology_.cpu_model);
     ApplyHostOverrides(test_, host_);
-    fingerprint_ = HostFingerprint(host_, topology_, config_.memory.pages);
-    baseline_.Reconfigure(config_.state_directory, config_.baseline.rounds);
-    LoadBaseline();
-    recent_.Clear();
+    const std::string fingerprint = HostFingerprint(host_, topology_, config_.memory.pages);
     // Until a round completes, the configured interval is the best estimate.
     refresh_interval_seconds_ = std::chrono::duration<double>(config_.schedule.interval).count();
-    store_.Update([&](Snapshot& s) {
-      PlanSnapshot(s, config_, topology_, plan_, host_, fingerprint_);
-      baseline_.Publish(s);
-      s.recent_medians.clear();
-      s.peer_medians.clear();
+    const PlannedHost planned{config_,          topology_, plan_, host_, fingerprint, TopologySignature(topology_),
+                              std::move(series)};
+    model_.Plan(planned, HostNow(), host_watch_.last(), Now());
+    model_.Publish([&](Snapshot& s) {
       s.refresh_interval_seconds = refresh_interval_seconds_;
       s.test_fault_injection_active = test_.fault_injection_active();
     });
@@ -322,21 +367,9 @@ class Scheduler::Loop {
     costs_.Fix();
   }
 
-  void LoadBaseline() {
-    baseline_.Load(fingerprint_, MeasurementSettings(config_), TopologySignature(topology_), HostNow(),
-                   env_->UnixNow());
-    store_.Update([&](Snapshot& s) { s.runtime_facts = host_watch_.last(); });
-  }
-
   // Every round: a setting changed at run time (THP, NUMA balancing, a
   // hugepage pool) is a host change the next figures are read against.
-  void CheckHost() {
-    baseline_.ObserveHost(HostNow(), env_->UnixNow());
-    store_.Update([&](Snapshot& s) {
-      s.runtime_facts = host_watch_.last();
-      baseline_.Publish(s);
-    });
-  }
+  void CheckHost() { model_.ObserveHost(HostNow(), host_watch_.last(), Now()); }
 
   // Every fact as it is now: HostFacts of the planned host and the runtime facts.
   HostObservation HostNow() {
@@ -358,7 +391,8 @@ class Scheduler::Loop {
   }
 
   // Runs `task` on the executor while this thread keeps the watchdog fed and
-  // watches for stop. False if stopping left it unfinished.
+  // watches for stop; the ResultModel takes what it produced. False if
+  // stopping left it unfinished.
   bool RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit, bool ends_visit) {
     const std::int64_t start_ns = env_->MonotonicNs();
     // Confirmations and retries are said: they are runs beyond the schedule.
@@ -383,51 +417,26 @@ class Scheduler::Loop {
     const std::int64_t end_ns = env_->MonotonicNs();
     const ProbeRun ran = executor_->Result();
     const k::Outcome outcome = ran.record->outcome();
-    const double cost = ran.cpu_seconds;
-    // The figure the baseline keeps of it.
-    std::optional<BaselineValue> baseline;
-    if (ran.record->ok()) baseline = task.kind->BaselineOf(*ran.record, config_.targets.per_cpu);
-    budget_.Charge(start_ns, end_ns, cost);
+    budget_.Charge(start_ns, end_ns, ran.cpu_seconds);
     // A cancelled run, or one that could not start its threads, says nothing
     // of what the kind costs: learning its ~0 s would plan full rounds.
     if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit) {
-      costs_.Observe(task.kind, cost, starts_visit);
+      costs_.Observe(task.kind, ran.cpu_seconds, starts_visit);
     }
-    const bool ok = outcome == k::Outcome::kOk;
-    const bool will_retry = outcome == k::Outcome::kDisturbed && task.attempt == 0;
-    bool confirm = false;
-    if (ok && baseline) {
-      // A figure beyond its band while the series' median is inside it is
-      // measured again next (RecentFigures::NeedsConfirmation); the
-      // figure of a confirmation never is.
-      const std::optional<double> band = task.kind->ConfirmationBand();
-      confirm = !task.confirmation && band && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline), *band);
-      baseline_.Observe(*baseline);
-      recent_.Add(*baseline);
-    }
-    // Only kinds the baseline holds values for can leave a round incomplete:
-    // a core-to-core pair that is always disturbed on a busy host must not
-    // keep the memory baseline from ever being recorded.
-    if (!ok && !will_retry && task.kind->HasBaseline()) baseline_.ObserveFailure();
-    store_.Update([&](Snapshot& s) {
-      RecordRun(s, ran.record, env_->UnixNow(), cost);
+    const bool confirm = model_.Land(task, ran, Moment{end_ns, env_->UnixNow()}, [&](Snapshot& s) {
       lock_wait_.Finished(ran.lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
-      if (ok && baseline) {
-        s.recent_medians = recent_.Medians();
-        s.peer_medians = recent_.Medians(RecentFigures::kPeerWindow);
-      }
     });
-    if (ok) {
-      spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), cost * 1e3);
+    if (outcome == k::Outcome::kOk) {
+      spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), ran.cpu_seconds * 1e3);
     } else if (outcome != k::Outcome::kCancelled) {
       // A thread that could not be created: say which limit was reached.
       spdlog::warn("{}: {}: {}{}", Describe(task), k::OutcomeName(outcome), ran.record->reason(),
                    outcome == k::Outcome::kThreadLimit ? " (" + DescribeTaskLimits() + ")" : "");
     }
     // Disturbed runs are retried once at the end of the round, within the budget.
-    if (will_retry) {
+    if (outcome == k::Outcome::kDisturbed && task.attempt == 0) {
       Task retry = task;
       retry.attempt = 1;
       round.push_back(retry);
@@ -435,8 +444,8 @@ class Scheduler::Loop {
     // After the last use of `task`: inserting into `round` may move it.
     if (confirm) {
       spdlog::debug("{}: figure beyond its band, {} confirmation runs next", Describe(round[index]),
-                    RecentFigures::kConfirmationRuns);
-      QueueConfirmations(round, index, RecentFigures::kConfirmationRuns);
+                    SeriesHistory::kConfirmationRuns);
+      QueueConfirmations(round, index, SeriesHistory::kConfirmationRuns);
     }
     return true;
   }
@@ -450,7 +459,7 @@ class Scheduler::Loop {
     if (waiting == 0) return;
     if (now - published_ns >= 1'000'000'000) {
       published_ns = now;
-      store_.Update([&](Snapshot& s) { s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now); });
+      model_.Publish([&](Snapshot& s) { s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now); });
     }
     if (!warned && waiting >= 60) {
       warned = true;
@@ -461,29 +470,32 @@ class Scheduler::Loop {
     }
   }
 
-  // `rounds`: the rounds of this cycle. A rotated series gets a figure once a
-  // cycle, so that is the refresh interval staleness is judged against.
-  void EndRound(std::int64_t round_start_ns, int rounds) {
+  // `rounds`: the rounds of the cycle. A rotated series gets a figure once a
+  // cycle, so that is the refresh interval staleness is judged against; a
+  // representative's is one round.
+  void EndRound(std::int64_t round_start_ns, const Rotation& rotation, int rounds) {
     const double round_seconds = static_cast<double>(env_->MonotonicNs() - round_start_ns) / 1e9;
-    refresh_interval_seconds_ =
-        rounds * std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
+    const double every_round =
+        std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
+    refresh_interval_seconds_ = rounds * every_round;
+    RefreshOf refresh{every_round, refresh_interval_seconds_, {}};
+    for (std::size_t i : rotation.every_round) {
+      const Task& task = rotation.tasks[i];
+      if (task.kind->HasBaseline())
+        refresh.every_round.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+    }
+    model_.SetRefresh(std::move(refresh));
     if (test_.fault_injection_active()) {
       spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled ({}); never in production",
                     test_.DescribeScales(""));
     }
-    store_.Update([&](Snapshot& s) {
+    model_.Publish([&](Snapshot& s) {
       ++s.rounds_completed;
       s.refresh_interval_seconds = refresh_interval_seconds_;
       s.rotation_rounds = rounds;
     });
   }
 
-  void EndCycle() {
-    baseline_.EndRound();
-    store_.Update([&](Snapshot& s) { baseline_.Publish(s); });
-  }
-
-  ResultStore& store_;
   std::unique_ptr<LoopEnvironment> env_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> reload_state_{false};
@@ -498,15 +510,13 @@ class Scheduler::Loop {
   std::map<int, std::vector<int>> probe_cpus_by_node_;  // of plan_'s round (Adopt)
   k::Restriction restriction_;
   HostInfo host_;
-  std::string fingerprint_;
   ProbeLock lock_;  // the worker uses it during a job; replaced only between jobs
   std::atomic<bool> lock_busy_logged_{false};
   LockWaitMeter lock_wait_;
   std::int64_t duty_published_ns_ = 0;
   DutyBudget budget_;
-  BaselineTracker baseline_;
+  ResultModel model_;
   HostWatch host_watch_;
-  RecentFigures recent_;
   TaskCostEstimate costs_;
   int announced_rounds_ = 0;  // the rotation last logged (0: none yet)
   double refresh_interval_seconds_ = 0;

@@ -46,6 +46,36 @@ struct ProbeConfigInfo {
   std::map<std::string, std::string> labels;  // page_size, buffer_bytes, stride, ...
 };
 
+// A host's worst drift of one kind and op: the worst node pair's recent
+// median over its baseline (results/derived.h).
+struct DriftRatio {
+  std::string probe;
+  std::string op;
+  double ratio = 0;
+};
+
+// A remote pair's peer median over its CPU node's local pair's (results/derived.h).
+struct PairRatio {
+  std::string probe;
+  int cpu_node = -1;
+  int mem_node = -1;
+  std::string op;
+  double ratio = 0;
+};
+
+// How far the planned series are in recording their baselines.
+struct BaselineProgress {
+  int armed = 0;
+  int recording = 0;
+  // Figures recorded / figures needed, over the series still recording (1 when none does).
+  double recorded_ratio = 1;
+  // The earliest recording start among them, and when the schedule expects
+  // the last of them armed (its start plus baseline.rounds refresh intervals);
+  // none while no series records.
+  std::optional<double> recording_since;
+  std::optional<double> expected_armed;
+};
+
 struct Snapshot {
   HostInfo host;
   std::string fingerprint;
@@ -63,14 +93,19 @@ struct Snapshot {
   // The published records of `kind`, for its figures and sections.
   std::vector<TimedRecord> FiguresOf(const ProbeKind& kind) const;
 
+  // What the daemon derived from its series (results/derived.h): the armed
+  // baselines of the planned series, their spread ((max - min) / median of
+  // the figures each was recorded from), and how far the others are.
   std::vector<BaselineValue> baseline;
-  // Why the current baseline exists: first_start, restored (from the state
-  // file), accepted (numaprobe baseline accept), reset (numaprobe baseline
-  // reset), settings_changed, topology_changed or state_file_corrupt.
-  std::string baseline_origin;
-  bool baseline_complete = false;
-  // Per baseline value, (max - min) / median of the rounds it was recorded from.
   std::vector<BaselineValue> baseline_spread;
+  BaselineProgress baseline_progress;
+  // Every planned series armed.
+  bool baseline_complete = false;
+  // Why the current baseline exists: first_start, restored (from the state
+  // file), accepted (numaprobe baseline accept, or a change baseline.accept_changes
+  // declares planned), reset (numaprobe baseline reset), settings_changed,
+  // topology_changed, state_file_corrupt or state_file_unreadable.
+  std::string baseline_origin;
   // Host fact changes since the baseline was recorded (or, while it is being
   // recorded, since recording started), oldest first, at most kMaxHostChanges.
   std::vector<HostChange> host_changes;
@@ -79,11 +114,15 @@ struct Snapshot {
   // EDAC errors counted since the baseline; absent without EDAC.
   std::optional<MemoryErrorCounts> memory_errors_since_baseline;
   // Median of each latency/bandwidth series' last 5 successful figures
-  // (RecentFigures); a series appears once it has 5 since start or replan.
+  // (SeriesHistory::kWindow); a series appears once it has 5.
   std::vector<BaselineValue> recent_medians;
-  // The same over the last 9 (RecentFigures::kPeerWindow): what the peer
-  // comparison's remote/local ratio is made of (metrics_peers.cc).
+  // The same over the last 9 (SeriesHistory::kPeerWindow): what the peer
+  // comparison's remote/local ratio is made of.
   std::vector<BaselineValue> peer_medians;
+  // The worst drift per kind and op, and each remote pair's remote/local
+  // ratio of the peer medians (results/derived.h).
+  std::vector<DriftRatio> worst_drift;
+  std::vector<PairRatio> remote_local_ratios;
   // Expected seconds between two figures of one series: max(schedule.interval,
   // duration of the last complete round), times rotation_rounds.
   double refresh_interval_seconds = 0;
@@ -112,6 +151,8 @@ struct Snapshot {
   std::uint64_t rounds_completed = 0;
   // Wall time probes waited for another numaprobe process's probe (ProbeLock).
   double probe_lock_wait_seconds = 0;
+  // Every representative (rotation.h) has run once since start: the first
+  // round after a start runs them alone.
   bool ready() const { return rounds_completed > 0; }
 };
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,9 +24,7 @@
 namespace numaprobe::daemon {
 namespace {
 
-constexpr std::string_view kStateFile = "state.json";
-
-std::string StatePath(const std::string& dir) { return fmt::format("{}/{}", dir, kStateFile); }
+std::string PathOf(const std::string& dir, const std::string& name) { return fmt::format("{}/{}", dir, name); }
 std::string Errno(int error) { return std::strerror(error); }
 
 // Closes on scope exit so that every early return in the write path releases
@@ -65,15 +65,15 @@ bool WriteAll(int fd, std::string_view data) {
 // power loss) leaves ".state.json.tmp.<pid>" behind. Once a write has
 // succeeded, temp files of processes that no longer exist are removed; a
 // live writer's (a concurrent `numaprobe baseline accept`) is left alone.
-void RemoveStaleTempFiles(const std::string& dir) {
-  const std::string prefix = fmt::format(".{}.tmp.", kStateFile);
+void RemoveStaleTempFiles(const std::string& dir, const std::string& name) {
+  const std::string prefix = fmt::format(".{}.tmp.", name);
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) != 0) continue;
     char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
-    if (end == name.c_str() + prefix.size() || *end != '\0' || pid <= 0 || pid == ::getpid()) continue;
+    const long pid = std::strtol(file.c_str() + prefix.size(), &end, 10);
+    if (end == file.c_str() + prefix.size() || *end != '\0' || pid <= 0 || pid == ::getpid()) continue;
     if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), error);
   }
 }
@@ -81,12 +81,12 @@ void RemoveStaleTempFiles(const std::string& dir) {
 // Temp file in the same directory (rename is only atomic within a file
 // system), fsync, rename, then fsync the directory so the rename itself
 // survives a power loss. A reader sees the old file or the new one, never half.
-std::string WriteAtomically(const std::string& dir, const std::string& content) {
+std::string WriteAtomically(const std::string& dir, const std::string& name, const std::string& content) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return fmt::format("cannot create state directory {}: {}", dir, Errno(errno));
   }
-  const std::string final_path = StatePath(dir);
-  const std::string temp_path = fmt::format("{}/.{}.tmp.{}", dir, kStateFile, ::getpid());
+  const std::string final_path = PathOf(dir, name);
+  const std::string temp_path = fmt::format("{}/.{}.tmp.{}", dir, name, ::getpid());
   ScopedFd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd.ok()) return fmt::format("cannot create {}: {}", temp_path, Errno(errno));
 
@@ -116,7 +116,7 @@ std::string WriteAtomically(const std::string& dir, const std::string& content) 
   if (!dir_fd.ok() || ::fsync(dir_fd.get()) != 0) {
     return fmt::format("cannot fsync state directory {}: {}", dir, Errno(errno));
   }
-  RemoveStaleTempFiles(dir);
+  RemoveStaleTempFiles(dir, name);
   return "";
 }
 
@@ -171,40 +171,50 @@ std::string TopologySignature(const kernels::Topology& topology) {
   return fmt::format("nodes={};distances={}", nodes, distances);
 }
 
-LoadedState LoadState(const std::string& state_directory) {
-  const std::string path = StatePath(state_directory);
-  std::string text;
+StoredText ReadStateFile(const std::string& state_directory, const std::string& name) {
+  const std::string path = PathOf(state_directory, name);
+  StoredText stored;
   // The errno, not just a failure: ENOENT is a first start, anything else a problem.
-  if (const int error = kernels::ReadWholeFile(path, text); error != 0) {
-    LoadedState state;
-    if (error == ENOENT) return state;  // first start: status stays kMissing
-    state.status = LoadedState::Status::kCorrupt;
-    state.error = fmt::format("cannot read {}: {}", path, Errno(error));
-    return state;
+  if (const int error = kernels::ReadWholeFile(path, stored.text); error != 0) {
+    stored.text.clear();
+    // No such file, or a path component that is no directory (so no file
+    // either): a first start, and a later write says what is wrong.
+    if (error == ENOENT || error == ENOTDIR) return stored;  // status stays kMissing
+    stored.status = StoredText::Status::kUnreadable;
+    stored.error = fmt::format("cannot read {}: {}", path, Errno(error));
+    return stored;
   }
-  return ParseState(text, path);
+  stored.status = StoredText::Status::kOk;
+  return stored;
 }
 
-std::string SaveState(const std::string& state_directory, const Baseline& baseline) {
-  std::string error;
-  const std::optional<std::string> text = FormatState(baseline, error);
-  if (!text) return fmt::format("cannot save {}: {}", StatePath(state_directory), error);
-  return WriteAtomically(state_directory, *text);
+std::string WriteStateFile(const std::string& state_directory, const std::string& name, const std::string& text) {
+  return WriteAtomically(state_directory, name, text);
 }
 
-std::string ResetState(const std::string& state_directory, const std::string& marker) {
-  // No directory, no baseline: creating one here (as root, typically) could
-  // leave the daemon a directory it cannot write to.
-  struct stat dir_stat {};
-  if (::stat(state_directory.c_str(), &dir_stat) != 0 && errno == ENOENT) return "";
-  // Rewritten rather than deleted, so the daemon can tell "reset by an
-  // operator" (a valid file without a baseline) from "first start" (no file).
-  return WriteAtomically(state_directory, FormatMarker(marker));
-}
-
-std::string RemoveState(const std::string& state_directory) {
-  const std::string path = StatePath(state_directory);
+std::string RemoveStateFile(const std::string& state_directory, const std::string& name) {
+  const std::string path = PathOf(state_directory, name);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return fmt::format("cannot remove {}: {}", path, Errno(errno));
+  return "";
+}
+
+std::string KeepCorruptCopy(const std::string& state_directory, const std::string& name, const std::string& utc_stamp) {
+  const std::string path = PathOf(state_directory, name);
+  const std::string prefix = name + ".corrupt-";
+  const std::string copy = PathOf(state_directory, prefix + utc_stamp);
+  if (::rename(path.c_str(), copy.c_str()) != 0 && errno != ENOENT) {
+    return fmt::format("cannot keep {} as {}: {}", path, copy, Errno(errno));
+  }
+  // The newest three: a file corrupted again and again must not fill the disk.
+  std::vector<std::string> copies;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(state_directory, error)) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) == 0) copies.push_back(file);
+  }
+  std::sort(copies.begin(), copies.end());
+  for (std::size_t i = 0; i + 3 < copies.size(); ++i)
+    std::filesystem::remove(PathOf(state_directory, copies[i]), error);
   return "";
 }
 

@@ -1,7 +1,9 @@
-// The daemon's persistent state (the baseline, keyed by the host fingerprint)
-// in <state_directory>/state.json, written atomically: temp file, fsync,
-// rename, fsync of the directory. A missing file is normal; a corrupt or
-// unreadable one is reported and replaced, never fatal.
+// The daemon's persistent state: the files of <state_directory>
+// (results/state_file.h says what they hold), written atomically: temp file,
+// fsync, rename, fsync of the directory. A missing file is normal; an
+// unreadable one is reported and left alone; a corrupt one is reported, kept
+// as a copy and replaced; none is ever fatal. Also the host's identity as the
+// state file records it (fingerprint, facts, topology signature).
 #pragma once
 
 #include <map>
@@ -9,8 +11,6 @@
 #include <string>
 
 #include "daemon/common/host_info.h"
-#include "daemon/serve/baseline.h"
-#include "daemon/serve/state_format.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
 
@@ -33,14 +33,25 @@ std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::Page
 // gone) starts a new baseline.
 std::string TopologySignature(const kernels::Topology& topology);
 
-LoadedState LoadState(const std::string& state_directory);
-// Returns an error message naming the path, or "" on success.
-std::string SaveState(const std::string& state_directory, const Baseline& baseline);
-// Replaces the baseline by a marker (for `numaprobe baseline reset`, and
-// `baseline accept` with marker "accept"); "" on success.
-std::string ResetState(const std::string& state_directory, const std::string& marker = "reset");
-// Removes the state file; "" on success or if there was none. The daemon
-// does this once it has acted on a reset, so the marker is read only once.
-std::string RemoveState(const std::string& state_directory);
+// The files of the state directory, by name (results/state_file.h names
+// them). Reading: the text, or missing (a first start: no file, or a path
+// that cannot hold one), or unreadable with an
+// error naming the path and errno: never "corrupt", so a file this process
+// merely cannot read is never replaced.
+struct StoredText {
+  enum class Status { kMissing, kOk, kUnreadable } status = Status::kMissing;
+  std::string text;
+  std::string error;
+};
+StoredText ReadStateFile(const std::string& state_directory, const std::string& name);
+// Atomically (temp file, fsync, rename, fsync of the directory); creates the
+// directory (0700) if missing. "" on success, else an error naming the path.
+std::string WriteStateFile(const std::string& state_directory, const std::string& name, const std::string& text);
+// "" on success or if there was none.
+std::string RemoveStateFile(const std::string& state_directory, const std::string& name);
+// Renames `name` to `name`.corrupt-<UTC time>, keeping the newest three such
+// copies: a corrupt file is kept for the operator before it is replaced.
+// "" on success, else an error naming the path.
+std::string KeepCorruptCopy(const std::string& state_directory, const std::string& name, const std::string& utc_stamp);
 
 }  // namespace numaprobe::daemon

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "daemon/probing/probe_table.h"
-#include "daemon/serve/baseline.h"
+#include "daemon/serve/results/host_record.h"
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
 
@@ -29,13 +29,14 @@ std::string Figure(const BaselineSeries& b) { return b.stem + "_" + b.unit; }
 std::string Baseline(const BaselineSeries& b) { return b.stem + "_baseline_" + b.unit; }
 
 const std::string kHow =
-    " recorded as the median of the per-round figures of the first complete probe rounds (baseline.rounds) after "
-    "first start, numaprobe baseline accept or reset, or a topology or settings change; kernel, microcode, "
-    "firmware, CPU model and numaprobe upgrades keep it (see numaprobe_host_change_timestamp_seconds).";
-const std::string kSpreadHow = ": (max - min) / median of the per-round figures the baseline value was recorded from.";
+    " per series: the median of the series' first baseline.rounds successful figures after first start, numaprobe "
+    "baseline accept or reset, a topology change or a change of the kind's settings, or after the series joined the "
+    "plan; absent while the series still records (numaprobe_baseline_series). Kernel, microcode, firmware, CPU "
+    "model and numaprobe upgrades keep it (see numaprobe_host_change_timestamp_seconds); kept across restarts.";
+const std::string kSpreadHow = ": (max - min) / median of the figures the baseline value was recorded from.";
 const std::string kRecentHow =
-    " over the series' last 5 successful figures; absent until the series has 5 figures since start or the last "
-    "replan. Compare it with the baseline: one or two outlier figures move it not at all.";
+    " over the series' last 5 successful figures, kept across restarts; absent until the series has 5. Compare it "
+    "with the baseline: one or two outlier figures move it not at all.";
 
 // In this order, each for every kind with a baseline in probe-table order.
 const Stage kStages[] = {
@@ -60,6 +61,38 @@ void AppendStage(const Snapshot& s, const Stage& stage, const ProbeKind& kind, s
     family.Add(labels, v.value);
   }
   out.push_back(family.Build());
+}
+
+// How far the baseline is: the drift alerts of a series arm when its
+// baseline does. An alert fires when recording takes far longer than the
+// schedule predicts (grafana/rules).
+void AppendBaselineProgress(const BaselineProgress& p, std::vector<MetricFamily>& out) {
+  FamilyBuilder series("numaprobe_baseline_series",
+                       "Planned series by the state of their baseline: armed (drift is checked against it) or "
+                       "recording (collecting its first baseline.rounds figures).",
+                       MetricType::Gauge);
+  series.Add({{"state", "armed"}}, p.armed);
+  series.Add({{"state", "recording"}}, p.recording);
+  out.push_back(series.Build());
+  FamilyBuilder ratio("numaprobe_baseline_recording_progress_ratio",
+                      "Figures recorded over figures needed (baseline.rounds each), summed over the planned series "
+                      "still recording their baseline; 1 when none is.",
+                      MetricType::Gauge);
+  ratio.Add({}, p.recorded_ratio);
+  out.push_back(ratio.Build());
+  FamilyBuilder since("numaprobe_baseline_recording_since_timestamp_seconds",
+                      "Unix time the longest-recording planned series began recording its baseline; absent when "
+                      "every planned series is armed.",
+                      MetricType::Gauge);
+  if (p.recording_since) since.Add({}, *p.recording_since);
+  out.push_back(since.Build());
+  FamilyBuilder expected("numaprobe_baseline_expected_armed_timestamp_seconds",
+                         "Unix time by which the current schedule expects every planned series armed: each recording "
+                         "series' start plus baseline.rounds of its refresh intervals, the latest of them; absent "
+                         "when every planned series is armed.",
+                         MetricType::Gauge);
+  if (p.expected_armed) expected.Add({}, *p.expected_armed);
+  out.push_back(expected.Build());
 }
 
 }  // namespace
@@ -91,15 +124,19 @@ void AppendBaselineFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
 
   FamilyBuilder info("numaprobe_baseline_info",
                      "The host fingerprint and why the current baseline exists (origin: first_start, restored, "
-                     "accepted, reset, settings_changed, topology_changed, state_file_corrupt); always 1.",
+                     "accepted, reset, settings_changed, topology_changed, state_file_corrupt, "
+                     "state_file_unreadable); always 1. topology_changed stays, across restarts, until numaprobe "
+                     "baseline accept or reset.",
                      MetricType::Gauge);
   info.Add({{"fingerprint", s.fingerprint}, {"origin", s.baseline_origin}}, 1);
   out.push_back(info.Build());
   FamilyBuilder complete("numaprobe_baseline_complete",
-                         "1 once the baseline is recorded or restored, 0 while it is still being recorded.",
+                         "1 once every planned series has an armed baseline (recorded or restored), 0 while some "
+                         "series still records (numaprobe_baseline_series).",
                          MetricType::Gauge);
   complete.Add({}, s.baseline_complete ? 1 : 0);
   out.push_back(complete.Build());
+  AppendBaselineProgress(s.baseline_progress, out);
 }
 
 }  // namespace numaprobe::daemon

@@ -1,11 +1,8 @@
-// Each host's remote/local ratios of the peer medians (the medians of each
-// series' last 9 figures, Snapshot::peer_medians), with the labels of
-// its peer cohort: what the peer alert compares across hosts. The rules could
-// compute the ratio from the recent medians and the SLIT distances and join
-// the cohort on it, but that reads every pair of every host eight times a
-// minute (7-9 s of rule evaluation at 1,000 8-node hosts, docs/detection.md);
-// with the ratio and its cohort here, the cohort median is one read and each
-// host's largest deviation from it another.
+// Each host's remote/local ratios of the peer medians (computed by
+// serve/results/derived.cc), with the labels of its peer cohort: what the
+// peer alert compares across hosts. With the ratio and its cohort here, the
+// cohort median is one read of the rules and each host's largest deviation
+// from it another.
 #include <map>
 #include <string>
 #include <vector>
@@ -13,7 +10,6 @@
 #include "daemon/probing/probe_table.h"
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
-#include "daemon/web/pair_medians.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -21,30 +17,23 @@ namespace {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-// Remote pairs only: a local pair's ratio is 1 on every host and tells the
-// peers nothing. The denominator is the CPU node's own memory (mem_node ==
-// cpu_node, SLIT distance 10); a CPU node without a peer median there (a
-// CPU-only node, or figures still coming) has no ratio.
+// Each remote pair's ratio (serve/results/derived.cc), with the cohort labels.
 void AppendRemoteLocalRatio(const Snapshot& s, const ProbeKind& kind, std::vector<MetricFamily>& out) {
   FamilyBuilder family(
       kind.BaselineNames().stem + "_recent_remote_local_ratio",
       "Per remote node pair, the median of its last 9 successful figures over that of its CPU node's local pair "
-      "(in per-CPU mode each the median over the node's CPUs; absent until both have 9 since start or the last "
-      "replan), labelled with the host's peer cohort (cpu_model, numa_nodes, "
-      "numa_distance_sum): what the peer alert compares with the same pair on the cohort's other hosts.",
+      "(in per-CPU mode each the median over the node's CPUs; absent until both have 9), labelled with the host's "
+      "peer cohort (cpu_model, numa_nodes, numa_distance_sum): what the peer alert compares with the same pair on "
+      "the cohort's other hosts.",
       MetricType::Gauge);
   const Labels cohort = CohortLabels(s);
-  const std::map<PairKey, double> medians = PairMedians(s.peer_medians, kind);
-  for (const auto& [key, value] : medians) {
-    const auto& [cpu_node, mem_node, op] = key;
-    if (cpu_node == mem_node) continue;
-    const auto local = medians.find({cpu_node, cpu_node, op});
-    if (local == medians.end() || local->second <= 0) continue;
+  for (const PairRatio& r : s.remote_local_ratios) {
+    if (r.probe != kind.name()) continue;
     Labels labels = cohort;
-    labels["cpu_node"] = Id(cpu_node);
-    labels["mem_node"] = Id(mem_node);
-    if (!op.empty()) labels["op"] = op;
-    family.Add(labels, value / local->second);
+    labels["cpu_node"] = Id(r.cpu_node);
+    labels["mem_node"] = Id(r.mem_node);
+    if (!r.op.empty()) labels["op"] = r.op;
+    family.Add(labels, r.ratio);
   }
   out.push_back(family.Build());
 }

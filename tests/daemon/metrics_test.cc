@@ -273,7 +273,7 @@ TEST(Metrics, WorstPairDriftIsTheWorstRatioOfTheNodePairMedians) {
   s.recent_medians = {{"latency", 2, 0, 1, "", 1.2e-7},        {"latency", 3, 0, 1, "", 1.3e-7},
                       {"latency", -1, 1, 1, "", 1.05e-7},      {"bandwidth", -1, 0, 0, "read", 1.9e10},
                       {"bandwidth", -1, 0, 1, "read", 0.8e10}, {"bandwidth", -1, 0, 0, "write", 1.1e10}};
-  const auto families = BuildFamilies(s);
+  const auto families = BuildFamilies(WithDerived(s));
   // Pair 0->1: median of 1.2 and 1.3 over median of 1.0 and 1.2 = 1.25 / 1.1;
   // pair 1->1: 1.05; pair 1->0 has no recent median.
   EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_memory_latency_worst_pair_drift_ratio", {}), 1.25 / 1.1);
@@ -283,7 +283,7 @@ TEST(Metrics, WorstPairDriftIsTheWorstRatioOfTheNodePairMedians) {
       << "no pair of the op has a recent median yet";
 
   s.baseline.clear();
-  EXPECT_FALSE(Value(BuildFamilies(s), "numaprobe_memory_latency_worst_pair_drift_ratio", {}))
+  EXPECT_FALSE(Value(BuildFamilies(WithDerived(s)), "numaprobe_memory_latency_worst_pair_drift_ratio", {}))
       << "no drift while the baseline is still being recorded";
 }
 
@@ -298,7 +298,7 @@ TEST(Metrics, RemoteLocalRatioOfPeerMediansCarriesTheCohort) {
                     {"latency", -1, 2, 0, "", 1.5e-7},    {"latency", -1, 1, 1, "", 1.0e-7},
                     {"bandwidth", -1, 0, 1, "read", 1e10}};
   s.recent_medians = {{"latency", -1, 0, 0, "", 1.0e-7}, {"latency", -1, 0, 1, "", 3.0e-7}};
-  const auto families = BuildFamilies(s);
+  const auto families = BuildFamilies(WithDerived(s));
   const Labels cohort{{"cpu_model", "Example CPU 9000 @ 2.40GHz"}, {"numa_nodes", "2"}, {"numa_distance_sum", "107"}};
   Labels pair = cohort;
   pair.insert({{"cpu_node", "0"}, {"mem_node", "1"}});
@@ -310,7 +310,7 @@ TEST(Metrics, RemoteLocalRatioOfPeerMediansCarriesTheCohort) {
   for (const auto& [name, value] : cohort) EXPECT_EQ(*LabelOf(host.metric.at(0), name), value) << name;
 
   s.peer_medians.erase(s.peer_medians.begin(), s.peer_medians.begin() + 2);
-  EXPECT_TRUE(Find(BuildFamilies(s), "numaprobe_memory_latency_recent_remote_local_ratio")->metric.empty())
+  EXPECT_TRUE(Find(BuildFamilies(WithDerived(s)), "numaprobe_memory_latency_recent_remote_local_ratio")->metric.empty())
       << "no ratio while the local pair has no peer median, whatever its recent median";
 }
 

@@ -8,6 +8,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include "daemon/serve/results/derived.h"
 #include "daemon/serve/snapshot.h"
 #include "tests/daemon/record_util.h"
 
@@ -40,6 +41,14 @@ inline Timed C2c(int a, int b, int line_node, kernels::CpuRelation relation, dou
 
 // Two memory nodes (0, 1) and a CPU-only node 2. Pair 1 -> 0 is planned but
 // has no figure (its last probe found the memory on the wrong node).
+// The drift and peer figures the results model derives from the baseline and
+// the medians (serve/results/derived.h), as the daemon publishes them.
+inline Snapshot WithDerived(Snapshot s) {
+  s.worst_drift = WorstDrift(s.baseline, s.recent_medians);
+  s.remote_local_ratios = RemoteLocalRatios(s.peer_medians);
+  return s;
+}
+
 inline Snapshot FixedSnapshot() {
   using kernels::BandwidthOp;
   using kernels::CpuRelation;
@@ -119,7 +128,8 @@ inline Snapshot FixedSnapshot() {
   s.config_reload_unix_seconds = 1700000000;
   s.rounds_completed = 4;
   s.probe_lock_wait_seconds = 0.25;
-  return s;
+  s.baseline_progress = {3, 2, 0.4, 1700000010.0, 1700036010.0};
+  return WithDerived(s);
 }
 
 // Per-CPU mode on node 0 (CPUs 2 and 3) with `threads` bandwidth threads.
@@ -134,7 +144,7 @@ inline Snapshot PerCpuSnapshot(int threads) {
   s.baseline = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9.1e9}};
   s.baseline_spread = s.baseline;
   s.recent_medians = {{"latency", 3, 0, 0, "", 0.8e-7}, {"bandwidth", 2, 0, 1, "read", 9e9}};
-  return s;
+  return WithDerived(s);
 }
 
 inline const prometheus::MetricFamily* Find(const std::vector<prometheus::MetricFamily>& families,

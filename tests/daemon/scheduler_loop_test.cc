@@ -18,6 +18,8 @@
 #include <tuple>
 
 #include "daemon/probing/kinds/kind_settings.h"
+#include "daemon/probing/kinds/kinds.h"
+#include "daemon/serve/results/state_file.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/state.h"
 #include "tests/daemon/log_capture.h"
@@ -59,12 +61,12 @@ Config TwoKindConfig(const std::string& name) {
 // The real loop on a scripted host; stopped at the end of the test.
 struct Rig {
   ResultStore store;
-  ScriptedHost* host;
+  SimulatedHost* host;
   ScriptedExecutor* probes;
   std::unique_ptr<Scheduler> scheduler;
 
   Rig(Config config, ScriptedExecutor::ScriptFn script, std::optional<milliseconds> watchdog = {},
-      std::unique_ptr<ScriptedHost> owned_host = std::make_unique<ScriptedHost>()) {
+      std::unique_ptr<SimulatedHost> owned_host = ScriptedHost()) {
     owned_host->watchdog = watchdog;
     auto owned_probes = std::make_unique<ScriptedExecutor>(*owned_host, std::move(script));
     host = owned_host.get();
@@ -227,8 +229,8 @@ TEST(SchedulerLoop, LogsStartingChangingAndStoppingRotation) {
   std::atomic<double> cost{0.1};            // a full round on 4 nodes: 64 x 0.1 s > 2 x 1 s
   Rig rig(
       config, [&](const Task&, int) { return Ok(cost.load()); }, {},
-      std::make_unique<ScriptedHost>("pack:4 [numa(memory=1GiB)] core:2 pu:1",
-                                     k::Restriction{std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}, std::set<int>{0, 1, 2, 3}}));
+      ScriptedHost("pack:4 [numa(memory=1GiB)] core:2 pu:1",
+                   k::Restriction{std::set<int>{0, 1, 2, 3, 4, 5, 6, 7}, std::set<int>{0, 1, 2, 3}}));
   ASSERT_TRUE(rig.host->RunUntil(kStart + 6 * 3600 * kSecond));
   const int first = rig.Now().rotation_rounds;
   ASSERT_GT(first, 1);
@@ -243,7 +245,7 @@ TEST(SchedulerLoop, LogsStartingChangingAndStoppingRotation) {
   const auto started = log.Lines("starting to rotate");
   ASSERT_EQ(started.size(), 1u) << "rotation started once";
   EXPECT_THAT(started[0], testing::HasSubstr(fmt::format("in rotation over {} rounds", first)));
-  EXPECT_THAT(started[0], testing::HasSubstr("more than 2 x duty_cycle x interval = 2.00 CPU-s"));
+  EXPECT_THAT(started[0], testing::HasSubstr("more than 2 x budget x interval = 2.00 CPU-s"));
   const auto changed = log.Lines("the number of rounds changed from");
   ASSERT_FALSE(changed.empty());
   EXPECT_THAT(changed.front(), testing::HasSubstr(fmt::format("the number of rounds changed from {}", first)));
@@ -262,104 +264,128 @@ TEST(SchedulerLoop, LogsStartingChangingAndStoppingRotation) {
   const auto stopped = log.Lines("rotation stopped");
   ASSERT_EQ(stopped.size(), 1u);
   EXPECT_THAT(stopped[0], testing::HasSubstr("all of them every round"));
-  EXPECT_THAT(stopped[0], testing::HasSubstr("at most 2 x duty_cycle x interval = 2.00 CPU-s"));
+  EXPECT_THAT(stopped[0], testing::HasSubstr("at most 2 x budget x interval = 2.00 CPU-s"));
   // Every schedule line is one of the three, and the last says it stopped.
   const auto schedule = log.Lines("schedule: ");
   EXPECT_EQ(schedule.size(), started.size() + changed.size() + stopped.size());
   EXPECT_EQ(schedule.back(), stopped[0]);
 }
 
-// The baseline takes `rounds` complete, failure-free rounds, then is
-// published and written to the state file; a round with a failed latency run
-// does not count.
-TEST(SchedulerLoop, RecordsTheBaselineFromFailureFreeRoundsAndWritesTheStateFile) {
+// Each series arms its baseline from its own `rounds` figures and is then
+// published and written to the state file; a failed run costs only its own
+// series a figure. The first round after the start runs the representatives
+// alone (2 latency and 6 bandwidth runs on two nodes), then full rounds.
+TEST(SchedulerLoop, ArmsEachSeriesFromItsOwnFiguresAndWritesTheStateFile) {
   Config config = TwoKindConfig("baseline");
   config.schedule.duty_cycle = 0.5;
   config.schedule.interval = seconds(100);
   config.schedule.jitter = 0.1;
   const std::string state_file = config.state_directory + "/state.json";
-  Rig rig(config, [](const Task& task, int index) {
-    Script s = Ok(0.001);
-    s.value = task.kind == &LatencyProbe() ? 8e-8 : 1e10;
-    if (index == 1) s.outcome = k::Outcome::kTimeout;  // round 1 fails
-    return s;
-  });
-  ASSERT_TRUE(rig.host->RunUntil(kStart + 150 * kSecond));  // rounds 1 and 2
-  EXPECT_EQ(rig.Now().rounds_completed, 2u);
-  EXPECT_FALSE(rig.Now().baseline_complete) << "round 1 had a failure";
-  EXPECT_EQ(rig.Now().baseline_origin, "first_start");
-  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));  // round 3
-  const Snapshot now = rig.Now();
+  Rig rig(
+      config,
+      [](const Task& task, int index) {
+        Script s = Ok(0.001);
+        s.value = task.kind == &LatencyProbe() ? 8e-8 : 1e10;
+        if (index == 1) s.outcome = k::Outcome::kTimeout;  // the second representative's first run fails
+        return s;
+      },
+      {}, OnDisk());
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));  // the representatives' round
+  EXPECT_EQ(rig.probes->Runs().size(), 8u);
+  EXPECT_TRUE(rig.Now().ready());
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 150 * kSecond));  // and a full round
+  Snapshot now = rig.Now();
+  EXPECT_EQ(now.rounds_completed, 2u);
+  EXPECT_FALSE(now.baseline_complete);
+  EXPECT_EQ(now.baseline_origin, "first_start");
+  EXPECT_EQ(now.baseline.size(), 7u) << "the representatives with 2 figures each";
+  EXPECT_EQ(now.baseline_progress.armed, 7);
+  EXPECT_EQ(now.baseline_progress.recording, 9);
+  EXPECT_DOUBLE_EQ(now.baseline_progress.recorded_ratio, 9.0 / 18.0) << "one figure of two each";
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));  // a third round
+  now = rig.Now();
   EXPECT_EQ(now.rounds_completed, 3u);
   ASSERT_TRUE(now.baseline_complete);
   EXPECT_EQ(now.baseline.size(), 4u + 12u);
+  EXPECT_EQ(now.baseline_progress.recording, 0);
+  EXPECT_FALSE(now.baseline_progress.expected_armed);
   EXPECT_TRUE(now.state_write_successful);
   const auto state = nlohmann::json::parse(Slurp(state_file));
-  EXPECT_TRUE(state["baseline"]["complete"].get<bool>());
-  EXPECT_EQ(state["baseline"]["values"].size(), 16u);
+  EXPECT_EQ(state["format"], 2);
+  ASSERT_EQ(state["series"].size(), 16u);
+  for (const auto& series : state["series"]) EXPECT_TRUE(series.contains("baseline")) << series;
   EXPECT_NE(Slurp(state_file).find("8e-08"), std::string::npos) << Slurp(state_file);
 }
 
-// The daemon restarted on the same state directory takes the stored
-// baseline; a reload with other measurement settings starts a new one.
-TEST(SchedulerLoop, RestoresTheBaselineAfterARestartAndStartsAnewOnNewSettings) {
+// The daemon restarted on the same state directory takes what it learnt:
+// the armed baselines (ready to compare before any round) and the recent
+// figures; a reload with other latency settings re-records the latency series
+// and keeps the bandwidth ones.
+TEST(SchedulerLoop, RestoresTheBaselineAfterARestartAndRerecordsAKindWhoseSettingsChanged) {
   Config config = TwoKindConfig("restart");
   config.schedule.duty_cycle = 0.5;
   config.schedule.interval = seconds(100);
   config.baseline.rounds = 1;
   const auto script = [](const Task&, int) { return Ok(0.001); };
   {
-    Rig first(config, script);
-    ASSERT_TRUE(first.host->RunUntil(kStart + 50 * kSecond));
+    Rig first(config, script, {}, OnDisk());
+    ASSERT_TRUE(first.host->RunUntil(kStart + 150 * kSecond));
     ASSERT_TRUE(first.Now().baseline_complete);
   }
-  Rig second(config, script);
+  Rig second(config, script, {}, OnDisk());
   EXPECT_EQ(second.Now().baseline_origin, "restored");
   EXPECT_TRUE(second.Now().baseline_complete) << "before any round";
   EXPECT_EQ(second.Now().baseline.size(), 16u);
+  EXPECT_EQ(second.Now().recent_medians.size(), 0u) << "5 figures needed, 2 kept";
   ASSERT_TRUE(second.host->RunUntil(kStart + 50 * kSecond));
   Config next = config;
   next.probes.Of<LatencyConfig>().loads_per_sample += 1000;
   second.scheduler->Reload(next);
   ASSERT_TRUE(second.host->RunUntil(kStart + 60 * kSecond));
   EXPECT_EQ(second.Now().baseline_origin, "settings_changed");
-  EXPECT_TRUE(second.Now().baseline_complete) << "recorded anew from the round after the reload";
+  EXPECT_EQ(second.Now().baseline_progress.armed, 12 + 2) << "bandwidth kept, latency representatives re-armed";
+  ASSERT_TRUE(second.host->RunUntil(kStart + 250 * kSecond));
+  EXPECT_TRUE(second.Now().baseline_complete) << "recorded anew from the runs after the reload";
   const std::string loads = "latency.loads=" + std::to_string(next.probes.Of<LatencyConfig>().loads_per_sample);
   EXPECT_NE(Slurp(config.state_directory + "/state.json").find(loads), std::string::npos);
 }
 
-// `numaprobe baseline reset` (a marker in the state file) reaches the loop
-// through ReloadState (SIGHUP with an unchanged config): a new baseline is
-// recorded, and the round in progress goes on.
+// `numaprobe baseline reset` (a request beside the state file) reaches the
+// loop through ReloadState (SIGHUP with an unchanged config): a new baseline
+// is recorded, and the round in progress goes on.
 TEST(SchedulerLoop, TakesABaselineResetWithoutCuttingTheRound) {
   Config config = TwoKindConfig("reset");
   config.schedule.duty_cycle = 0.5;
   config.schedule.interval = seconds(100);
   config.baseline.rounds = 1;
-  Rig rig(config, [](const Task&, int index) {
-    Script s = Ok(0.001);
-    s.held = index == 16 + 3;  // in the second round
-    return s;
-  });
-  rig.host->AllowUntil(kStart + 150 * kSecond);
-  ASSERT_TRUE(rig.probes->WaitForRuns(16 + 4));
+  Rig rig(
+      config,
+      [](const Task&, int index) {
+        Script s = Ok(0.001);
+        s.held = index == 8 + 16 + 3;  // in the third round (after the representatives' and a full one)
+        return s;
+      },
+      {}, OnDisk());
+  rig.host->AllowUntil(kStart + 250 * kSecond);
+  ASSERT_TRUE(rig.probes->WaitForRuns(8 + 16 + 4));
   ASSERT_TRUE(rig.Now().baseline_complete);
-  ASSERT_EQ(ResetState(config.state_directory), "");
+  ASSERT_EQ(WriteStateFile(config.state_directory, kRequestFile, FormatRequest({"reset", "test-1"})), "");
   rig.scheduler->ReloadState();
   rig.probes->Release();
-  ASSERT_TRUE(rig.host->RunUntil(kStart + 150 * kSecond));
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));
   const Snapshot now = rig.Now();
   EXPECT_EQ(now.baseline_origin, "reset");
-  EXPECT_EQ(now.rounds_completed, 2u) << "the second round was not cut short";
-  EXPECT_EQ(rig.probes->Runs().size(), 32u);
+  EXPECT_EQ(now.rounds_completed, 3u) << "the third round was not cut short";
+  EXPECT_EQ(rig.probes->Runs().size(), 8u + 32u);
+  EXPECT_FALSE(std::filesystem::exists(config.state_directory + "/" + kRequestFile)) << "acted on once";
   EXPECT_EQ(rig.host->plans.load(), 1) << "a state reload does not replan";
-  ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 350 * kSecond));
   EXPECT_TRUE(rig.Now().baseline_complete) << "recorded anew";
   EXPECT_EQ(rig.Now().baseline_origin, "reset");
 }
 
-// A state file that cannot be parsed is reported (origin state_file_corrupt)
-// and replaced by the new baseline.
+// A state file that cannot be parsed is reported (origin state_file_corrupt),
+// kept as a copy, and replaced.
 TEST(SchedulerLoop, ReplacesACorruptStateFile) {
   Config config = TwoKindConfig("corrupt");
   config.schedule.duty_cycle = 0.5;
@@ -367,23 +393,33 @@ TEST(SchedulerLoop, ReplacesACorruptStateFile) {
   config.baseline.rounds = 1;
   std::filesystem::create_directories(config.state_directory);
   std::ofstream(config.state_directory + "/state.json") << "{not json";
-  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  Rig rig(
+      config, [](const Task&, int) { return Ok(0.001); }, {}, OnDisk());
   EXPECT_EQ(rig.Now().baseline_origin, "state_file_corrupt");
-  ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 150 * kSecond));
   ASSERT_TRUE(rig.Now().baseline_complete);
   const auto state = nlohmann::json::parse(Slurp(config.state_directory + "/state.json"));
-  EXPECT_TRUE(state["baseline"]["complete"].get<bool>());
+  EXPECT_EQ(state["series"].size(), 16u);
+  int copies = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(config.state_directory)) {
+    if (entry.path().filename().string().rfind("state.json.corrupt-", 0) == 0) {
+      ++copies;
+      EXPECT_EQ(Slurp(entry.path().string()), "{not json");
+    }
+  }
+  EXPECT_EQ(copies, 1);
 }
 
-// A state directory that cannot be written: counted and retried every round,
-// written once it can be.
+// A state directory that cannot be written: counted and retried (at most
+// every 30 s), written once it can be.
 TEST(SchedulerLoop, RetriesAFailedStateWriteEveryRound) {
   Config config = TwoKindConfig("state_write");
   config.schedule.duty_cycle = 0.5;
   config.schedule.interval = seconds(100);
   config.baseline.rounds = 1;
   std::ofstream(config.state_directory) << "a file where the directory should be";
-  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  Rig rig(
+      config, [](const Task&, int) { return Ok(0.001); }, {}, OnDisk());
   ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));  // 3 rounds
   Snapshot now = rig.Now();
   EXPECT_TRUE(now.baseline_complete);
@@ -415,7 +451,7 @@ TEST(SchedulerLoop, AReloadMidRoundReplansAfterTheRunningProbe) {
   rig.probes->Release();
   ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));
   const auto runs = rig.probes->Runs();
-  ASSERT_EQ(runs.size(), 3u + 12u) << "the cut round, then one round of bandwidth only";
+  ASSERT_EQ(runs.size(), 3u + 6u) << "the cut round, then the new plan's representatives: bandwidth only";
   for (std::size_t i = 3; i < runs.size(); ++i) EXPECT_EQ(runs[i].kind, &BandwidthProbe()) << i;
   EXPECT_LT(runs[3].start_ns - runs[2].end_ns, kSecond) << "the new round starts at once";
   EXPECT_EQ(rig.host->plans.load(), 2);
@@ -432,7 +468,7 @@ TEST(SchedulerLoop, ReplansWhenTheCpusetShrinks) {
   Rig rig(config, [](const Task&, int) { return Ok(0.001); });
   ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));
   const std::size_t before = rig.probes->Runs().size();
-  ASSERT_EQ(before, 16u);
+  ASSERT_EQ(before, 8u) << "the representatives";
   rig.host->SetRestriction({std::set<int>{0, 1}, std::set<int>{0}});
   ASSERT_TRUE(rig.host->RunUntil(kStart + 250 * kSecond));
   const auto runs = rig.probes->Runs();

@@ -1,7 +1,9 @@
-// A host and probes for the scheduler loop that the test controls: a clock
-// that only moves when the loop sleeps or a probe runs, and probes whose
-// cost, duration and outcome the test scripts. The real loop (scheduler.cc)
-// runs on them on its own thread, so hours of schedule take milliseconds.
+// A host and probes for the scheduler loop that the test controls: the
+// production simulation (daemon/serve/simulation.h: a clock that only moves
+// when the loop sleeps or a probe runs, state in memory, host facts from a
+// fixture tree) and probes whose cost, duration and outcome the test scripts,
+// including runs that hang. The real loop (scheduler.cc) runs on them on its
+// own thread, so hours of schedule take milliseconds.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,125 +14,51 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "daemon/probing/kinds/kinds.h"
 #include "daemon/serve/loop_environment.h"
 #include "daemon/serve/probe_executor.h"
-#include "kernels/bandwidth.h"
-#include "kernels/c2c.h"
-#include "kernels/latency.h"
+#include "daemon/serve/simulation.h"
 
 namespace numaprobe::daemon::scripted {
 
 namespace k = kernels;
 
-inline constexpr std::int64_t kSecond = 1'000'000'000;
+inline constexpr std::int64_t kSecond = kSimulatedSecond;
 // How long a test waits, in real time, for the loop to get somewhere.
 inline constexpr auto kPatience = std::chrono::seconds(30);
 
-// Two nodes of two CPUs each; Restriction() says which the process may use.
+// Two nodes of two CPUs each; the restriction says which the process may use.
 inline constexpr const char* kTwoNodes = "pack:2 [numa(memory=1GiB)] core:2 pu:1";
 
-class ScriptedHost final : public LoopEnvironment {
- public:
-  // A host of hwloc's synthetic description `synthetic`, of which the process
-  // may use `restriction`.
-  explicit ScriptedHost(std::string synthetic = kTwoNodes,
-                        k::Restriction restriction = {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}})
-      : synthetic_(std::move(synthetic)), restriction_(std::move(restriction)) {}
+// Where the scripted hosts read host facts: a fixture tree, never this machine.
+inline TestHooks FixtureHooks() {
+  TestHooks hooks;
+  hooks.fact_root = std::string(NUMAPROBE_FIXTURES) + "/host_facts/thp/before";
+  return hooks;
+}
 
-  std::int64_t MonotonicNs() override { return now_.load(); }
-  double UnixNow() override { return 1.7e9 + static_cast<double>(now_.load()) / kSecond; }
+// A simulated host of hwloc's synthetic description `synthetic`, of which the
+// process may use `restriction`, with its state in memory (`files`, shared
+// with the host of a simulated restart), or in the configured directory when
+// `files` is null (OnDisk).
+inline std::unique_ptr<SimulatedHost> ScriptedHost(
+    std::string synthetic = kTwoNodes, k::Restriction restriction = {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}},
+    std::shared_ptr<std::map<std::string, std::string>> files = std::make_shared<std::map<std::string, std::string>>(),
+    std::int64_t start_ns = 1000 * kSecond) {
+  return std::make_unique<SimulatedHost>(
+      [synthetic](const k::Restriction& r) { return k::Topology::FromSynthetic(synthetic, r); }, std::move(restriction),
+      FixtureHooks(), std::move(files), start_ns);
+}
 
-  // Sleeping moves the clock to the deadline at once, unless that is past
-  // where the test parked the loop (RunUntil): then the loop waits there, in
-  // real time, until it is woken (stop, reload) or the test moves it on.
-  void Sleep(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, std::int64_t ns,
-             const std::function<bool()>& wake) override {
-    if (wake()) return;
-    {
-      std::lock_guard guard(mu_);
-      const std::int64_t deadline = now_.load() + ns;
-      if (deadline <= park_at_) {
-        now_.store(deadline);
-        return;
-      }
-      now_.store(std::max(now_.load(), park_at_));
-      parked_ = true;
-      parked_cv_.notify_all();
-    }
-    while (!wake()) {
-      cv.wait_for(lock, std::chrono::milliseconds(1), wake);
-      std::lock_guard guard(mu_);
-      if (park_at_ > now_.load()) break;
-    }
-    std::lock_guard guard(mu_);
-    parked_ = false;
-  }
-
-  k::Restriction Restriction() override {
-    std::lock_guard guard(mu_);
-    return restriction_;
-  }
-  k::Expected<Plan> PlanNow(const Config& config, k::Topology* topology) override {
-    auto host = k::Topology::FromSynthetic(synthetic_, Restriction());
-    if (!host.ok()) return host.failure();
-    auto plan = BuildPlan(config.targets, host.value());
-    if (plan.ok() && topology != nullptr) *topology = std::move(host).value();
-    ++plans;
-    return plan;
-  }
-
-  void Notify(std::string_view message) override {
-    std::lock_guard guard(mu_);
-    notifications_.push_back({now_.load(), std::string(message)});
-  }
-  std::optional<std::chrono::milliseconds> WatchdogInterval() override { return watchdog; }
-
-  // Lets the loop run until its clock reaches `ns` and it sleeps; false if it
-  // did not get there in kPatience of real time.
-  bool RunUntil(std::int64_t ns) {
-    AllowUntil(ns);
-    std::unique_lock guard(mu_);
-    return parked_cv_.wait_for(guard, kPatience, [&] { return parked_ && now_.load() >= ns; });
-  }
-  // The same without waiting: for a test that meets the loop in a held run.
-  void AllowUntil(std::int64_t ns) {
-    std::lock_guard guard(mu_);
-    park_at_ = ns;
-  }
-  void SetRestriction(k::Restriction restriction) {
-    std::lock_guard guard(mu_);
-    restriction_ = std::move(restriction);
-  }
-  void Advance(std::int64_t ns) { now_.fetch_add(ns); }
-  // When the loop sent WATCHDOG=1 (monotonic ns).
-  std::vector<std::int64_t> WatchdogPings() {
-    std::lock_guard guard(mu_);
-    std::vector<std::int64_t> pings;
-    for (const auto& [at, message] : notifications_) {
-      if (message == "WATCHDOG=1") pings.push_back(at);
-    }
-    return pings;
-  }
-
-  std::optional<std::chrono::milliseconds> watchdog;  // set before the loop starts
-  std::atomic<int> plans{0};
-
- private:
-  std::atomic<std::int64_t> now_{1000 * kSecond};
-  std::mutex mu_;
-  std::condition_variable parked_cv_;
-  std::int64_t park_at_ = 0;  // guarded by mu_
-  bool parked_ = false;       // guarded by mu_
-  const std::string synthetic_;
-  k::Restriction restriction_;                                       // guarded by mu_
-  std::vector<std::pair<std::int64_t, std::string>> notifications_;  // guarded by mu_
-};
+// The two-node host with its state files on disk, for the tests of the file.
+inline std::unique_ptr<SimulatedHost> OnDisk() {
+  return ScriptedHost(kTwoNodes, {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}}, nullptr);
+}
 
 // How one run goes.
 struct Script {
@@ -156,7 +84,7 @@ struct Started {
 class ScriptedExecutor final : public ProbeExecutor {
  public:
   using ScriptFn = std::function<Script(const Task& task, int run_index)>;
-  ScriptedExecutor(ScriptedHost& host, ScriptFn script) : host_(host), script_(std::move(script)) {}
+  ScriptedExecutor(SimulatedHost& host, ScriptFn script) : host_(host), script_(std::move(script)) {}
 
   void Adopt(const k::Topology&, const Config&, ProbeSettings, ProbeLock&, std::function<void()>) override {
     ++adopted;
@@ -220,31 +148,11 @@ class ScriptedExecutor final : public ProbeExecutor {
   // Called with mu_ held; always true.
   bool Finish(k::Outcome outcome) {
     runs_.back().end_ns = host_.MonotonicNs();
-    result_ = ProbeRun{RecordOf(task_, outcome, current_.value), current_.cpu_seconds, 0};
+    result_ = ProbeRun{task_.kind->Simulated(task_.target, outcome, current_.value), current_.cpu_seconds, 0};
     return true;
   }
 
-  static RecordPtr RecordOf(const Task& task, k::Outcome outcome, double value) {
-    if (task.kind == &LatencyProbe()) {
-      k::LatencyResult r;
-      r.outcome = outcome;
-      r.seconds_per_load.median = value;
-      return std::make_shared<ProbeRecordOf<k::LatencyResult>>(*task.kind, task.target, r);
-    }
-    if (task.kind == &BandwidthProbe()) {
-      k::BandwidthResult r;
-      r.outcome = outcome;
-      r.bytes_per_second.median = value;
-      return std::make_shared<ProbeRecordOf<k::BandwidthResult>>(*task.kind, task.target, r);
-    }
-    k::C2cResult r;
-    EXPECT_EQ(task.kind, &CoreToCoreProbe()) << "no scripted record for " << task.kind->name();
-    r.outcome = outcome;
-    r.one_way_seconds.median = value;
-    return std::make_shared<ProbeRecordOf<k::C2cResult>>(*task.kind, task.target, r);
-  }
-
-  ScriptedHost& host_;
+  SimulatedHost& host_;
   ScriptFn script_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -1,5 +1,6 @@
-// Unit tests for daemon/state.cc: the host fingerprint and the atomically
-// written state file.
+// Unit tests for daemon/serve/state.cc: the host fingerprint and facts, and
+// the files of the state directory, written atomically (the text they hold is
+// results/state_file.cc's: state_file_test.cc).
 #include "daemon/serve/state.h"
 
 #include <sys/stat.h>
@@ -142,60 +143,29 @@ class StateTest : public ::testing::Test {
     return names;
   }
 
-  static Baseline Sample() {
-    Baseline baseline;
-    baseline.fingerprint = "0123456789abcdef";
-    baseline.created = "2024-05-01T12:00:00Z";
-    baseline.complete = true;
-    BaselineValue latency;
-    latency.probe = "latency";
-    latency.cpu_node = 0;
-    latency.mem_node = 1;
-    latency.value = 1.25e-7;
-    BaselineValue bandwidth;
-    bandwidth.probe = "bandwidth";
-    bandwidth.cpu = 3;
-    bandwidth.cpu_node = 1;
-    bandwidth.mem_node = 0;
-    bandwidth.op = "copy";
-    bandwidth.value = 1.5e10;
-    baseline.values = {latency, bandwidth};
-    return baseline;
-  }
+  static std::string Sample() { return "{\"format\": 2}\n"; }
 
   fs::path root_;
   std::string dir_;
 };
 
 TEST_F(StateTest, MissingFileIsNotAnError) {
-  const LoadedState state = LoadState(dir_);
-  EXPECT_EQ(state.status, LoadedState::Status::kMissing);
-  EXPECT_FALSE(state.baseline.has_value());
+  const StoredText stored = ReadStateFile(dir_, "state.json");
+  EXPECT_EQ(stored.status, StoredText::Status::kMissing);
+  EXPECT_EQ(stored.text, "");
 }
 
-TEST_F(StateTest, SaveThenLoadRoundTrips) {
-  ASSERT_EQ(SaveState(dir_, Sample()), "");  // creates the directory
+TEST_F(StateTest, WriteThenReadRoundTrips) {
+  ASSERT_EQ(WriteStateFile(dir_, "state.json", Sample()), "");  // creates the directory
   EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
-  const LoadedState state = LoadState(dir_);
-  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
-  ASSERT_TRUE(state.baseline.has_value());
-  const Baseline& got = *state.baseline;
-  EXPECT_EQ(got.fingerprint, "0123456789abcdef");
-  EXPECT_EQ(got.created, "2024-05-01T12:00:00Z");
-  EXPECT_TRUE(got.complete);
-  ASSERT_EQ(got.values.size(), 2u);
-  EXPECT_EQ(got.values[0].probe, "latency");
-  EXPECT_EQ(got.values[0].cpu, -1);
-  EXPECT_EQ(got.values[0].mem_node, 1);
-  EXPECT_DOUBLE_EQ(got.values[0].value, 1.25e-7);
-  EXPECT_EQ(got.values[1].cpu, 3);
-  EXPECT_EQ(got.values[1].op, "copy");
-  EXPECT_DOUBLE_EQ(got.values[1].value, 1.5e10);
+  const StoredText stored = ReadStateFile(dir_, "state.json");
+  ASSERT_EQ(stored.status, StoredText::Status::kOk) << stored.error;
+  EXPECT_EQ(stored.text, Sample());
 }
 
 TEST_F(StateTest, AtomicWriteLeavesNoTemporaryFiles) {
-  ASSERT_EQ(SaveState(dir_, Sample()), "");
-  ASSERT_EQ(SaveState(dir_, Sample()), "");  // replacing an existing file
+  ASSERT_EQ(WriteStateFile(dir_, "state.json", Sample()), "");
+  ASSERT_EQ(WriteStateFile(dir_, "state.json", Sample()), "");  // replacing an existing file
   EXPECT_THAT(Entries(), ElementsAre("state.json"));
 }
 
@@ -203,7 +173,7 @@ TEST_F(StateTest, AtomicWriteLeavesNoTemporaryFiles) {
 // test_state_kill.py makes them); the next successful write removes those of
 // dead processes and keeps a live writer's.
 TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
-  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  ASSERT_EQ(WriteStateFile(dir_, "state.json", Sample()), "");
   const pid_t dead = fork();
   if (dead == 0) _exit(0);
   ASSERT_GT(dead, 0);
@@ -211,7 +181,7 @@ TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
   std::ofstream(fs::path(dir_) / (".state.json.tmp." + std::to_string(dead))) << "{\"trunc";
   std::ofstream(fs::path(dir_) / (".state.json.tmp." + std::to_string(getppid()))) << "{";  // alive
   std::ofstream(fs::path(dir_) / ".state.json.tmp.notapid") << "{";
-  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  ASSERT_EQ(WriteStateFile(dir_, "state.json", Sample()), "");
   EXPECT_THAT(Entries(), ::testing::UnorderedElementsAre(".state.json.tmp." + std::to_string(getppid()),
                                                          ".state.json.tmp.notapid", "state.json"));
 }
@@ -219,63 +189,18 @@ TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
 TEST_F(StateTest, FailedRenameRemovesTheTemporaryFile) {
   // A non-empty directory named state.json cannot be renamed over.
   fs::create_directories(fs::path(dir_) / "state.json" / "keep");
-  const std::string error = SaveState(dir_, Sample());
+  const std::string error = WriteStateFile(dir_, "state.json", Sample());
   EXPECT_THAT(error, HasSubstr(dir_ + "/state.json"));
   EXPECT_THAT(Entries(), ElementsAre("state.json"));
 }
 
-TEST_F(StateTest, CorruptFilesAreReportedAndReplaced) {
-  const std::string path = dir_ + "/state.json";
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"garbage", "\x01not json at all"},
-      {"empty", ""},
-      {"truncated", R"({"format": 1, "baseline": {"fingerprint": "ab)"},
-      {"not an object", "[1, 2]"},
-      {"no format", R"({"baseline": null})"},
-      {"wrong format", R"({"format": 2})"},
-      {"format as string", R"({"format": "1"})"},
-      {"baseline not an object", R"({"format": 1, "baseline": 7})"},
-      {"fingerprint a number",
-       R"({"format": 1, "baseline": {"fingerprint": 5, "created": "", "complete": true, "values": []}})"},
-      {"complete a string",
-       R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": "yes", "values": []}})"},
-      {"values missing", R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true}})"},
-      {"node a float", R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
-          {"probe": "latency", "cpu": -1, "cpu_node": 0.5, "mem_node": 0, "op": "", "value": 1}]}})"},
-      {"value null", R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
-          {"probe": "latency", "cpu": -1, "cpu_node": 0, "mem_node": 0, "op": "", "value": null}]}})"},
-  };
-  for (const auto& [name, text] : cases) {
-    SCOPED_TRACE(name);
-    fs::create_directories(dir_);
-    WriteText(path, text);
-    const LoadedState state = LoadState(dir_);
-    EXPECT_EQ(state.status, LoadedState::Status::kCorrupt);
-    EXPECT_THAT(state.error, HasSubstr(path));
-    EXPECT_FALSE(state.baseline.has_value());
-
-    ASSERT_EQ(SaveState(dir_, Sample()), "");
-    EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kOk);
-  }
-}
-
-TEST_F(StateTest, CorruptMessageNamesTheField) {
-  fs::create_directories(dir_);
-  WriteText(dir_ + "/state.json",
-            R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [
-                {"probe": "latency", "cpu": "x", "cpu_node": 0, "mem_node": 0, "op": "", "value": 1}]}})");
-  EXPECT_THAT(LoadState(dir_).error, HasSubstr("baseline.values[0].cpu"));
-  WriteText(dir_ + "/state.json",
-            R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": true, "values": [],
-                "memory_errors": {"corrected": -1, "uncorrected": 0}}})");
-  EXPECT_THAT(LoadState(dir_).error, HasSubstr("baseline.memory_errors.corrected"));
-}
-
-TEST_F(StateTest, UnreadableFileIsCorrupt) {
+// Unreadable is not corrupt: the caller must never write over a file it
+// merely could not read.
+TEST_F(StateTest, UnreadableFileIsUnreadableNamingThePath) {
   fs::create_directories(fs::path(dir_) / "state.json");  // read() fails with EISDIR
-  const LoadedState state = LoadState(dir_);
-  EXPECT_EQ(state.status, LoadedState::Status::kCorrupt);
-  EXPECT_THAT(state.error, HasSubstr(dir_ + "/state.json"));
+  const StoredText stored = ReadStateFile(dir_, "state.json");
+  EXPECT_EQ(stored.status, StoredText::Status::kUnreadable);
+  EXPECT_THAT(stored.error, HasSubstr(dir_ + "/state.json"));
 }
 
 TEST_F(StateTest, DirectoryUnderARegularFileIsAnErrorNamingThePath) {
@@ -283,86 +208,40 @@ TEST_F(StateTest, DirectoryUnderARegularFileIsAnErrorNamingThePath) {
   const std::string file = (root_ / "plainfile").string();
   WriteText(file, "x");
   const std::string dir = file + "/sub";
-  const std::string error = SaveState(dir, Sample());
+  const std::string error = WriteStateFile(dir, "state.json", Sample());
   EXPECT_THAT(error, HasSubstr(dir));
   EXPECT_THAT(error, HasSubstr("Not a directory"));
-  EXPECT_EQ(LoadState(dir).status, LoadedState::Status::kCorrupt);
+  EXPECT_EQ(ReadStateFile(dir, "state.json").status, StoredText::Status::kMissing) << "no file can be there";
 }
 
 TEST_F(StateTest, ReadOnlyDirectoryIsAnErrorNamingThePath) {
   if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   fs::create_directories(dir_);
   fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
-  const std::string error = SaveState(dir_, Sample());
+  const std::string error = WriteStateFile(dir_, "state.json", Sample());
   EXPECT_THAT(error, HasSubstr(dir_));
   EXPECT_THAT(error, HasSubstr("Permission denied"));
 }
 
-TEST_F(StateTest, NonFiniteValueIsRefused) {
-  Baseline baseline = Sample();
-  baseline.values[0].value = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_THAT(SaveState(dir_, baseline), HasSubstr("not finite"));
-  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kMissing);
+TEST_F(StateTest, RemoveIsQuietWhenThereIsNothing) {
+  EXPECT_EQ(RemoveStateFile(dir_, "baseline-request.json"), "");
+  ASSERT_EQ(WriteStateFile(dir_, "baseline-request.json", "{}"), "");
+  EXPECT_EQ(RemoveStateFile(dir_, "baseline-request.json"), "");
+  EXPECT_THAT(Entries(), IsEmpty());
 }
 
-// A string that is not UTF-8 (from firmware, say) must not make the writer
-// throw: that would end the process every time the baseline is saved.
-TEST_F(StateTest, TextThatIsNotUtf8IsWrittenReplaced) {
-  Baseline baseline = Sample();
-  baseline.facts = {{"firmware", "V\xff"}};
-  ASSERT_EQ(SaveState(dir_, baseline), "");
-  const LoadedState state = LoadState(dir_);
-  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
-  EXPECT_EQ(state.baseline->facts.at("firmware"), "V\xef\xbf\xbd");  // U+FFFD
-}
-
-TEST_F(StateTest, ResetRemovesTheBaseline) {
-  ASSERT_EQ(SaveState(dir_, Sample()), "");
-  ASSERT_EQ(ResetState(dir_), "");
-  const LoadedState state = LoadState(dir_);
-  EXPECT_EQ(state.status, LoadedState::Status::kOk) << state.error;
-  EXPECT_FALSE(state.baseline.has_value());
-  EXPECT_THAT(Entries(), ElementsAre("state.json"));
-}
-
-TEST_F(StateTest, MarkersSayResetOrAccept) {
-  fs::create_directories(dir_);  // without one, a reset has nothing to forget and writes nothing
-  ASSERT_EQ(ResetState(dir_), "");
-  EXPECT_EQ(LoadState(dir_).marker, "reset");
-  ASSERT_EQ(ResetState(dir_, "accept"), "");
-  EXPECT_EQ(LoadState(dir_).marker, "accept");
-  WriteText(dir_ + "/state.json", R"({"format": 1})");  // written by an older numaprobe
-  EXPECT_EQ(LoadState(dir_).marker, "reset");
-  WriteText(dir_ + "/state.json", R"({"format": 1, "marker": "bogus"})");
-  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kCorrupt);
-}
-
-TEST_F(StateTest, HostFactsTopologyChangesAndSpreadRoundTrip) {
-  Baseline baseline = Sample();
-  baseline.topology = "nodes=0,1;distances=10,21,21,10";
-  baseline.facts = {{"kernel", "6.6.13-amd64"}, {"firmware", "unknown"}};
-  baseline.changes = {{"kernel", "6.1.0", "6.6.13-amd64", 1700000000.5}};
-  baseline.memory_errors = MemoryErrorCounts{12, 3};
-  baseline.spread = baseline.values;
-  baseline.spread[0].value = 0.012;
-  baseline.spread[1].value = 0.04;
-  ASSERT_EQ(SaveState(dir_, baseline), "");
-  const LoadedState state = LoadState(dir_);
-  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
-  const Baseline& got = *state.baseline;
-  EXPECT_EQ(got.topology, baseline.topology);
-  EXPECT_EQ(got.facts, baseline.facts);
-  ASSERT_EQ(got.changes.size(), 1u);
-  EXPECT_EQ(got.changes[0].before, "6.1.0");
-  EXPECT_EQ(got.changes[0].after, "6.6.13-amd64");
-  EXPECT_DOUBLE_EQ(got.changes[0].unix_seconds, 1700000000.5);
-  ASSERT_TRUE(got.memory_errors);
-  EXPECT_EQ(got.memory_errors->corrected, 12u);
-  EXPECT_EQ(got.memory_errors->uncorrected, 3u);
-  ASSERT_EQ(got.spread.size(), 2u);
-  EXPECT_DOUBLE_EQ(got.spread[0].value, 0.012);
-  EXPECT_EQ(got.spread[1].op, "copy");
-  EXPECT_TRUE(state.marker.empty());
+// A corrupt file is kept for the operator before it is replaced, the newest
+// three copies at most.
+TEST_F(StateTest, CorruptCopiesAreKeptThreeAtMost) {
+  for (int i = 1; i <= 5; ++i) {
+    ASSERT_EQ(WriteStateFile(dir_, "state.json", "garbage " + std::to_string(i)), "");
+    ASSERT_EQ(KeepCorruptCopy(dir_, "state.json", "2026010" + std::to_string(i) + "T000000Z"), "");
+  }
+  EXPECT_THAT(Entries(), ::testing::UnorderedElementsAre("state.json.corrupt-20260103T000000Z",
+                                                         "state.json.corrupt-20260104T000000Z",
+                                                         "state.json.corrupt-20260105T000000Z"));
+  EXPECT_EQ(ReadText(fs::path(dir_) / "state.json.corrupt-20260105T000000Z"), "garbage 5");
+  EXPECT_EQ(KeepCorruptCopy(dir_, "state.json", "20260106T000000Z"), "") << "nothing to keep: no error";
 }
 
 TEST(HostFactsTest, TopologySignatureNamesNodesAndDistances) {
@@ -378,18 +257,6 @@ TEST(HostFactsTest, TopologySignatureNamesNodesAndDistances) {
   EXPECT_TRUE(facts.contains("hypervisor"));
   EXPECT_TRUE(facts.contains("nodes_per_package"));
   EXPECT_EQ(facts.size(), 8u);
-}
-
-TEST_F(StateTest, ResetReplacesACorruptFile) {
-  fs::create_directories(dir_);
-  WriteText(dir_ + "/state.json", "garbage");
-  ASSERT_EQ(ResetState(dir_), "");
-  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kOk);
-}
-
-TEST_F(StateTest, ResetWithoutStateIsSuccessAndCreatesNothing) {
-  EXPECT_EQ(ResetState(dir_), "");
-  EXPECT_FALSE(fs::exists(dir_));
 }
 
 }  // namespace

@@ -101,6 +101,13 @@ class BandwidthKind final : public ProbeKind {
   RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
     return NotRunRecord<k::BandwidthResult>(*this, t, outcome, std::move(reason));
   }
+  RecordPtr Simulated(const ProbeTarget& t, k::Outcome outcome, double figure) const override {
+    k::BandwidthResult result;
+    result.outcome = outcome;
+    result.bytes_per_second.median = figure;
+    result.op = OpOf(t);
+    return std::make_shared<ProbeRecordOf<k::BandwidthResult>>(*this, t, std::move(result));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::BandwidthResult result;
     result.op = OpOf(t);
@@ -127,11 +134,8 @@ class BandwidthKind final : public ProbeKind {
   }
 
   bool HasBaseline() const override { return true; }
-  std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
-    const MemoryPair& p = record.target().pair;
-    return BaselineValue{
-        std::string(name()), per_cpu ? p.cpu : -1,    p.cpu_node,
-        p.mem_node,          record.target().variant, ResultOf<k::BandwidthResult>(record).bytes_per_second.median};
+  double FigureOf(const ProbeRecord& record) const override {
+    return ResultOf<k::BandwidthResult>(record).bytes_per_second.median;
   }
 
   BaselineSeries BaselineNames() const override { return {"numaprobe_memory_bandwidth", "bytes_per_second"}; }

@@ -91,6 +91,12 @@ class CoreToCoreKind final : public ProbeKind {
   RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
     return NotRunRecord<k::C2cResult>(*this, t, outcome, std::move(reason));
   }
+  RecordPtr Simulated(const ProbeTarget& t, k::Outcome outcome, double figure) const override {
+    k::C2cResult result;
+    result.outcome = outcome;
+    result.one_way_seconds.median = figure;
+    return std::make_shared<ProbeRecordOf<k::C2cResult>>(*this, t, std::move(result));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::C2cResult result;
     result.cpu_a = t.pair.cpu;

@@ -80,6 +80,12 @@ class LatencyKind final : public ProbeKind {
   RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
     return NotRunRecord<k::LatencyResult>(*this, t, outcome, std::move(reason));
   }
+  RecordPtr Simulated(const ProbeTarget& t, k::Outcome outcome, double figure) const override {
+    k::LatencyResult result;
+    result.outcome = outcome;
+    result.seconds_per_load.median = figure;
+    return std::make_shared<ProbeRecordOf<k::LatencyResult>>(*this, t, std::move(result));
+  }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     k::LatencyResult result;
     result.buffer.node = t.pair.mem_node;
@@ -114,14 +120,8 @@ class LatencyKind final : public ProbeKind {
   // deviations (2%) from a healthy figure (bench/detection_thresholds.py).
   std::optional<double> ConfirmationBand() const override { return 0.05; }
   bool ComparedWithPeers() const override { return true; }
-  std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const override {
-    const MemoryPair& p = record.target().pair;
-    return BaselineValue{std::string(name()),
-                         per_cpu ? p.cpu : -1,
-                         p.cpu_node,
-                         p.mem_node,
-                         "",
-                         ResultOf<k::LatencyResult>(record).seconds_per_load.median};
+  double FigureOf(const ProbeRecord& record) const override {
+    return ResultOf<k::LatencyResult>(record).seconds_per_load.median;
   }
 
   // A pointer chase only loads: it compares with the advertised read latency.

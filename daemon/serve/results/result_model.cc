@@ -1,0 +1,403 @@
+#include "daemon/serve/results/result_model.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "daemon/common/wall_clock.h"
+#include "daemon/probing/probe_table.h"
+#include "daemon/serve/snapshot_update.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+constexpr const char* kReference = "the baseline stays the reference (numaprobe baseline accept adopts the new level)";
+
+std::string MemorySettings(const Config& config) {
+  return fmt::format("memory.budget={};memory.pages={}", config.memory.budget_bytes,
+                     kernels::PagePolicyName(config.memory.pages));
+}
+
+std::string Rfc3339(double unix_seconds) { return UtcTime(unix_seconds, "%Y-%m-%dT%H:%M:%SZ"); }
+
+// A change an operator declared planned: "field=value" (that value) or "field=*" (any).
+bool Matches(const std::string& rule, const HostChange& change) {
+  const auto eq = rule.find('=');
+  if (eq == std::string::npos || rule.compare(0, eq, change.field) != 0 || eq != change.field.size()) return false;
+  const std::string value = rule.substr(eq + 1);
+  return value == "*" || value == change.after;
+}
+
+}  // namespace
+
+std::string LegacyMeasurementSettings(const Config& config) {
+  std::string settings;
+  for (const ProbeKind* kind : ProbeTable()) {
+    const std::string part = kind->SettingsFingerprint(config);
+    if (!part.empty()) settings += part + ";";
+  }
+  return settings + MemorySettings(config);
+}
+
+std::map<std::string, std::string> MeasurementSettingsByKind(const Config& config) {
+  std::map<std::string, std::string> settings;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (kind->HasBaseline())
+      settings[std::string(kind->name())] = kind->SettingsFingerprint(config) + ";" + MemorySettings(config);
+  }
+  return settings;
+}
+
+ResultModel::ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config)
+    : store_(store), storage_(std::move(storage)) {
+  Reconfigure(nullptr, config);
+}
+
+void ResultModel::Reconfigure(std::unique_ptr<StateStorage> storage, const Config& config) {
+  if (storage && storage->Where() != storage_->Where()) {
+    // What was learnt goes with the daemon: written to the new directory at once.
+    spdlog::info("state directory changed from {} to {}: the state is written there", storage_->Where(),
+                 storage->Where());
+    storage_ = std::move(storage);
+    unreadable_.clear();
+    MarkChanged(true);
+  }
+  if (figures_needed_ != 0 && figures_needed_ != config.baseline.rounds && Recording()) {
+    spdlog::info("baseline.rounds changed from {} to {}: the series still recording need {} figures", figures_needed_,
+                 config.baseline.rounds, config.baseline.rounds);
+  }
+  figures_needed_ = config.baseline.rounds;
+  accept_changes_ = config.baseline.accept_changes;
+  per_cpu_ = config.targets.per_cpu;
+  settings_ = MeasurementSettingsByKind(config);
+  legacy_settings_ = LegacyMeasurementSettings(config);
+}
+
+void ResultModel::Plan(const PlannedHost& planned, const HostObservation& host, const RuntimeFacts& runtime,
+                       Moment now) {
+  fingerprint_ = planned.fingerprint;
+  topology_signature_ = planned.topology_signature;
+  last_host_ = host;
+  if (!restored_) {
+    restored_ = true;
+    Restore(now);
+  } else if (planned.topology_signature != contents_.host.topology) {
+    spdlog::warn(
+        "NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old pairs "
+        "are not comparable, recording a new baseline",
+        contents_.host.topology, planned.topology_signature);
+    StartOver(kOriginTopologyChanged, now);
+  } else {
+    ObserveHostFacts(now);
+  }
+  CompareSettings(now);
+  TrackPlannedSeries(planned.series, now);
+  AcceptPlannedChanges(now);
+  store_.Update([&](Snapshot& s) {
+    PlanSnapshot(s, planned.config, planned.topology, planned.plan, planned.host, planned.fingerprint);
+    s.runtime_facts = runtime;
+    Refresh(s);
+  });
+  Save(now);
+}
+
+void ResultModel::Restore(Moment now) {
+  const StoredText stored = storage_->Read(kStateFile);
+  if (stored.status == StoredText::Status::kMissing) return StartOver(kOriginFirstStart, now);
+  if (stored.status == StoredText::Status::kUnreadable) {
+    unreadable_ = stored.error;
+    spdlog::error(
+        "{}: the state file is left as it is and nothing is written over it; what is learnt now is kept in memory "
+        "only until it can be read (fix its permissions, then reload with SIGHUP)",
+        stored.error);
+    StartOver(kOriginStateFileUnreadable, now);
+    return;
+  }
+  LoadedState state = ParseState(stored.text, storage_->Where() + "/" + kStateFile);
+  if (state.status == LoadedState::Status::kCorrupt) {
+    const std::string stamp = UtcTime(now.unix_seconds, "%Y%m%dT%H%M%SZ");
+    const std::string kept = storage_->KeepCorrupt(kStateFile, stamp);
+    spdlog::error("state file unusable ({}); {}; a new baseline is recorded", state.error,
+                  kept.empty() ? fmt::format("kept as {}.corrupt-{}", kStateFile, stamp) : kept);
+    StartOver(kOriginStateFileCorrupt, now);
+    return;
+  }
+  if (!state.legacy_marker.empty()) {
+    // A format-1 marker (an older `numaprobe baseline accept` or `reset`).
+    spdlog::info("the state file holds an operator's {} (numaprobe baseline {})", state.legacy_marker,
+                 state.legacy_marker);
+    StartOver(state.legacy_marker == "accept" ? kOriginAccepted : kOriginReset, now);
+  } else {
+    AdoptStored(std::move(*state.contents), state.format, state.legacy_settings, now);
+  }
+  CheckRequest(now);
+}
+
+void ResultModel::AdoptStored(StateContents stored, int format, const std::string& legacy_settings, Moment now) {
+  if (stored.host.topology.empty() && stored.host.fingerprint == fingerprint_) {
+    // Written by a numaprobe that kept only the fingerprint hash: the same
+    // hash is the same host, so the baseline takes today's topology.
+    stored.host.topology = topology_signature_;
+  }
+  if (stored.host.topology != topology_signature_) {
+    spdlog::warn(
+        "NUMA topology changed from {} to {} (node count or distances: SNC/NPS mode, a node gone): the old pairs "
+        "are not comparable, recording a new baseline",
+        stored.host.topology.empty() ? "(not recorded, fingerprint " + stored.host.fingerprint + ")"
+                                     : stored.host.topology,
+        topology_signature_);
+    StartOver(kOriginTopologyChanged, now);
+    return;
+  }
+  if (format == 1) {
+    // One settings text for every kind: the same, every kind's settings hold.
+    if (legacy_settings == legacy_settings_) stored.settings = settings_;
+    if (!stored.host.memory_errors) stored.host.memory_errors = last_host_.memory_errors;
+  }
+  std::size_t armed = 0;
+  for (const auto& [key, history] : stored.series) armed += history.armed().has_value();
+  // A topology change stays said until an operator acknowledges it.
+  if (stored.host.origin != kOriginTopologyChanged) stored.host.origin = kOriginRestored;
+  contents_ = std::move(stored);
+  spdlog::info("restored the state of {} series ({} baselines armed) recorded since {}", contents_.series.size(), armed,
+               contents_.host.since);
+  ObserveHostFacts(now);
+  MarkChanged(false);
+}
+
+void ResultModel::StartOver(const char* origin, Moment now) {
+  // The schedule's memory (task costs, rotation) stays: it is of the host,
+  // not of the baseline.
+  contents_.host.Begin(origin, fingerprint_, topology_signature_, last_host_, Rfc3339(now.unix_seconds));
+  contents_.series.clear();
+  contents_.settings = settings_;
+  spdlog::info("recording a baseline of every series from its next {} figures ({})", figures_needed_, origin);
+  MarkChanged(true);
+}
+
+void ResultModel::ObserveHostFacts(Moment now) {
+  // Rare, and when first seen is what an alert names: saved at once.
+  if (!contents_.host.Observe(last_host_, now.unix_seconds, kReference).empty()) MarkChanged(true);
+}
+
+void ResultModel::CompareSettings(Moment now) {
+  for (const auto& [kind, settings] : settings_) {
+    const auto stored = contents_.settings.find(kind);
+    const bool has_series = std::any_of(contents_.series.begin(), contents_.series.end(),
+                                        [&](const auto& entry) { return entry.first.probe == kind; });
+    if (stored != contents_.settings.end() && stored->second == settings) continue;
+    if (has_series) {
+      spdlog::warn(
+          "{} settings changed from {} to {}: its series record new baselines, the old ones are not comparable", kind,
+          stored == contents_.settings.end() ? "(not recorded)" : stored->second, settings);
+      for (auto& [key, history] : contents_.series) {
+        if (key.probe == kind) history.Rerecord(now.unix_seconds, /*forget_recent=*/true);
+      }
+      if (contents_.host.origin != kOriginTopologyChanged) contents_.host.origin = kOriginSettingsChanged;
+    }
+    contents_.settings[kind] = settings;
+    MarkChanged(true);
+  }
+}
+
+void ResultModel::TrackPlannedSeries(const std::set<SeriesKey>& series, Moment now) {
+  const bool knew_some = !contents_.series.empty();
+  std::size_t added = 0;
+  for (const SeriesKey& key : series) {
+    if (contents_.series.contains(key)) continue;
+    contents_.series.emplace(key, SeriesHistory::Restored({}, {}, now.unix_seconds, std::nullopt));
+    ++added;
+  }
+  // Series that left the plan (a cpuset that shrank, a pair or op removed)
+  // keep their baseline; their recent figures would be stale when they return.
+  for (const SeriesKey& key : planned_) {
+    if (!series.contains(key)) contents_.series.at(key).ForgetRecent();
+  }
+  if (added > 0 && knew_some) {
+    spdlog::info(
+        "{} series joined the plan ({} planned now): each records a baseline of its own from its next {} "
+        "figures; the others keep theirs",
+        added, series.size(), figures_needed_);
+    contents_.host.Note(
+        {"planned_series", std::to_string(planned_.size()), std::to_string(series.size()), now.unix_seconds});
+  }
+  if (added > 0) MarkChanged(false);
+  planned_ = series;
+}
+
+void ResultModel::AcceptPlannedChanges(Moment now) {
+  for (const HostChange& change : contents_.host.changes) {
+    for (const std::string& rule : accept_changes_) {
+      if (!Matches(rule, change)) continue;
+      spdlog::warn(
+          "host {} changed {} -> {}, a change baseline.accept_changes declares planned ({}): the current "
+          "level becomes the baseline",
+          change.field, change.before, change.after, rule);
+      return Rerecord(kOriginAccepted, now);
+    }
+  }
+}
+
+void ResultModel::Rerecord(const char* origin, Moment now) {
+  // Accepting the current level: the recent figures are that level.
+  for (auto& [key, history] : contents_.series) history.Rerecord(now.unix_seconds, /*forget_recent=*/false);
+  const std::size_t cleared = contents_.host.changes.size();
+  contents_.host.Begin(origin, fingerprint_, topology_signature_, last_host_, Rfc3339(now.unix_seconds));
+  spdlog::info("recording a new baseline of every series from its next {} figures ({}; {} host changes cleared)",
+               figures_needed_, origin, cleared);
+  MarkChanged(true);
+}
+
+void ResultModel::CheckRequest(Moment now) {
+  const StoredText stored = storage_->Read(kRequestFile);
+  if (stored.status == StoredText::Status::kMissing) return;
+  if (stored.status == StoredText::Status::kUnreadable) {
+    spdlog::error("{}: the operator's request is not acted on", stored.error);
+    return;
+  }
+  std::string error;
+  const auto request = ParseRequest(stored.text, storage_->Where() + "/" + kRequestFile, error);
+  if (!request) {
+    spdlog::error("{}; it is not acted on", error);
+  } else if (request->id == contents_.last_request) {
+    // Acted on before, but the file could not be removed (a read-only directory).
+    return;
+  } else {
+    if (request->action == "accept") {
+      spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept)");
+      Rerecord(kOriginAccepted, now);
+    } else {
+      spdlog::info("the baseline was reset (numaprobe baseline reset)");
+      Rerecord(kOriginReset, now);
+    }
+    contents_.last_request = request->id;
+    Save(now, /*force=*/true);
+  }
+  if (auto removed = storage_->Remove(kRequestFile); !removed.empty()) {
+    spdlog::warn("{}; the request is remembered and not acted on again", removed);
+  }
+}
+
+void ResultModel::ObserveHost(const HostObservation& host, const RuntimeFacts& runtime, Moment now) {
+  last_host_ = host;
+  ObserveHostFacts(now);
+  AcceptPlannedChanges(now);
+  store_.Update([&](Snapshot& s) {
+    s.runtime_facts = runtime;
+    Refresh(s);
+  });
+  Save(now);
+}
+
+void ResultModel::ReloadState(Moment now) {
+  if (!unreadable_.empty()) {
+    const StoredText stored = storage_->Read(kStateFile);
+    if (stored.status != StoredText::Status::kUnreadable) {
+      spdlog::info(
+          "{}/{} can be read again: its state is restored (what was learnt since start in memory only is "
+          "replaced by it)",
+          storage_->Where(), kStateFile);
+      unreadable_.clear();
+      Restore(now);
+    }
+  } else {
+    CheckRequest(now);
+  }
+  store_.Update([&](Snapshot& s) { Refresh(s); });
+  Save(now);
+}
+
+bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also) {
+  bool confirm = false;
+  if (const std::optional<BaselineValue> figure = task.kind->BaselineOf(*run.record, per_cpu_)) {
+    const SeriesKey& key = *figure;
+    SeriesHistory& history = contents_.series[key];
+    const std::optional<double> band = task.kind->ConfirmationBand();
+    confirm = !task.confirmation && band && history.NeedsConfirmation(figure->value, *band);
+    const bool armed = history.Add(figure->value, now.unix_seconds, figures_needed_);
+    if (armed) {
+      spdlog::info("{}: baseline armed at {:g} (the median of {} figures)", key.Describe(), history.armed()->value,
+                   history.armed()->figures);
+    }
+    MarkChanged(armed);
+  }
+  store_.Update([&](Snapshot& s) {
+    RecordRun(s, run.record, now.unix_seconds, run.cpu_seconds);
+    if (also) also(s);
+    Refresh(s);
+  });
+  Save(now);
+  return confirm;
+}
+
+void ResultModel::Publish(const std::function<void(Snapshot&)>& change) { store_.Update(change); }
+
+void ResultModel::KeepSchedule(ScheduleMemory schedule) {
+  contents_.schedule = std::move(schedule);
+  MarkChanged(false);
+}
+
+void ResultModel::SetRefresh(RefreshOf refresh) { refresh_ = std::move(refresh); }
+
+bool ResultModel::Recording() const {
+  return std::any_of(planned_.begin(), planned_.end(), [&](const SeriesKey& key) {
+    const auto it = contents_.series.find(key);
+    return it == contents_.series.end() || !it->second.armed();
+  });
+}
+
+void ResultModel::MarkChanged(bool urgent) {
+  dirty_ = true;
+  urgent_ = urgent_ || urgent;
+}
+
+void ResultModel::Save(Moment now, bool force) {
+  if (!dirty_ || !unreadable_.empty()) return;
+  // A failed write costs next to nothing: retried sooner.
+  const std::int64_t spacing = save_failing_ ? kRetrySpacingNs : kSaveSpacingNs;
+  if (!force && !urgent_ && last_save_ns_ != 0 && now.monotonic_ns - last_save_ns_ < spacing) return;
+  last_save_ns_ = now.monotonic_ns;
+  std::string error;
+  const std::optional<std::string> text = FormatState(contents_, error);
+  if (text) error = storage_->Write(kStateFile, *text);
+  if (!error.empty()) {
+    ++write_failures_;
+    last_write_ok_ = false;
+    // Logged once per outage, not once per attempt: the metric counts the rest.
+    if (!save_failing_) {
+      spdlog::error("cannot save the state ({}); kept in memory, retried every {} s", error,
+                    kRetrySpacingNs / 1'000'000'000);
+    } else {
+      spdlog::debug("still cannot save the state ({})", error);
+    }
+    save_failing_ = true;
+    urgent_ = false;  // retried at the spacing, not at every event
+  } else {
+    if (save_failing_) {
+      spdlog::info("the state file in {} is written again after {} failed attempts", storage_->Where(),
+                   write_failures_);
+    }
+    save_failing_ = false;
+    last_write_ok_ = true;
+    dirty_ = false;
+    urgent_ = false;
+  }
+  // Published when the outcome changes what the snapshot says.
+  store_.Update([&](Snapshot& s) {
+    s.state_write_successful = last_write_ok_ && unreadable_.empty();
+    s.state_write_failures_total = write_failures_;
+  });
+}
+
+void ResultModel::Refresh(Snapshot& s) const {
+  Derive(contents_.series, planned_, figures_needed_, refresh_, s);
+  s.baseline_origin = contents_.host.origin;
+  s.host_changes = contents_.host.changes;
+  s.memory_errors_since_baseline = contents_.host.errors_since();
+  s.state_write_successful = last_write_ok_ && unreadable_.empty();
+  s.state_write_failures_total = write_failures_;
+}
+
+}  // namespace numaprobe::daemon

@@ -1,0 +1,162 @@
+// The one owner of what happens after a probe finishes: it counts the run and
+// publishes or withdraws its figure, adds the figure to its series' recent
+// figures and, while that series records, to its baseline, decides whether
+// the figure needs confirming, records host changes, keeps everything it has
+// learnt in the state file and restores it after a restart, and publishes the
+// Snapshot once per event. The scheduler (serve/scheduler.cc) only paces.
+//
+// Learning is per series (results/series_history.h): a series is baselined
+// from its own figures; a failed run costs only its own figure; a series that
+// joins the plan later (an op or a pair added, a cpuset that grows) records a
+// baseline of its own without a reset, and its arrival is a host change; a
+// cpuset change keeps the recent figures of every series still planned.
+// What resets the baseline: an operator's accept or reset, a change of the
+// host's topology (every series), a change of a kind's measurement settings
+// (that kind's series), and a configured accept of a planned host change
+// (baseline.accept_changes).
+//
+// Persistence: the state file is written at most every kSaveSpacingNs, and at
+// once when a series arms, a host fact changes, the baseline's origin changes
+// or the daemon stops; a crash loses at most the figures of the last
+// kSaveSpacingNs. A failed write (full or read-only directory) is counted,
+// logged once and retried every kRetrySpacingNs.
+//
+// Thread safety: not thread-safe; owned by the scheduler loop. It writes the
+// ResultStore, which serialises writers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "daemon/config/config.h"
+#include "daemon/probing/plan.h"
+#include "daemon/probing/series_key.h"
+#include "daemon/serve/probe_executor.h"
+#include "daemon/serve/result_store.h"
+#include "daemon/serve/results/derived.h"
+#include "daemon/serve/results/host_record.h"
+#include "daemon/serve/results/series_history.h"
+#include "daemon/serve/results/state_file.h"
+#include "daemon/serve/results/state_storage.h"
+#include "daemon/serve/round_tasks.h"
+#include "kernels/topology.h"
+
+namespace numaprobe::daemon {
+
+inline constexpr std::int64_t kSaveSpacingNs = 30'000'000'000;
+inline constexpr std::int64_t kRetrySpacingNs = 5'000'000'000;  // after a failed write
+
+// The settings that change what a probe measures, as format 1 of the state
+// file kept them for every kind at once ("key=value;..."): only compared with
+// a format-1 file.
+std::string LegacyMeasurementSettings(const Config& config);
+// The same per kind with a baseline: its SettingsFingerprint and the memory
+// settings (memory.budget caps automatically sized buffers). A kind whose
+// settings changed re-records its series.
+std::map<std::string, std::string> MeasurementSettingsByKind(const Config& config);
+
+// What the model is told at every (re)plan.
+struct PlannedHost {
+  const Config& config;
+  const kernels::Topology& topology;
+  const Plan& plan;
+  const HostInfo& host;
+  std::string fingerprint;         // HostFingerprint
+  std::string topology_signature;  // TopologySignature
+  std::set<SeriesKey> series;      // every baseline series the plan probes
+};
+
+// When now is (both clocks: monotonic paces the writes, Unix dates the facts).
+struct Moment {
+  std::int64_t monotonic_ns = 0;
+  double unix_seconds = 0;
+};
+
+class ResultModel {
+ public:
+  ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config);
+
+  // A start, reload or cpuset change. The first call restores the state file
+  // (and acts on an operator's request waiting beside it).
+  void Plan(const PlannedHost& planned, const HostObservation& host, const RuntimeFacts& runtime, Moment now);
+  // A reload: where the state lives, how many figures a baseline needs, which
+  // host changes are accepted (applied at the next Plan, which follows).
+  void Reconfigure(std::unique_ptr<StateStorage> storage, const Config& config);
+  // Every round: the facts as they are now; changes are recorded (and an
+  // accepted change re-records the baseline).
+  void ObserveHost(const HostObservation& host, const RuntimeFacts& runtime, Moment now);
+  // SIGHUP without a new configuration: acts on an operator's request
+  // (`numaprobe baseline accept`/`reset`), and retries a state file that could
+  // not be read at start.
+  void ReloadState(Moment now);
+
+  // One run landed. `also` sets the scheduler's own fields in the same
+  // publication (duty cycle, lock wait). True when the figure lies beyond its
+  // band and needs confirmation runs (results/series_history.h).
+  bool Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also);
+  // Anything else the scheduler publishes (duty cycle while idle, a round
+  // ended): one publication.
+  void Publish(const std::function<void(Snapshot&)>& change);
+
+  // What the scheduler keeps across restarts; restored by the first Plan.
+  const ScheduleMemory& schedule() const { return contents_.schedule; }
+  void KeepSchedule(ScheduleMemory schedule);
+  // How often each series gets a figure at the current schedule (for the
+  // expected arming time exported while series record).
+  void SetRefresh(RefreshOf refresh);
+
+  // Whether a planned series is still recording its baseline (the scheduler
+  // then spends the learning budget).
+  bool Recording() const;
+
+  // Writes the state file if something changed and kSaveSpacingNs has passed
+  // since the last write (or `now` is a stop: `force`).
+  void Save(Moment now, bool force = false);
+
+ private:
+  void Restore(Moment now);
+  void AdoptStored(StateContents stored, int format, const std::string& legacy_settings, Moment now);
+  void StartOver(const char* origin, Moment now);
+  void Rerecord(const char* origin, Moment now);
+  void ObserveHostFacts(Moment now);
+  void CompareSettings(Moment now);
+  void TrackPlannedSeries(const std::set<SeriesKey>& series, Moment now);
+  void AcceptPlannedChanges(Moment now);
+  void CheckRequest(Moment now);
+  void Refresh(Snapshot& s) const;
+  void MarkChanged(bool urgent);
+
+  ResultStore& store_;
+  std::unique_ptr<StateStorage> storage_;
+  // From the configuration (Reconfigure).
+  int figures_needed_ = 0;                       // baseline.rounds
+  std::vector<std::string> accept_changes_;      // baseline.accept_changes: "field=value" or "field=*"
+  bool per_cpu_ = false;                         // targets.per_cpu
+  std::map<std::string, std::string> settings_;  // MeasurementSettingsByKind
+  std::string legacy_settings_;                  // LegacyMeasurementSettings
+  // From the last Plan and look at the host.
+  std::string fingerprint_;
+  std::string topology_signature_;
+  HostObservation last_host_;
+  std::set<SeriesKey> planned_;
+  RefreshOf refresh_;
+
+  StateContents contents_;  // what the state file holds
+  bool restored_ = false;
+  // A state file that exists but cannot be read is never overwritten; the
+  // model keeps what it learns in memory and says so until it can read it.
+  std::string unreadable_;
+  bool dirty_ = false;
+  bool urgent_ = false;
+  std::int64_t last_save_ns_ = 0;
+  bool save_failing_ = false;
+  bool last_write_ok_ = true;
+  std::uint64_t write_failures_ = 0;
+};
+
+}  // namespace numaprobe::daemon

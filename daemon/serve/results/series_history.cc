@@ -1,0 +1,63 @@
+#include "daemon/serve/results/series_history.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/stats.h"
+
+namespace numaprobe::daemon {
+
+bool SeriesHistory::Add(double figure, double unix_now, int figures_needed) {
+  recent_.push_back(figure);
+  while (recent_.size() > kPeerWindow) recent_.pop_front();
+  if (armed_) return false;
+  if (recording_since_unix_ < 0) recording_since_unix_ = unix_now;
+  recording_.push_back(figure);
+  if (static_cast<int>(recording_.size()) < figures_needed) return false;
+  const kernels::SampleStats stats = kernels::Summarize(recording_);
+  armed_ = ArmedBaseline{stats.median, stats.median > 0 ? (stats.max - stats.min) / stats.median : 0, unix_now,
+                         static_cast<int>(recording_.size())};
+  recording_.clear();
+  return true;
+}
+
+bool SeriesHistory::NeedsConfirmation(double figure, double band) const {
+  if (!armed_ || armed_->value <= 0 || band == 0) return false;
+  const double baseline = armed_->value;
+  // How far a value is from the baseline in the direction of a regression.
+  auto worse = [&](double value) { return band > 0 ? value / baseline - 1 : 1 - value / baseline; };
+  const double limit = std::abs(band);
+  if (worse(figure) <= limit) return false;
+  const std::optional<double> median = Median(kWindow);
+  return !median || worse(*median) <= limit;
+}
+
+std::optional<double> SeriesHistory::Median(std::size_t window) const {
+  if (window == 0 || recent_.size() < window) return std::nullopt;
+  std::vector<double> sorted(recent_.end() - static_cast<std::ptrdiff_t>(window), recent_.end());
+  std::sort(sorted.begin(), sorted.end());
+  // Both windows are odd: the middle one.
+  return sorted[sorted.size() / 2];
+}
+
+void SeriesHistory::Rerecord(double unix_now, bool forget_recent) {
+  armed_.reset();
+  recording_.clear();
+  recording_since_unix_ = unix_now;
+  if (forget_recent) recent_.clear();
+}
+
+SeriesHistory SeriesHistory::Restored(std::deque<double> recent, std::vector<double> recording,
+                                      double recording_since_unix, std::optional<ArmedBaseline> armed) {
+  SeriesHistory history;
+  while (recent.size() > kPeerWindow) recent.pop_front();
+  history.recent_ = std::move(recent);
+  history.armed_ = armed;
+  if (!armed) {
+    history.recording_ = std::move(recording);
+    history.recording_since_unix_ = recording_since_unix;
+  }
+  return history;
+}
+
+}  // namespace numaprobe::daemon

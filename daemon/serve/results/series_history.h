@@ -1,0 +1,89 @@
+// What the daemon has learnt of one series: its recent figures, and its
+// baseline, being recorded or armed. Each series learns from its own figures
+// only: a failed run of another series costs it nothing, and a series that
+// joins the plan later records a baseline of its own.
+//
+// Recent figures: the last kPeerWindow successful figures. Their median of
+// the last kWindow is the smoothed figure the drift rules compare with the
+// baseline (one or two outliers move it not at all); the median of all
+// kPeerWindow is what the peer comparison reads (on hosts with 30-minute
+// rounds the median of 5 is noisy for hours at a time: docs/detection.md,
+// "Choosing the peer alert's hold").
+//
+// Baseline: recording collects figures until it has as many as
+// `baseline.rounds` asks; then it arms with their median (and their spread,
+// (max - min) / median). An armed baseline stays until the operator accepts or
+// resets it or the series' settings or the host's topology change.
+//
+// Confirmation: a figure beyond its band around the armed baseline, while the
+// series' median is inside it (or the series has none yet), is measured
+// kConfirmationRuns more times next (round_tasks.h, QueueConfirmations); the
+// median of kWindow then stands on the suspicious figure and its
+// confirmations within minutes.
+//
+// Thread safety: a value, owned by the ResultModel.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <optional>
+#include <vector>
+
+namespace numaprobe::daemon {
+
+struct ArmedBaseline {
+  double value = 0;       // the median of the figures it was recorded from
+  double spread = 0;      // their (max - min) / median
+  double armed_unix = 0;  // when it armed (Unix seconds)
+  int figures = 0;        // how many it was recorded from
+};
+
+class SeriesHistory {
+ public:
+  static constexpr std::size_t kWindow = 5;
+  static constexpr std::size_t kPeerWindow = 9;
+  static_assert(kWindow % 2 == 1 && kPeerWindow % 2 == 1, "a median of an odd count is one of the figures");
+  // Enough fresh figures to decide the median alone.
+  static constexpr int kConfirmationRuns = static_cast<int>(kWindow) - 1;
+  static_assert(kConfirmationRuns + 1 > static_cast<int>(kPeerWindow / 2),
+                "a confirmed figure and its confirmations must decide the peer median too");
+
+  // A successful run's figure at `unix_now`: joins the recent figures and, while
+  // recording, the baseline's; true when this figure armed the baseline
+  // (`figures_needed` reached).
+  bool Add(double figure, double unix_now, int figures_needed);
+
+  // Whether `figure`, before it is added, needs kConfirmationRuns more runs:
+  // beyond `band` (ProbeKind::ConfirmationBand: a signed fraction, the sign
+  // saying which way is a regression) around the armed baseline while the
+  // median of kWindow is not, or there is none yet. Never while recording.
+  bool NeedsConfirmation(double figure, double band) const;
+
+  // The median of the last `window` recent figures; none until there are as many.
+  std::optional<double> Median(std::size_t window) const;
+
+  // Forgets the baseline and records anew from `unix_now` (accept, reset, a
+  // changed topology or setting). The recent figures stay unless
+  // `forget_recent` (figures measured differently are not comparable).
+  void Rerecord(double unix_now, bool forget_recent);
+  // Forgets the recent figures (a series that left the plan: they would be
+  // stale when it comes back).
+  void ForgetRecent() { recent_.clear(); }
+
+  const std::optional<ArmedBaseline>& armed() const { return armed_; }
+  const std::deque<double>& recent() const { return recent_; }
+  const std::vector<double>& recording() const { return recording_; }
+  double recording_since_unix() const { return recording_since_unix_; }
+
+  // The state file's view (results/state_file.h): restores exactly what was saved.
+  static SeriesHistory Restored(std::deque<double> recent, std::vector<double> recording, double recording_since_unix,
+                                std::optional<ArmedBaseline> armed);
+
+ private:
+  std::deque<double> recent_;         // oldest first, at most kPeerWindow
+  std::vector<double> recording_;     // the baseline's figures so far (empty once armed)
+  double recording_since_unix_ = -1;  // when recording started; -1 at the first figure
+  std::optional<ArmedBaseline> armed_;
+};
+
+}  // namespace numaprobe::daemon

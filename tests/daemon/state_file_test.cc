@@ -1,0 +1,201 @@
+// Unit tests for daemon/serve/results/state_file.cc: format 2 round trips
+// everything a restart must not lose; format 1 (the release before) is read
+// and converted; defects are named; operators' requests.
+#include "daemon/serve/results/state_file.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "daemon/probing/kinds/kinds.h"
+
+namespace numaprobe::daemon {
+namespace {
+
+using ::testing::HasSubstr;
+
+SeriesKey Latency(int cpu_node, int mem_node) { return SeriesKey{"latency", -1, cpu_node, mem_node, ""}; }
+SeriesKey Copy(int cpu, int cpu_node, int mem_node) { return SeriesKey{"bandwidth", cpu, cpu_node, mem_node, "copy"}; }
+
+StateContents Sample() {
+  StateContents state;
+  state.host.fingerprint = "0123456789abcdef";
+  state.host.topology = "nodes=0,1;distances=10,21,21,10";
+  state.host.origin = "first_start";
+  state.host.since = "2026-11-01T12:00:00Z";
+  state.host.facts = {{"kernel", "6.6.13-amd64"}, {"firmware", "unknown"}};
+  state.host.changes = {{"kernel", "6.1.0", "6.6.13-amd64", 1700000000.5}};
+  state.host.memory_errors = MemoryErrorCounts{12, 3};
+  state.settings = {{"latency", "latency.loads=40000;memory.budget=335544320;memory.pages=auto"}};
+  // Armed, with recent figures; recording, with two of its figures.
+  state.series.emplace(Latency(0, 1), SeriesHistory::Restored({1.2e-7, 1.25e-7}, {}, -1,
+                                                              ArmedBaseline{1.25e-7, 0.012, 1700000100, 15}));
+  state.series.emplace(Copy(3, 1, 0), SeriesHistory::Restored({1.5e10}, {1.5e10, 1.6e10}, 1700000200, std::nullopt));
+  state.schedule.costs.Observe(&LatencyProbe(), 0.044, true);
+  state.schedule.costs.Observe(&LatencyProbe(), 0.025, false);
+  state.schedule.position = RotationPosition{"00ff", 3, 14};
+  state.last_request = "20261101T120000Z-1";
+  return state;
+}
+
+std::string Text(const StateContents& contents) {
+  std::string error;
+  const auto text = FormatState(contents, error);
+  EXPECT_TRUE(text) << error;
+  return text.value_or("");
+}
+
+TEST(StateFile, EverythingARestartNeedsRoundTrips) {
+  const LoadedState state = ParseState(Text(Sample()), "state.json");
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  EXPECT_EQ(state.format, 2);
+  ASSERT_TRUE(state.contents);
+  const StateContents& got = *state.contents;
+  EXPECT_EQ(got.host.topology, "nodes=0,1;distances=10,21,21,10");
+  EXPECT_EQ(got.host.origin, "first_start");
+  EXPECT_EQ(got.host.since, "2026-11-01T12:00:00Z");
+  EXPECT_EQ(got.host.facts.at("kernel"), "6.6.13-amd64");
+  ASSERT_EQ(got.host.changes.size(), 1u);
+  EXPECT_DOUBLE_EQ(got.host.changes[0].unix_seconds, 1700000000.5);
+  ASSERT_TRUE(got.host.memory_errors);
+  EXPECT_EQ(got.host.memory_errors->uncorrected, 3u);
+  EXPECT_EQ(got.settings, Sample().settings);
+  ASSERT_EQ(got.series.size(), 2u);
+  const SeriesHistory& armed = got.series.at(Latency(0, 1));
+  ASSERT_TRUE(armed.armed());
+  EXPECT_DOUBLE_EQ(armed.armed()->value, 1.25e-7);
+  EXPECT_DOUBLE_EQ(armed.armed()->spread, 0.012);
+  EXPECT_EQ(armed.armed()->figures, 15);
+  EXPECT_EQ(armed.recent(), (std::deque<double>{1.2e-7, 1.25e-7}));
+  const SeriesHistory& recording = got.series.at(Copy(3, 1, 0));
+  EXPECT_FALSE(recording.armed());
+  EXPECT_EQ(recording.recording(), (std::vector<double>{1.5e10, 1.6e10}));
+  EXPECT_DOUBLE_EQ(recording.recording_since_unix(), 1700000200);
+  EXPECT_EQ(got.schedule.costs.ToJson(), Sample().schedule.costs.ToJson());
+  EXPECT_EQ(got.schedule.position.tasks, "00ff");
+  EXPECT_EQ(got.schedule.position.round, 3);
+  EXPECT_EQ(got.schedule.position.rounds, 14);
+  EXPECT_EQ(got.last_request, "20261101T120000Z-1");
+  EXPECT_EQ(Text(got), Text(Sample())) << "written again, the same text";
+}
+
+// What the release before wrote: one complete baseline, every value an armed
+// series (no recent figures); an incomplete one is no baseline at all.
+TEST(StateFile, FormatOneIsReadAndConverted) {
+  const LoadedState state = ParseState(R"({"format": 1, "baseline": {
+      "fingerprint": "ab", "settings": "latency.loads=40000;", "created": "2026-10-01T00:00:00Z",
+      "topology": "nodes=0,1;distances=10,21,21,10", "facts": {"kernel": "6.1.0"},
+      "changes": [{"field": "microcode", "before": "0x1", "after": "0x2", "unix_seconds": 5}],
+      "memory_errors": {"corrected": 1, "uncorrected": 0}, "complete": true, "values": [
+        {"probe": "latency", "cpu": -1, "cpu_node": 0, "mem_node": 1, "op": "", "value": 1.3e-7, "spread": 0.02},
+        {"probe": "bandwidth", "cpu": -1, "cpu_node": 1, "mem_node": 1, "op": "read", "value": 2e10}]}})",
+                                       "state.json");
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error;
+  EXPECT_EQ(state.format, 1);
+  EXPECT_EQ(state.legacy_settings, "latency.loads=40000;");
+  ASSERT_TRUE(state.contents);
+  EXPECT_EQ(state.contents->host.since, "2026-10-01T00:00:00Z");
+  EXPECT_EQ(state.contents->host.topology, "nodes=0,1;distances=10,21,21,10");
+  EXPECT_EQ(state.contents->host.changes.size(), 1u);
+  ASSERT_EQ(state.contents->series.size(), 2u);
+  const SeriesHistory& latency = state.contents->series.at(Latency(0, 1));
+  ASSERT_TRUE(latency.armed());
+  EXPECT_DOUBLE_EQ(latency.armed()->value, 1.3e-7);
+  EXPECT_DOUBLE_EQ(latency.armed()->spread, 0.02);
+  EXPECT_TRUE(latency.recent().empty());
+
+  const LoadedState incomplete = ParseState(
+      R"({"format": 1, "baseline": {"fingerprint": "", "created": "", "complete": false, "values": [
+          {"probe": "latency", "cpu": -1, "cpu_node": 0, "mem_node": 0, "op": "", "value": 1}]}})",
+      "state.json");
+  ASSERT_EQ(incomplete.status, LoadedState::Status::kOk);
+  EXPECT_TRUE(incomplete.contents->series.empty());
+}
+
+TEST(StateFile, FormatOneMarkersSayResetOrAccept) {
+  EXPECT_EQ(ParseState(R"({"format": 1, "marker": "accept"})", "s").legacy_marker, "accept");
+  EXPECT_EQ(ParseState(R"({"format": 1})", "s").legacy_marker, "reset");
+  EXPECT_EQ(ParseState(R"({"format": 1, "baseline": null})", "s").legacy_marker, "reset");
+  EXPECT_EQ(ParseState(R"({"format": 1, "marker": "bogus"})", "s").status, LoadedState::Status::kCorrupt);
+}
+
+TEST(StateFile, DefectsAreCorruptAndNamed) {
+  std::string good = Text(Sample());
+  const auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\x01not json at all", "line 1"},
+      {"", "syntax error"},
+      {"[1, 2]", "expected a JSON object"},
+      {R"({"baseline": null})", "format: missing"},
+      {R"({"format": 3})", "format: unsupported 3"},
+      {R"({"format": "2"})", "format: expected an integer"},
+      {R"({"format": 2})", "host: missing"},
+      {replaced("\"origin\"", "\"origin_\""), "host.origin: missing"},
+      {replaced("\"cpu_node\": 0", "\"cpu_node\": 0.5"), "].cpu_node: expected an integer"},
+      {replaced("\"value\": 1.25e-07", "\"value\": null"), "].baseline.value: expected a finite number"},
+      {replaced("\"round\": 3", "\"round\": 14"), "schedule.rotation: round outside"},
+      {replaced("\"visit_start\": 0.044", "\"visit_start\": -1"), "schedule.task costs.latency.visit_start"},
+      {replaced("\"corrected\": 12", "\"corrected\": -1"), "host.memory_errors.corrected"},
+  };
+  for (const auto& [text, names] : cases) {
+    SCOPED_TRACE(text.substr(0, 60));
+    const LoadedState state = ParseState(text, "/var/lib/numaprobe/state.json");
+    EXPECT_EQ(state.status, LoadedState::Status::kCorrupt);
+    EXPECT_THAT(state.error, HasSubstr("/var/lib/numaprobe/state.json"));
+    EXPECT_THAT(state.error, HasSubstr(names));
+    EXPECT_FALSE(state.contents);
+  }
+}
+
+TEST(StateFile, ASeriesTwiceIsCorrupt) {
+  std::string text = Text(Sample());
+  const auto first = text.find("{\n      \"baseline\"");
+  ASSERT_NE(first, std::string::npos) << text;
+  const auto end = text.find("\n    }", first);
+  const std::string item = text.substr(first, end + 6 - first);
+  text.insert(end + 6, ",\n    " + item);
+  EXPECT_THAT(ParseState(text, "s").error, HasSubstr("appears twice"));
+}
+
+TEST(StateFile, NonFiniteFiguresAreNotWritten) {
+  StateContents state = Sample();
+  state.series.emplace(Latency(1, 1),
+                       SeriesHistory::Restored({std::numeric_limits<double>::infinity()}, {}, 0, std::nullopt));
+  std::string error;
+  EXPECT_FALSE(FormatState(state, error));
+  EXPECT_THAT(error, HasSubstr("latency cpu_node=1 mem_node=1"));
+}
+
+// A string that is not UTF-8 (from firmware, say) must not make the writer
+// throw: that would end the process every time the state is saved.
+TEST(StateFile, TextThatIsNotUtf8IsWrittenReplaced) {
+  StateContents state = Sample();
+  state.host.facts = {{"firmware", "V\xff"}};
+  const LoadedState loaded = ParseState(Text(state), "s");
+  ASSERT_EQ(loaded.status, LoadedState::Status::kOk) << loaded.error;
+  EXPECT_EQ(loaded.contents->host.facts.at("firmware"), "V\xef\xbf\xbd");  // U+FFFD
+}
+
+TEST(StateFile, RequestsRoundTripAndBadOnesAreNamed) {
+  std::string error;
+  const auto request = ParseRequest(FormatRequest({"accept", "id-1"}), "r.json", error);
+  ASSERT_TRUE(request) << error;
+  EXPECT_EQ(request->action, "accept");
+  EXPECT_EQ(request->id, "id-1");
+  EXPECT_FALSE(ParseRequest(R"({"action": "forget", "id": "x"})", "r.json", error));
+  EXPECT_THAT(error, HasSubstr("r.json: action: expected \"accept\" or \"reset\""));
+  EXPECT_FALSE(ParseRequest("{", "r.json", error));
+  EXPECT_THAT(error, HasSubstr("invalid baseline request r.json"));
+}
+
+}  // namespace
+}  // namespace numaprobe::daemon
