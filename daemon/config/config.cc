@@ -96,9 +96,12 @@ void CheckWhole(const Config& config, const KindSections& kinds, ConfigErrors& e
 }  // namespace
 
 double LearningDutyCycle(const Config& config, std::size_t host_cpus) {
+  // Auto: 90% of the cap (1% of one CPU, 0.01% of the host's CPUs), so that
+  // the budget's one-visit overshoot and the daemon's own work (scrapes,
+  // snapshots) stay under it.
   const double chosen = config.schedule.learning_duty_cycle > 0
                             ? config.schedule.learning_duty_cycle
-                            : std::min(0.01, 0.0001 * static_cast<double>(host_cpus));
+                            : 0.9 * std::min(0.01, 0.0001 * static_cast<double>(host_cpus));
   return std::max(chosen, config.schedule.duty_cycle);
 }
 

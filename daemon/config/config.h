@@ -69,7 +69,7 @@ struct ConfigError {
   std::string ToString() const;  // "line 12: schedule.duty_cycle: 1e-300 is out of range [0.00001, 0.5]"
 };
 
-// The learning budget: schedule.learning_duty_cycle, or when auto the
+// The learning budget: schedule.learning_duty_cycle, or when auto 90% of the
 // smaller of 1% of one CPU and 0.01% of the host's `host_cpus`; never below
 // schedule.duty_cycle.
 double LearningDutyCycle(const Config& config, std::size_t host_cpus);

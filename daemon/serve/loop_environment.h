@@ -49,6 +49,10 @@ class LoopEnvironment {
   // Where the state of `state_directory` is kept (the directory itself on a
   // host; memory in a simulation).
   virtual std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) = 0;
+  // How often at most the state file is written between the writes that
+  // cannot wait (results/result_model.h, kSaveSpacingNs); a simulation that
+  // stops cleanly may write less often.
+  virtual std::optional<std::int64_t> StateSaveSpacingNs() { return std::nullopt; }
   // The test-only hooks in force (common/test_hooks.h): the host's come from
   // its environment; a scripted host names its own fact tree, so a test reads
   // nothing of the real host.

@@ -33,6 +33,8 @@ struct Life {
     auto life = std::make_unique<Life>();
     auto host = std::make_unique<SimulatedHost>(topology, restriction, TestHooks{}, std::move(files), start_ns);
     life->host = host.get();
+    // Each life ends with a clean stop, which saves: a write an hour is enough.
+    host->save_spacing_ns = 3600 * kSimulatedSecond;
     auto executor = std::make_unique<SimulatedExecutor>(*host, costs);
     auto created = Scheduler::Create(config, life->store, std::move(host), std::move(executor));
     if (!created.ok()) return created.failure();

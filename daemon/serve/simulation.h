@@ -63,6 +63,7 @@ class SimulatedHost final : public LoopEnvironment {
   kernels::Expected<Plan> PlanNow(const Config& config, kernels::Topology* topology) override;
   std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) override;
   TestHooks Hooks() override { return hooks_; }
+  std::optional<std::int64_t> StateSaveSpacingNs() override { return save_spacing_ns; }
   void Notify(std::string_view message) override;
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return watchdog; }
 
@@ -79,6 +80,7 @@ class SimulatedHost final : public LoopEnvironment {
   std::shared_ptr<std::map<std::string, std::string>> state_files() const { return state_files_; }
 
   std::optional<std::chrono::milliseconds> watchdog;  // set before the loop starts
+  std::optional<std::int64_t> save_spacing_ns;        // the host's unless set
   std::atomic<int> plans{0};
 
   // Unix time at simulated monotonic 0.

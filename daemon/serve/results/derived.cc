@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "daemon/probing/probe_table.h"
@@ -65,44 +66,85 @@ double PromQlMedian(std::vector<double> values) {
 }
 
 std::map<PairKey, double> PairMedians(const std::vector<BaselineValue>& values, const ProbeKind& kind) {
-  std::map<PairKey, std::vector<double>> by_pair;
+  // Sorted by pair, then grouped: one allocation for all of them instead of a
+  // list per pair (this runs after every run that lands).
+  std::vector<const BaselineValue*> of;
   for (const BaselineValue& v : values) {
-    if (v.probe == kind.name()) by_pair[{v.cpu_node, v.mem_node, v.op}].push_back(v.value);
+    if (v.probe == kind.name()) of.push_back(&v);
   }
+  std::sort(of.begin(), of.end(), [](const BaselineValue* a, const BaselineValue* b) {
+    return std::tie(a->cpu_node, a->mem_node, a->op) < std::tie(b->cpu_node, b->mem_node, b->op);
+  });
   std::map<PairKey, double> medians;
-  for (auto& [key, list] : by_pair) medians[key] = PromQlMedian(std::move(list));
+  std::vector<double> group;
+  for (std::size_t i = 0; i < of.size();) {
+    std::size_t j = i;
+    group.clear();
+    for (; j < of.size() && of[j]->cpu_node == of[i]->cpu_node && of[j]->mem_node == of[i]->mem_node &&
+           of[j]->op == of[i]->op;
+         ++j) {
+      group.push_back(of[j]->value);
+    }
+    medians.emplace_hint(medians.end(), PairKey{of[i]->cpu_node, of[i]->mem_node, of[i]->op},
+                         group.size() == 1 ? group[0] : PromQlMedian(group));
+    i = j;
+  }
   return medians;
 }
 
-void Derive(const std::map<SeriesKey, SeriesHistory>& series, const std::set<SeriesKey>& planned, int figures_needed,
-            const RefreshOf& refresh, Snapshot& s) {
+DerivedFigures::Entry DerivedFigures::Of(const SeriesHistory& history) {
+  Entry entry;
+  if (const auto& armed = history.armed()) {
+    entry.baseline = armed->value;
+    entry.spread = armed->spread;
+  } else {
+    entry.recorded = history.recording().size();
+    entry.since = history.recording_since_unix();
+  }
+  entry.recent = history.Median(SeriesHistory::kWindow);
+  entry.peer = history.Median(SeriesHistory::kPeerWindow);
+  return entry;
+}
+
+void DerivedFigures::Rebuild(const std::map<SeriesKey, SeriesHistory>& series, const std::set<SeriesKey>& planned) {
+  entries_.clear();
+  for (const SeriesKey& key : planned) {
+    const auto it = series.find(key);
+    if (it != series.end() && KindNamed(key.probe) != nullptr) entries_.emplace(key, Of(it->second));
+  }
+}
+
+void DerivedFigures::Update(const SeriesKey& key, const SeriesHistory& history) {
+  const auto it = entries_.find(key);
+  if (it != entries_.end()) it->second = Of(history);
+}
+
+void DerivedFigures::Fill(int figures_needed, const RefreshOf& refresh, Snapshot& s) const {
   s.baseline.clear();
   s.baseline_spread.clear();
   s.recent_medians.clear();
   s.peer_medians.clear();
   BaselineProgress progress;
   double recorded = 0, needed = 0;
-  for (const SeriesKey& key : planned) {
-    const auto it = series.find(key);
-    if (it == series.end() || KindNamed(key.probe) == nullptr) continue;
-    const SeriesHistory& history = it->second;
-    if (const auto& armed = history.armed()) {
+  // In SeriesKey order, which is the order the metrics list series in.
+  for (const auto& [key, entry] : entries_) {
+    if (entry.baseline) {
       ++progress.armed;
-      s.baseline.push_back({key, armed->value});
-      s.baseline_spread.push_back({key, armed->spread});
+      s.baseline.push_back({key, *entry.baseline});
+      s.baseline_spread.push_back({key, *entry.spread});
     } else {
       ++progress.recording;
-      recorded += static_cast<double>(std::min<std::size_t>(history.recording().size(), figures_needed));
+      recorded += static_cast<double>(std::min<std::size_t>(entry.recorded, static_cast<std::size_t>(figures_needed)));
       needed += figures_needed;
-      if (history.recording_since_unix() >= 0) {
-        const double since = history.recording_since_unix();
-        progress.recording_since = progress.recording_since ? std::min(*progress.recording_since, since) : since;
-        const double expected = since + figures_needed * refresh.Of(key);
+      if (entry.since >= 0) {
+        progress.recording_since =
+            progress.recording_since ? std::min(*progress.recording_since, entry.since) : entry.since;
+        const double expected = entry.since + figures_needed * refresh.Of(key);
         progress.expected_armed = progress.expected_armed ? std::max(*progress.expected_armed, expected) : expected;
       }
     }
-    if (const auto median = history.Median(SeriesHistory::kWindow)) s.recent_medians.push_back({key, *median});
-    if (const auto median = history.Median(SeriesHistory::kPeerWindow)) s.peer_medians.push_back({key, *median});
+    if (entry.recent) s.recent_medians.push_back({key, *entry.recent});
+    if (entry.peer) s.peer_medians.push_back({key, *entry.peer});
   }
   progress.recorded_ratio = needed > 0 ? recorded / needed : 1;
   s.baseline_progress = progress;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -57,11 +58,28 @@ struct RefreshOf {
   double Of(const SeriesKey& key) const { return every_round.contains(key) ? every_round_seconds : cycle_seconds; }
 };
 
-// Fills the Snapshot's derived fields (baseline, baseline_spread,
-// recent_medians, peer_medians, worst_drift, remote_local_ratios,
-// baseline_progress) from the histories of the `planned` series.
-// `figures_needed`: baseline.rounds.
-void Derive(const std::map<SeriesKey, SeriesHistory>& series, const std::set<SeriesKey>& planned, int figures_needed,
-            const RefreshOf& refresh, Snapshot& s);
+// What each planned series contributes to the Snapshot, kept up to date one
+// series at a time (a run lands every few seconds on a big host, each changes
+// one series of a thousand), and written into the Snapshot's derived fields
+// (baseline, baseline_spread, recent_medians, peer_medians, worst_drift,
+// remote_local_ratios, baseline_progress, baseline_complete).
+class DerivedFigures {
+ public:
+  // Every planned series anew (a plan, a restore, a baseline re-recorded).
+  void Rebuild(const std::map<SeriesKey, SeriesHistory>& series, const std::set<SeriesKey>& planned);
+  // One series changed (a figure landed); ignored unless planned.
+  void Update(const SeriesKey& key, const SeriesHistory& history);
+  // `figures_needed`: baseline.rounds.
+  void Fill(int figures_needed, const RefreshOf& refresh, Snapshot& s) const;
+
+ private:
+  struct Entry {
+    std::optional<double> baseline, spread, recent, peer;
+    std::size_t recorded = 0;  // figures recorded while not armed
+    double since = -1;         // recording since (Unix seconds), -1: not yet
+  };
+  static Entry Of(const SeriesHistory& history);
+  std::map<SeriesKey, Entry> entries_;  // the planned series with a known kind
+};
 
 }  // namespace numaprobe::daemon

@@ -50,8 +50,9 @@ std::map<std::string, std::string> MeasurementSettingsByKind(const Config& confi
   return settings;
 }
 
-ResultModel::ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config)
-    : store_(store), storage_(std::move(storage)) {
+ResultModel::ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config,
+                         std::int64_t save_spacing_ns)
+    : store_(store), storage_(std::move(storage)), save_spacing_ns_(save_spacing_ns) {
   Reconfigure(nullptr, config);
 }
 
@@ -225,6 +226,7 @@ void ResultModel::TrackPlannedSeries(const std::set<SeriesKey>& series, Moment n
   }
   if (added > 0) MarkChanged(false);
   planned_ = series;
+  stale_ = true;
 }
 
 void ResultModel::AcceptPlannedChanges(Moment now) {
@@ -321,7 +323,10 @@ bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const 
       spdlog::info("{}: baseline armed at {:g} (the median of {} figures)", key.Describe(), history.armed()->value,
                    history.armed()->figures);
     }
-    MarkChanged(armed);
+    // Saved at the spacing, not at once: a crash before then loses the last
+    // figure, and the series arms again at its next one.
+    dirty_ = true;
+    derived_.Update(key, history);
   }
   store_.Update([&](Snapshot& s) {
     RecordRun(s, run.record, now.unix_seconds, run.cpu_seconds);
@@ -349,6 +354,9 @@ bool ResultModel::Recording() const {
 }
 
 void ResultModel::MarkChanged(bool urgent) {
+  // Anything but a landed figure (which updates its series alone) may touch
+  // many series: their derived figures are rebuilt at the next Refresh.
+  stale_ = true;
   dirty_ = true;
   urgent_ = urgent_ || urgent;
 }
@@ -356,7 +364,7 @@ void ResultModel::MarkChanged(bool urgent) {
 void ResultModel::Save(Moment now, bool force) {
   if (!dirty_ || !unreadable_.empty()) return;
   // A failed write costs next to nothing: retried sooner.
-  const std::int64_t spacing = save_failing_ ? kRetrySpacingNs : kSaveSpacingNs;
+  const std::int64_t spacing = save_failing_ ? kRetrySpacingNs : save_spacing_ns_;
   if (!force && !urgent_ && last_save_ns_ != 0 && now.monotonic_ns - last_save_ns_ < spacing) return;
   last_save_ns_ = now.monotonic_ns;
   std::string error;
@@ -391,8 +399,12 @@ void ResultModel::Save(Moment now, bool force) {
   });
 }
 
-void ResultModel::Refresh(Snapshot& s) const {
-  Derive(contents_.series, planned_, figures_needed_, refresh_, s);
+void ResultModel::Refresh(Snapshot& s) {
+  if (stale_) {
+    derived_.Rebuild(contents_.series, planned_);
+    stale_ = false;
+  }
+  derived_.Fill(figures_needed_, refresh_, s);
   s.baseline_origin = contents_.host.origin;
   s.host_changes = contents_.host.changes;
   s.memory_errors_since_baseline = contents_.host.errors_since();

@@ -16,8 +16,8 @@
 // (baseline.accept_changes).
 //
 // Persistence: the state file is written at most every kSaveSpacingNs, and at
-// once when a series arms, a host fact changes, the baseline's origin changes
-// or the daemon stops; a crash loses at most the figures of the last
+// once when a host fact changes, the baseline's origin changes, an operator's
+// request is acted on or the daemon stops; a crash loses at most the figures of the last
 // kSaveSpacingNs. A failed write (full or read-only directory) is counted,
 // logged once and retried every kRetrySpacingNs.
 //
@@ -79,7 +79,9 @@ struct Moment {
 
 class ResultModel {
  public:
-  ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config);
+  // `save_spacing_ns`: kSaveSpacingNs unless a simulation says otherwise.
+  ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config,
+              std::int64_t save_spacing_ns = kSaveSpacingNs);
 
   // A start, reload or cpuset change. The first call restores the state file
   // (and acts on an operator's request waiting beside it).
@@ -128,7 +130,7 @@ class ResultModel {
   void TrackPlannedSeries(const std::set<SeriesKey>& series, Moment now);
   void AcceptPlannedChanges(Moment now);
   void CheckRequest(Moment now);
-  void Refresh(Snapshot& s) const;
+  void Refresh(Snapshot& s);
   void MarkChanged(bool urgent);
 
   ResultStore& store_;
@@ -147,12 +149,17 @@ class ResultModel {
   RefreshOf refresh_;
 
   StateContents contents_;  // what the state file holds
+  // Of the planned series; rebuilt by Refresh when `stale_`, else kept up to
+  // date by Land one series at a time.
+  DerivedFigures derived_;
+  bool stale_ = true;
   bool restored_ = false;
   // A state file that exists but cannot be read is never overwritten; the
   // model keeps what it learns in memory and says so until it can read it.
   std::string unreadable_;
   bool dirty_ = false;
   bool urgent_ = false;
+  std::int64_t save_spacing_ns_;
   std::int64_t last_save_ns_ = 0;
   bool save_failing_ = false;
   bool last_write_ok_ = true;
