@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,11 @@ RULES_TEST = TESTS_DIR / "rules_test.yaml"
 CONTRACT_FILE = TESTS_DIR / "contract_metrics.txt"
 MULTINODE_FILE = TESTS_DIR / "multinode_panels.txt"
 QUIET_FILE = TESTS_DIR / "quiet_panels.txt"
+
+# The promtool the rule tests and scenarios run: Debian's (2.42) unless
+# NUMAPROBE_PROMTOOL names another, such as the pinned Prometheus 3 one that
+# .ci/install-deps builds (the grafana_*_prom3 ctest entries set it).
+PROMTOOL = os.environ.get("NUMAPROBE_PROMTOOL") or shutil.which("promtool") or "/usr/bin/promtool"
 
 # Series Prometheus itself makes (up per target, ALERTS from the alerting
 # rules); not part of the daemon's exposition.
