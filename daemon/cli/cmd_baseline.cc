@@ -1,77 +1,43 @@
 // `numaprobe baseline reset` and `baseline accept`: replace the stored
-// baseline by a marker so the daemon records a new one at its next reload
-// (SIGHUP) or restart. accept adopts the current level after a host change
-// (origin accepted, the change series cleared); reset starts over for any
-// other reason (a hardware change the daemon cannot see; origin reset).
-#include <filesystem>
-#include <memory>
-#include <string>
-#include <system_error>
-#include <variant>
-#include <vector>
-
+// baseline by a marker, then reload the `numaprobe serve` that uses the state
+// directory (SIGHUP, daemon/common/serve_lock.h) so that it records a new one
+// now; a daemon that is not running takes the marker up at its next start.
+// accept adopts the current level after a host change (origin accepted, the
+// change series cleared); reset starts over for any other reason (a hardware
+// change the daemon cannot see; origin reset).
 #include <fmt/format.h>
 
+#include <memory>
+#include <optional>
+#include <string>
+
 #include "daemon/cli/commands.h"
-#include "daemon/config/config.h"
-#include "daemon/probing/probe_table.h"
+#include "daemon/cli/serve_target.h"
 #include "daemon/serve/state.h"
 
 namespace numaprobe::daemon {
 
 namespace {
 
-constexpr const char* kDefaultConfigFile = "/etc/numaprobe/numaprobe.yaml";
-
-struct BaselineResetCommand {
+struct BaselineMarkerCommand {
   std::string marker;  // "reset" | "accept"
-  std::string config_file;
-  std::string state_directory;
-
-  // The state directory, from the flag, else the config file, else the
-  // built-in default: a host without a config file runs the daemon on
-  // defaults too, so that is where its state lives.
-  bool ResolveStateDirectory(std::string& dir) const {
-    if (!state_directory.empty()) {
-      dir = state_directory;
-      return true;
-    }
-    std::string path = config_file;
-    if (path.empty()) {
-      std::error_code ec;
-      if (!std::filesystem::exists(kDefaultConfigFile, ec)) {
-        dir = kDefaultStateDirectory;
-        return true;
-      }
-      path = kDefaultConfigFile;
-    }
-    const ConfigResult loaded = LoadConfigFile(path, ProbeTableSections());
-    if (const auto* errors = std::get_if<std::vector<ConfigError>>(&loaded)) {
-      fmt::print(stderr, "numaprobe: cannot use the configuration file {}:\n", path);
-      for (const ConfigError& error : *errors) fmt::print(stderr, "  {}\n", error.ToString());
-      return false;
-    }
-    dir = std::get<Config>(loaded).state_directory;
-    return true;
-  }
+  ServeTarget target;
 
   int Run() const {
-    std::string dir;
-    if (!ResolveStateDirectory(dir)) return kExitFailure;
+    const std::optional<std::string> dir = target.StateDirectory();
+    if (!dir) return kExitFailure;
     const bool accept = marker == "accept";
-    if (const std::string error = ResetState(dir, marker); !error.empty()) {
+    if (const std::string error = ResetState(*dir, marker); !error.empty()) {
       fmt::print(stderr, "numaprobe: cannot {} the baseline: {}\n", accept ? "accept a new" : "reset", error);
       return kExitFailure;
     }
     if (accept) {
-      fmt::print(
-          "numaprobe: the current level will become the baseline (state in {}); reload (SIGHUP) or restart "
-          "numaprobe to record it\n",
-          dir);
+      fmt::print("numaprobe: the current level will become the baseline (state in {})\n", *dir);
     } else {
-      fmt::print("numaprobe: baseline reset in {}; reload (SIGHUP) or restart numaprobe to record a new one\n", dir);
+      fmt::print("numaprobe: baseline reset in {}\n", *dir);
     }
-    return kExitOk;
+    return ReloadServe(*dir, accept ? "records the current level as the baseline now" : "records a new baseline now",
+                       true);
   }
 };
 
@@ -81,17 +47,16 @@ void AddBaselineCommand(CLI::App& app, CommandAction& run) {
   CLI::App* baseline = app.add_subcommand("baseline", "Manage the stored per-pair baseline");
   baseline->require_subcommand(1);
   const auto add = [&](const char* name, const char* description) {
-    auto command = std::make_shared<BaselineResetCommand>();
+    auto command = std::make_shared<BaselineMarkerCommand>();
     command->marker = name;
     CLI::App* sub = baseline->add_subcommand(name, description);
-    sub->add_option("--config.file", command->config_file,
-                    fmt::format("Configuration file naming the state directory (default {})", kDefaultConfigFile));
-    sub->add_option("--state.directory", command->state_directory, "State directory; overrides the configuration file");
+    command->target.Register(*sub);
     sub->callback([&run, command] { run = [command] { return command->Run(); }; });
   };
-  add("reset", "Forget the stored baseline; the daemon records a new one");
+  add("reset", "Forget the stored baseline; the running daemon is reloaded and records a new one");
   add("accept",
-      "Accept the current level after a host change: the daemon records a new baseline and clears the change series");
+      "Accept the current level after a host change: the running daemon is reloaded, records a new baseline and "
+      "clears the change series");
 }
 
 }  // namespace numaprobe::daemon
