@@ -23,6 +23,27 @@ local pairPeers = import '../pair_peers.libsonnet';
       since {{ range $i, $c := . }}{{ if $i }}, {{ end }}{{ $c.Labels.field }} {{ $c.Labels.before }} -> {{ $c.Labels.after }}{{ end }}
       (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
     |||,
+    // What Alertmanager groups a fleet rollout's drift alerts by
+    // (grafana/alertmanager.yml): the host's CPU model and the kernel,
+    // microcode and firmware it runs, from numaprobe_host_info. Hosts of one
+    // model that moved alike after a rollout share all four, so the rollout
+    // is one notification, not one per host (the description names each
+    // host's changes since its baseline). The info series is the current
+    // one, or the last one seen during a scrape gap (as the cohort rule
+    // reads it), topk keeping one per host even when it changed within the
+    // gap window; a host without it keeps its alert, without the labels.
+    // `series`: the labels that tell the alert's series apart (op for
+    // bandwidth).
+    local withRolloutLabels(expr, series) = |||
+      (
+        %(expr)s
+      ) * on(%(instanceLabels)s) group_left(cpu_model, kernel, microcode, firmware) topk by (%(instanceLabels)s) (1,
+        numaprobe_host_info{%(selector)s} or on(%(instanceLabels)s) last_over_time(numaprobe_host_info{%(selector)s}[%(gapWindow)s])
+      )
+      or on(%(series)s) (
+        %(expr)s
+      )
+    ||| % (c { expr: std.rstripChars(expr, '\n'), series: series }),
     // The pairs a description's query found, at most 8 and then how many in
     // all, each with its value as a percentage after `sign`.
     local pairList(sign) =
@@ -60,9 +81,9 @@ local pairPeers = import '../pair_peers.libsonnet';
             // and baseline (over 1 s a minute at 1,000 8-node hosts,
             // docs/detection.md). The description names the drifted pairs
             // from the one host's series (pairDrift), read while it fires.
-            expr: |||
+            expr: withRolloutLabels(|||
               last_over_time(numaprobe_memory_latency_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) - 1 > %(latencyDriftThreshold)g
-            ||| % c,
+            ||| % c, c.instanceLabels),
             'for': c.driftFor,
             annotations: {
               summary: 'Memory latency of a NUMA node pair has risen above its baseline.',
@@ -84,9 +105,9 @@ local pairPeers = import '../pair_peers.libsonnet';
             alert: 'NumaProbeBandwidthDrop',
             // The same comparison for bandwidth, which is noisier: -13%
             // (docs/detection.md: 4% figure noise), per host and op.
-            expr: |||
+            expr: withRolloutLabels(|||
               1 - last_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(bandwidthDropThreshold)g
-            ||| % c,
+            ||| % c, c.instanceLabels + ', op'),
             'for': c.driftFor,
             annotations: {
               summary: 'Memory bandwidth of a NUMA node pair has dropped below its baseline.',

@@ -32,10 +32,22 @@ CONTRACT_FILE = TESTS_DIR / "contract_metrics.txt"
 MULTINODE_FILE = TESTS_DIR / "multinode_panels.txt"
 QUIET_FILE = TESTS_DIR / "quiet_panels.txt"
 
-# The promtool the rule tests and scenarios run: Debian's (2.42) unless
-# NUMAPROBE_PROMTOOL names another, such as the pinned Prometheus 3 one that
-# .ci/install-deps builds (the grafana_*_prom3 ctest entries set it).
-PROMTOOL = os.environ.get("NUMAPROBE_PROMTOOL") or shutil.which("promtool") or "/usr/bin/promtool"
+
+
+def _promtool() -> str:
+    """The promtool the rule tests and scenarios run: Debian's (2.42) unless
+    NUMAPROBE_PROMTOOL names another. "prometheus3" is the pinned Prometheus 3
+    one that .ci/install-deps builds into its tools directory (the
+    grafana_*_prom3 ctest entries set it)."""
+    chosen = os.environ.get("NUMAPROBE_PROMTOOL", "")
+    if chosen == "prometheus3":
+        tools = os.environ.get("NUMAPROBE_TOOLS_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                     "numaprobe-tools")
+        return os.path.join(tools, "prometheus3", "promtool")
+    return chosen or shutil.which("promtool") or "/usr/bin/promtool"
+
+
+PROMTOOL = _promtool()
 
 # Series Prometheus itself makes (up per target, ALERTS from the alerting
 # rules); not part of the daemon's exposition.
