@@ -24,22 +24,20 @@ local pairPeers = import '../pair_peers.libsonnet';
       (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
     |||,
     // What Alertmanager groups a fleet rollout's drift alerts by
-    // (grafana/alertmanager.yml): the host's CPU model and the kernel,
-    // microcode and firmware it runs, from numaprobe_host_info. Hosts of one
-    // model that moved alike after a rollout share all four, so the rollout
-    // is one notification, not one per host (the description names each
-    // host's changes since its baseline). The info series is the current
-    // one, or the last one seen during a scrape gap (as the cohort rule
-    // reads it), topk keeping one per host even when it changed within the
-    // gap window; a host without it keeps its alert, without the labels.
-    // `series`: the labels that tell the alert's series apart (op for
-    // bandwidth).
-    local withRolloutLabels(expr, series) = |||
+    // (grafana/alertmanager.yml): the host's CPU model, from its recorded
+    // cohort. The hosts of one model that drift after a rollout are then one
+    // notification, not one per host; each alert's description names what
+    // changed on its host. Not the kernel, microcode or firmware label: at
+    // the change the info series overlaps its predecessor for minutes in
+    // promtool and VictoriaMetrics (no staleness markers), and the alert's
+    // labels would flip between the two. topk keeps one cohort series per
+    // host (a topology change overlaps too, with the same model); a host
+    // without one keeps its alert, without the label. `series`: the labels
+    // that tell the alert's series apart (op for bandwidth).
+    local withCpuModel(expr, series) = |||
       (
         %(expr)s
-      ) * on(%(instanceLabels)s) group_left(cpu_model, kernel, microcode, firmware) topk by (%(instanceLabels)s) (1,
-        numaprobe_host_info{%(selector)s} or on(%(instanceLabels)s) last_over_time(numaprobe_host_info{%(selector)s}[%(gapWindow)s])
-      )
+      ) * on(%(instanceLabels)s) group_left(cpu_model) topk by (%(instanceLabels)s) (1, instance:numaprobe_host_info:cohort)
       or on(%(series)s) (
         %(expr)s
       )
@@ -81,7 +79,7 @@ local pairPeers = import '../pair_peers.libsonnet';
             // and baseline (over 1 s a minute at 1,000 8-node hosts,
             // docs/detection.md). The description names the drifted pairs
             // from the one host's series (pairDrift), read while it fires.
-            expr: withRolloutLabels(|||
+            expr: withCpuModel(|||
               last_over_time(numaprobe_memory_latency_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) - 1 > %(latencyDriftThreshold)g
             ||| % c, c.instanceLabels),
             'for': c.driftFor,
@@ -105,7 +103,7 @@ local pairPeers = import '../pair_peers.libsonnet';
             alert: 'NumaProbeBandwidthDrop',
             // The same comparison for bandwidth, which is noisier: -13%
             // (docs/detection.md: 4% figure noise), per host and op.
-            expr: withRolloutLabels(|||
+            expr: withCpuModel(|||
               1 - last_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(bandwidthDropThreshold)g
             ||| % c, c.instanceLabels + ', op'),
             'for': c.driftFor,
