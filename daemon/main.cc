@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   AddTopologyCommand(app, run);
   AddServeCommand(app, run);
   AddBaselineCommand(app, run);
+  AddReloadCommand(app, run);
   AddCheckConfigCommand(app, run);
   try {
     app.parse(argc, argv);

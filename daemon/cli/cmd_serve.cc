@@ -11,6 +11,7 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/common/log.h"
+#include "daemon/common/serve_lock.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
 #include "daemon/common/wall_clock.h"
@@ -69,6 +70,7 @@ struct Running {
   Config config;  // what the scheduler runs: a SIGHUP with the same config changes nothing
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<HttpServer> server;
+  ServeLock serve_lock;  // held for as long as the state directory is this daemon's
 };
 
 // The next SIGTERM, SIGINT or SIGHUP. They are blocked in every thread (see
@@ -194,6 +196,7 @@ struct ServeCommand {
     }
     running.server = std::move(server).value();
     for (int port : running.server->ListeningPorts()) spdlog::info("Listening on port {}", port);
+    ClaimStateDirectory(running.config.state_directory, running);
     if (const std::string failed = running.scheduler->Start(); !failed.empty()) {
       spdlog::error("cannot start probing: {}", failed);
       return false;
@@ -221,6 +224,7 @@ struct ServeCommand {
       spdlog::info("configuration unchanged");
       running.scheduler->ReloadState();
     } else if (next) {
+      ClaimStateDirectory(next->state_directory, running);
       running.config = *next;
       running.scheduler->Reload(std::move(*next));
       spdlog::info("configuration reloaded");
@@ -228,6 +232,21 @@ struct ServeCommand {
       spdlog::error("reload failed: keeping the running configuration");
     }
     SdNotify("READY=1");
+  }
+
+  // The serve lock in the state directory: how `numaprobe reload` and
+  // `numaprobe baseline accept|reset` find this daemon, in a container or pod
+  // too (daemon/common/serve_lock.h). Without it the daemon runs on; those
+  // commands then say that no serve runs there.
+  static void ClaimStateDirectory(const std::string& dir, Running& running) {
+    if (running.serve_lock.held() && running.serve_lock.directory() == dir) return;
+    running.serve_lock = ServeLock::Acquire(dir);
+    if (!running.serve_lock.held()) {
+      spdlog::warn(
+          "{}: numaprobe reload and numaprobe baseline accept|reset cannot reach this daemon; send it "
+          "SIGHUP to reload",
+          running.serve_lock.error());
+    }
   }
 
   // Stops probing, then serving. Running's members go when Run returns.

@@ -21,5 +21,6 @@ void AddTopologyCommand(CLI::App& app, CommandAction& run);
 void AddCheckConfigCommand(CLI::App& app, CommandAction& run);
 void AddServeCommand(CLI::App& app, CommandAction& run);
 void AddBaselineCommand(CLI::App& app, CommandAction& run);
+void AddReloadCommand(CLI::App& app, CommandAction& run);
 
 }  // namespace numaprobe::daemon

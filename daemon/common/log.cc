@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <memory>
+#include <string_view>
 
 namespace numaprobe::daemon {
 namespace {
@@ -42,6 +43,33 @@ class QuotedMessage : public spdlog::custom_flag_formatter {
   std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<QuotedMessage>(); }
 };
 
+// The level as node_exporter (Go's slog through promslog) names it, the same
+// four words --log.level takes: spdlog's own %l says "warning", "critical"
+// and "trace". Nothing here logs at trace or critical; were it to, they map
+// to the nearest of the four.
+class LevelName : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    dest.append(Name(msg.level));
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<LevelName>(); }
+
+ private:
+  static std::string_view Name(spdlog::level::level_enum level) {
+    switch (level) {
+      case spdlog::level::trace:
+      case spdlog::level::debug:
+        return "debug";
+      case spdlog::level::info:
+        return "info";
+      case spdlog::level::warn:
+        return "warn";
+      default:
+        return "error";
+    }
+  }
+};
+
 }  // namespace
 
 std::string SetUpLogging(const std::string& level, const std::string& format) {
@@ -52,15 +80,15 @@ std::string SetUpLogging(const std::string& level, const std::string& format) {
   }
   const char* pattern = nullptr;
   if (format == "logfmt") {
-    pattern = "ts=%Y-%m-%dT%H:%M:%S.%eZ level=%l msg=%*";
+    pattern = "ts=%Y-%m-%dT%H:%M:%S.%eZ level=%~ msg=%*";
   } else if (format == "json") {
-    pattern = R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":%*})";
+    pattern = R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%~","msg":%*})";
   } else {
     return "--log.format: '" + format + "' is not one of logfmt, json";
   }
   auto logger = std::make_shared<spdlog::logger>("numaprobe", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  formatter->add_flag<QuotedMessage>('*').set_pattern(pattern);
+  formatter->add_flag<QuotedMessage>('*').add_flag<LevelName>('~').set_pattern(pattern);
   logger->set_formatter(std::move(formatter));
   logger->set_level(parsed);
   logger->flush_on(spdlog::level::info);

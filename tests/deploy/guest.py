@@ -142,6 +142,12 @@ TimeoutStartSec=infinity
 WantedBy=multi-user.target
 """
 
+# Kernel modules the guest's systemd loads at every boot and numaprobe never
+# needs (device mapper, FUSE, loop devices, EFI pstore, configfs): under TCG
+# each modprobe@ unit took 3-7 s of the boot (systemd-analyze blame).
+MASKED_AT_BOOT = " ".join(f"systemd.mask=modprobe@{m}.service" for m in
+                          ("dm_mod", "fuse", "loop", "efi_pstore", "configfs"))
+
 CUSTOMIZE = r"""
 set -e
 root="$1"
@@ -308,7 +314,7 @@ def boot_selftest(image: VmImage, files: dict[str, Path | bytes], workdir: Path,
     cpu = KVM_CPU if accel == "kvm" else "max"
     cmd = [tools["qemu-system-x86_64"], "-accel", accel, "-cpu", cpu, "-m", str(memory_mib),
            "-smp", str(cpus), "-kernel", str(image.kernel), "-initrd", str(image.initrd),
-           "-append", "root=/dev/vda rw console=ttyS0 panic=-1 quiet systemd.show_status=0",
+           "-append", "root=/dev/vda rw console=ttyS0 panic=-1 quiet systemd.show_status=0 " + MASKED_AT_BOOT,
            # Writes go to a temporary overlay (snapshot=on) that dies with QEMU:
            # flushes need not reach the host's disk (cache=unsafe).
            "-drive", f"file={image.rootfs},if=virtio,format=raw,snapshot=on,cache=unsafe",

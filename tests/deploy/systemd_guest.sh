@@ -5,7 +5,8 @@
 #   phase1: install the .deb, start through Type=notify, scrape, hardening,
 #           baseline, reload with a broken config, restart; then reboot.
 #   phase2: after the reboot: enabled at boot, baseline restored, watchdog
-#           restarts a SIGSTOPped daemon, clean stop, purge; then power off.
+#           restarts a SIGSTOPped daemon, `numaprobe baseline accept` reloads
+#           it (docs/runbook.md), clean stop, purge; then power off.
 # Each phase's files go back to the host as a base64 tar on /dev/ttyS1
 # (tests/vm/vmharness.py's format); the host asserts on them. This script
 # asserts nothing itself: it records.
@@ -154,6 +155,13 @@ journal_since "$c" >"$OUT/journal_watchdog.txt"
 metrics >"$OUT/metrics_after_watchdog.txt"
 rm -r "$DROPIN"
 systemctl daemon-reload
+
+# --- docs/runbook.md's systemd procedure: accept reloads the daemon itself ------
+wait_for healthy_before_accept 60 curl -sf --max-time 5 "$URL/-/healthy"
+c=$(cursor)
+run baseline_accept numaprobe baseline accept
+wait_for accepted 60 has_metric '^numaprobe_baseline_info{.*origin="accepted"'
+journal_since "$c" >"$OUT/journal_accept.txt"
 
 # --- stop ----------------------------------------------------------------------------
 c=$(cursor)

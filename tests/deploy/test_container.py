@@ -33,6 +33,7 @@ import uuid
 import pytest
 import yaml
 
+import runbook_procedures
 from deploy_env import deb_path, require, unavailable
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
@@ -353,10 +354,36 @@ def test_serves_https_as_the_tls_overlay_configures_it(image, manifests, volumes
     assert code == 0 and seconds < GRACE_SECONDS
 
 
+def run_runbook_procedures(name):
+    """docs/runbook.md's container commands (`podman exec NAME numaprobe ...`,
+    NAME this container) and the numaprobe commands its Kubernetes commands run
+    in a pod (the same ones): the image has no shell or kill, yet each reaches
+    the daemon, pid 1 of the container, and takes effect."""
+    procedures = runbook_procedures.procedures()
+    container = [runbook_procedures.numaprobe_argv(line) for line in procedures["container"]]
+    assert all(container), procedures["container"]
+    in_pods = [a for a in map(runbook_procedures.numaprobe_argv, procedures["kubernetes"]) if a]
+    assert {tuple(a) for a in in_pods} == {tuple(a) for a in container}, (in_pods, container)
+    effects = {("numaprobe", "reload"): None,
+               ("numaprobe", "baseline", "accept"): "accepted",
+               ("numaprobe", "baseline", "reset"): "reset"}
+    assert {tuple(a) for a in container} == set(effects)
+    for argv in container:
+        p = podman("exec", name, *argv, timeout=60)
+        assert "sent SIGHUP to numaprobe serve (pid 1)" in p.stdout, (argv, p.stdout, p.stderr)
+        origin = effects[tuple(argv)]
+        if origin:
+            wait_for(name, "/metrics", rf'^numaprobe_baseline_info\{{.*origin="{origin}"', 60)
+    logs = podman("logs", name)
+    assert (logs.stdout + logs.stderr).count("Received SIGHUP") == len(container), logs.stderr[-3000:]
+
+
 def test_probes_run_and_the_state_directory_keeps_the_baseline(image, manifests, volumes, cleanup):
     """Same container settings with a fast config: the probes can bind memory
-    under podman's seccomp profile with SYS_NICE in the bounding set, and a new
-    container on the same state directory (the hostPath) restores the baseline."""
+    under podman's seccomp profile with SYS_NICE in the bounding set; the
+    runbook's reload and baseline commands work through `podman exec`; and a
+    new container on the same state directory (the hostPath) restores the
+    baseline."""
     pod, _ = manifests
     c = pod["containers"][0]
     (volumes["config"] / "numaprobe.yaml").write_text(FAST_CONFIG)
@@ -367,6 +394,8 @@ def test_probes_run_and_the_state_directory_keeps_the_baseline(image, manifests,
     failures = re.findall(r"^numaprobe_placement_failures_total\{.*\} (\S+)$", body, re.M)
     assert all(float(v) == 0 for v in failures), failures
     assert re.search(r"^numaprobe_memory_latency_seconds\{", body, re.M)
+    run_runbook_procedures(name)
+    wait_for(name, "/metrics", r"^numaprobe_baseline_complete 1", 180)
     assert stop(name)[1] == 0
     assert (volumes["state"] / "state.json").is_file()
 

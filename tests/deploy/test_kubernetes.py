@@ -248,3 +248,57 @@ def test_a_mutated_copy_fails_validation(case, venv_python, rendered, tmp_path, 
     out = r.stdout + r.stderr
     assert r.returncode != 0, f"{case}: the validator accepted the mutated copy:\n{out}"
     assert needle in out, out
+
+
+def test_runbook_procedures_reach_the_daemonset_pods(rendered):
+    """docs/runbook.md's Kubernetes commands (reload, baseline accept|reset in
+    a chosen node's pod) against the rendered objects: the namespace the
+    install uses, a label selector that selects the DaemonSet's pods and only
+    by a label they have, a container that exists, the node-name field that
+    the PodMonitor makes the `instance` label, and a bare `numaprobe ...` in
+    the pod finds the DaemonSet's configuration (its --config.file is the
+    commands' default and the ConfigMap is mounted there). The container test
+    runs the same numaprobe commands in a container started as the DaemonSet
+    starts it."""
+    import runbook_procedures
+
+    lines = runbook_procedures.procedures()["kubernetes"]
+    kubectl_lines = [line for line in lines if "kubectl" in line]
+    assert kubectl_lines, lines
+    install = (ROOT / "deploy" / "README.md").read_text()
+    ds = find(rendered, "DaemonSet", "numaprobe")[0]
+    pod = ds["spec"]["template"]
+    containers = {c["name"]: c for c in pod["spec"]["containers"]}
+    argvs = []
+    for line in kubectl_lines:
+        words = line.replace("$(", "").replace(")", " ").split()
+        namespace = words[words.index("-n") + 1]
+        assert f"kubectl apply -n {namespace} -k" in install, f"{line}: deploy/README.md installs elsewhere"
+        if "-l" in words:
+            key, _, value = words[words.index("-l") + 1].partition("=")
+            assert pod["metadata"]["labels"].get(key) == value, f"{line}: the pods have no label {key}={value}"
+            assert ds["spec"]["selector"]["matchLabels"].get(key) == value, line
+        if "--field-selector" in words:
+            assert words[words.index("--field-selector") + 1].startswith("spec.nodeName="), line
+        if "-c" in words:
+            assert words[words.index("-c") + 1] in containers, f"{line}: no such container"
+        if "rollout" in words:
+            assert words[-1] == "daemonset/numaprobe", line
+        argv = runbook_procedures.numaprobe_argv(line)
+        if argv:
+            argvs.append(argv)
+    assert {tuple(a) for a in argvs} == {("numaprobe", "reload"), ("numaprobe", "baseline", "accept"),
+                                         ("numaprobe", "baseline", "reset")}, argvs
+    # The alert's instance is the node name the field selector takes.
+    monitor = find(rendered, "PodMonitor", "numaprobe")[0]
+    relabel = monitor["spec"]["podMetricsEndpoints"][0]["relabelings"]
+    assert {"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "instance",
+            "action": "replace"} in relabel
+    # Without flags the commands read /etc/numaprobe/numaprobe.yaml: the
+    # daemon's own configuration in the pod.
+    daemon = containers["numaprobe"]
+    assert "--config.file=/etc/numaprobe/numaprobe.yaml" in daemon["args"]
+    mount = next(m for m in daemon["volumeMounts"] if m["mountPath"] == "/etc/numaprobe")
+    volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mount["name"])
+    config_map = find(rendered, "ConfigMap", volume["configMap"]["name"])[0]
+    assert "numaprobe.yaml" in config_map["data"]

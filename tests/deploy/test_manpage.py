@@ -43,6 +43,7 @@ COMMANDS = {
     "check-config": ["check-config"],
     "baseline reset": ["baseline", "reset"],
     "baseline accept": ["baseline", "accept"],
+    "reload": ["reload"],
 }
 # Printed by every command's --help (and the top level's); documented once, in OPTIONS.
 COMMON_OPTIONS = {"--help", "--version"}

@@ -8,8 +8,9 @@ One guest, two boots (ctest label `systemd`): install -> enabled and started;
 daemon's hardening (`systemd-analyze security` <= 2.0, no capabilities, a
 dynamic user, seccomp); a broken config fails `systemctl reload` and a SIGHUP
 past that check keeps the running config; the baseline survives `systemctl
-restart` and a reboot; the watchdog restarts a SIGSTOPped daemon; `systemctl
-stop` is clean; `dpkg --purge` leaves nothing.
+restart` and a reboot; the watchdog restarts a SIGSTOPped daemon; `numaprobe
+baseline accept` reloads it (docs/runbook.md); `systemctl stop` is clean;
+`dpkg --purge` leaves nothing.
 
 Environment: NUMAPROBE_DEB (ctest sets it; the package_build fixture makes
 it), NUMAPROBE_SYSTEMD_ACCEL=kvm|tcg to force an accelerator,
@@ -211,6 +212,23 @@ def test_watchdog_restarts_a_hung_daemon(p2):
     seconds = float(p2.text("watchdog_seconds.txt"))
     assert 18 <= seconds <= 110, seconds
     assert "numaprobe_build_info" in p2.text("metrics_after_watchdog.txt")
+
+
+def test_runbook_accept_reloads_the_daemon(p2):
+    """docs/runbook.md's systemd procedure, as root on the host: `numaprobe
+    baseline accept` finds the unit's daemon (DynamicUser, state behind the
+    /var/lib/numaprobe symlink) by its serve.lock and reloads it."""
+    import runbook_procedures
+
+    assert "numaprobe baseline accept" in runbook_procedures.procedures()["systemd"]
+    assert p2.rc("baseline_accept") == 0, p2.text("baseline_accept.err")
+    main_pid = show(p2, "show_after_watchdog.txt")["MainPID"]
+    assert f"sent SIGHUP to numaprobe serve (pid {main_pid})" in p2.text("baseline_accept.out"), \
+        p2.text("baseline_accept.out")
+    assert p2.text("accepted.wait").strip() != "timeout", p2.text("journal_accept.txt")
+    # A reload (the config unchanged) took the accepted baseline up.
+    journal = p2.text("journal_accept.txt")
+    assert "configuration unchanged" in journal and "accepted as the new baseline" in journal, journal
 
 
 def test_stop_is_clean(p2):

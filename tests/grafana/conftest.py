@@ -1,14 +1,27 @@
 """pytest glue for tests/grafana: import path, the multi-node panel report and the
 detection time-to-fire table."""
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import grafana_lib  # noqa: E402
 
 MULTINODE_REPORT = pytest.StashKey[list]()
 DETECTION_REPORT = pytest.StashKey[list]()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def promtool_present():
+    """The chosen promtool (grafana_lib.PROMTOOL) must exist: .ci/install-deps
+    installs Debian's and builds the pinned Prometheus 3 one."""
+    if not os.access(grafana_lib.PROMTOOL, os.X_OK):
+        message = f"{grafana_lib.PROMTOOL} missing: run .ci/install-deps"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -30,6 +31,23 @@ RULES_TEST = TESTS_DIR / "rules_test.yaml"
 CONTRACT_FILE = TESTS_DIR / "contract_metrics.txt"
 MULTINODE_FILE = TESTS_DIR / "multinode_panels.txt"
 QUIET_FILE = TESTS_DIR / "quiet_panels.txt"
+
+
+
+def _promtool() -> str:
+    """The promtool the rule tests and scenarios run: Debian's (2.42) unless
+    NUMAPROBE_PROMTOOL names another. "prometheus3" is the pinned Prometheus 3
+    one that .ci/install-deps builds into its tools directory (the
+    grafana_*_prom3 ctest entries set it)."""
+    chosen = os.environ.get("NUMAPROBE_PROMTOOL", "")
+    if chosen == "prometheus3":
+        tools = os.environ.get("NUMAPROBE_TOOLS_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                                     "numaprobe-tools")
+        return os.path.join(tools, "prometheus3", "promtool")
+    return chosen or shutil.which("promtool") or "/usr/bin/promtool"
+
+
+PROMTOOL = _promtool()
 
 # Series Prometheus itself makes (up per target, ALERTS from the alerting
 # rules); not part of the daemon's exposition.

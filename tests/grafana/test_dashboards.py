@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -15,7 +14,7 @@ import yaml
 
 import grafana_lib as g
 
-PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+PROMTOOL = g.PROMTOOL
 DASHBOARDS = g.load_dashboards()
 IDS = [p.name for p in DASHBOARDS]
 ALLOWED_UNITS = {"s", "Bps", "percentunit", "none", "short", "cps"}

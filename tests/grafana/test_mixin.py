@@ -15,7 +15,7 @@ import yaml
 import grafana_lib as g
 
 GENERATE = g.GRAFANA_DIR / "generate.py"
-PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+PROMTOOL = g.PROMTOOL
 JSONNETFMT = shutil.which("jsonnetfmt") or "/usr/bin/jsonnetfmt"
 SOURCES = sorted(g.GRAFANA_DIR.rglob("*.libsonnet"))
 

@@ -3,7 +3,6 @@ runbook anchors, and that rules_test.yaml covers every alert both ways."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from urllib.parse import urlparse
 
@@ -12,7 +11,7 @@ import yaml
 
 import grafana_lib as g
 
-PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+PROMTOOL = g.PROMTOOL
 SEVERITIES = {"critical", "warning", "info"}
 
 

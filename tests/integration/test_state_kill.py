@@ -1,8 +1,8 @@
 """SIGKILL during a state write, 100 times: <state_directory>/state.json is
 always one of the two complete versions, never missing, truncated or a mix.
-Drives the real write path (SaveState) through tests/daemon/state_write_loop.cc,
+Drives the real write path (FormatState, WriteStateFile) through tests/daemon/state_write_loop.cc,
 which alternates two large baselines until killed; its `check` mode reads the
-file back with LoadState, the daemon's own loader."""
+file back with ReadStateFile and ParseState, the daemon's own loader."""
 import os
 import random
 import subprocess
