@@ -79,6 +79,12 @@
     dutyCycleBudgetFactor: 1.25,
     dutyCycleFor: '30m',
 
+    // NumaProbeBaselineNotArmed: series still record their baseline after
+    // this many times the recording the daemon's schedule predicts
+    // (numaprobe_baseline_expected_armed_timestamp_seconds), for this long.
+    baselineArmFactor: 2,
+    baselineArmFor: '30m',
+
     configReloadFor: '10m',
     exporterDownFor: '15m',
     exporterAbsentFor: '15m',

@@ -122,6 +122,18 @@ local p = import 'panels.libsonnet';
           thresholds=peerSteps,
         ),
 
+        p.timeseries(
+          'Baseline: series armed and recording',
+          "Planned series whose baseline is armed (their drift is checked) and those still recording their first baseline.rounds figures; the recording's progress (figures recorded / needed); and how long it has recorded over what the schedule predicted (0 once every series is armed), which NumaProbeBaselineNotArmed fires on at %g. A big host arms its representatives first, every pair within hours; `numaprobe topology --config.file` previews when." % c.baselineArmFactor,
+          p.queries([
+            q('numaprobe_baseline_series{%(host)s}', '{{state}}'),
+            q('numaprobe_baseline_recording_progress_ratio{%(host)s}', 'recorded / needed'),
+            q('(time() - numaprobe_baseline_recording_since_timestamp_seconds{%(host)s}) / (numaprobe_baseline_expected_armed_timestamp_seconds{%(host)s} - numaprobe_baseline_recording_since_timestamp_seconds{%(host)s}) or on() vector(0)', 'recording time / predicted'),
+          ]),
+          'none',
+          thresholds=p.steps('transparent', [[c.baselineArmFactor, 'red']]),
+        ) + runbook('NumaProbeBaselineNotArmed'),
+
         p.row('Memory latency'),
         p.matrix(
           'Latency matrix (cpu_node × mem_node)',

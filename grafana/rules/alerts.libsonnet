@@ -258,6 +258,37 @@ local pairPeers = import '../pair_peers.libsonnet';
             },
           },
           {
+            alert: 'NumaProbeBaselineNotArmed',
+            // The daemon says when its schedule expects every planned series
+            // armed: each recording series' start plus baseline.rounds of its
+            // refresh intervals (numaprobe topology --config.file previews
+            // it). Recording for baselineArmFactor times that long means its
+            // figures are not coming: probes failing or disturbed, a budget
+            // too small for the plan. The value is how many series record.
+            expr: |||
+              last_over_time(numaprobe_baseline_series{state="recording",%(selector)s}[%(gapWindow)s]) > 0
+              and on(%(instanceLabels)s)
+              (
+                time() - last_over_time(numaprobe_baseline_recording_since_timestamp_seconds{%(selector)s}[%(gapWindow)s])
+                > %(baselineArmFactor)g * (
+                  last_over_time(numaprobe_baseline_expected_armed_timestamp_seconds{%(selector)s}[%(gapWindow)s])
+                  - last_over_time(numaprobe_baseline_recording_since_timestamp_seconds{%(selector)s}[%(gapWindow)s])
+                )
+              )
+            ||| % c,
+            'for': c.baselineArmFor,
+            annotations: {
+              summary: 'numaprobe has not armed its baseline in the time its schedule predicts.',
+              description: fold(|||
+                {{ $value }} series on {{ $labels.instance }} still record their baseline,
+                {{ with printf "numaprobe_baseline_recording_progress_ratio{instance=%%q,job=%%q}" $labels.instance $labels.job | query }}{{ . | first | value | humanizePercentage }}{{ end }}
+                of the figures recorded, more than %(baselineArmFactor)g times as long as the schedule
+                predicted; their drift alerts are not armed. See numaprobe_probe_runs_total for
+                failing probes.
+              ||| % c),
+            },
+          },
+          {
             alert: 'NumaProbeConfigReloadFailed',
             expr: |||
               last_over_time(numaprobe_config_last_reload_successful{%(selector)s}[5m]) == 0

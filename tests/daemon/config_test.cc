@@ -371,6 +371,33 @@ TEST(ParseConfig, SmallestDutyCycleIsAccepted) {
   EXPECT_DOUBLE_EQ(Parsed("schedule: {duty_cycle: 1e-5}\n").schedule.duty_cycle, 0.00001);
 }
 
+// schedule.learning_duty_cycle: auto (0) is 90% of the smaller of 1% of one
+// CPU and 0.01% of the host's CPUs, never below duty_cycle; or a share.
+TEST(ParseConfig, LearningDutyCycleIsAutoOrAShareNeverBelowTheBudget) {
+  const Config automatic = Parsed("schedule: {learning_duty_cycle: auto}\n");
+  EXPECT_EQ(automatic.schedule.learning_duty_cycle, 0);
+  EXPECT_DOUBLE_EQ(LearningDutyCycle(automatic, 64), 0.9 * 0.0064);
+  EXPECT_DOUBLE_EQ(LearningDutyCycle(automatic, 512), 0.9 * 0.01) << "1% of one CPU at most";
+  EXPECT_DOUBLE_EQ(LearningDutyCycle(automatic, 8), 0.002) << "never below duty_cycle";
+  EXPECT_DOUBLE_EQ(LearningDutyCycle(Parsed("schedule: {learning_duty_cycle: 0.004}\n"), 8), 0.004);
+  EXPECT_DOUBLE_EQ(LearningDutyCycle(Parsed("schedule: {learning_duty_cycle: 0.001}\n"), 512), 0.002);
+  EXPECT_THAT(Errors("schedule: {learning_duty_cycle: fast}\n"),
+              ElementsAre(Field(&ConfigError::key, "schedule.learning_duty_cycle")));
+  EXPECT_THAT(Errors("schedule: {learning_duty_cycle: 0.9}\n"),
+              ElementsAre(Field(&ConfigError::key, "schedule.learning_duty_cycle")));
+}
+
+TEST(ParseConfig, AcceptChangesAreFieldEqualsValue) {
+  EXPECT_EQ(Parsed("baseline: {accept_changes: [\"kernel=6.6.13-amd64\", \"firmware=*\"]}\n").baseline.accept_changes,
+            (std::vector<std::string>{"kernel=6.6.13-amd64", "firmware=*"}));
+  EXPECT_TRUE(Parsed("baseline: {accept_changes: []}\n").baseline.accept_changes.empty());
+  for (const char* bad : {"baseline: {accept_changes: [kernel]}\n", "baseline: {accept_changes: [\"=x\"]}\n",
+                          "baseline: {accept_changes: [\"kernel=\"]}\n", "baseline: {accept_changes: kernel=1}\n",
+                          "baseline: {accept_changes: [[a]]}\n"}) {
+    EXPECT_THAT(Errors(bad), ElementsAre(Field(&ConfigError::key, "baseline.accept_changes"))) << bad;
+  }
+}
+
 class LoadConfigFileInDir : public ::testing::Test {
  protected:
   void SetUp() override {
