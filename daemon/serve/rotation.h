@@ -16,9 +16,11 @@
 // costs more than kRotateAbove intervals' budget (it would last more than
 // kRotateAbove intervals), and then each round is sized to about that cost,
 // so rounds last about kRotateAbove intervals (10 min at the defaults).
-// A cycle is the rounds that run every task once; the baseline is recorded
-// from complete cycles, and the refresh interval the daemon exports is that
-// of a rotated series (a cycle), against which staleness is judged.
+// A cycle is the rounds that run every task once; the refresh interval the
+// daemon exports is that of a rotated series (a cycle), against which
+// staleness is judged. The representatives of each kind are chosen on as few
+// memory nodes as cover its classes: every memory node a round visits costs
+// a buffer preparation.
 //
 // Thread safety: values.
 #pragma once

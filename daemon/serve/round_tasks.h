@@ -16,7 +16,7 @@ struct Task {
   const ProbeKind* kind = nullptr;
   ProbeTarget target;
   int attempt = 0;  // a disturbed run is retried once within the round
-  // A run that confirms a suspicious figure (RecentFigures::NeedsConfirmation):
+  // A run that confirms a suspicious figure (SeriesHistory::NeedsConfirmation):
   // its own figure is never confirmed again.
   bool confirmation = false;
 };

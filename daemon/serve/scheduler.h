@@ -2,9 +2,11 @@
 // low CPU priority, paced so that probe CPU time stays within the duty-cycle
 // budget, with rounds started at a jittered interval so a fleet does not probe
 // in lockstep. When a full round does not fit the budget of one interval,
-// rounds rotate through the pairs (rotation.h). Results go into the
-// ResultStore; the baseline is recorded from the first complete cycles and
-// persisted in the state directory.
+// rounds rotate through the pairs (rotation.h). The first round after a
+// start or a replan runs the representatives alone. While a planned series
+// records its baseline the budget is the learning budget. What a run
+// produced goes to the results model (results/result_model.h), which also
+// keeps the scheduler's task costs and place in the rotation across restarts.
 //
 // The loop takes time, sleep, the host's cpuset and plan from a
 // LoopEnvironment and runs probes through a ProbeExecutor: the real host and

@@ -143,7 +143,7 @@ struct Snapshot {
   double duty_cycle_budget_ratio = 0;
   std::vector<ProbeConfigInfo> probe_config;
   bool config_reload_successful = true;
-  // The state file (BaselineTracker::Persist): whether the last write worked,
+  // The state file (ResultModel::Save): whether the last write worked,
   // and how many failed (full or read-only state directory).
   bool state_write_successful = true;
   std::uint64_t state_write_failures_total = 0;

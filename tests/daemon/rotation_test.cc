@@ -170,6 +170,30 @@ TEST(Rotation, ClassesFollowFirmwareDistances) {
   EXPECT_EQ(distances, (std::set<int>{10, 12, 20, 32, 40}));
 }
 
+// Every memory node a round visits costs a buffer preparation: each kind's
+// representatives cover its classes from as few memory nodes as possible.
+// On the fixture node 0 is at 10, 12 and 32 from the CPU nodes and the CXL
+// node at 20 and 40: two memory nodes, not one per class.
+TEST(Rotation, RepresentativesShareAsFewMemoryNodesAsCoverTheClasses) {
+  const kernels::Topology topology = Fixture("2s_nps2_cxl.xml");
+  const Rotation rotation = SplitRound(FullRound(topology), topology);
+  std::map<std::string, std::set<int>> nodes;
+  for (std::size_t i : rotation.every_round) {
+    const Task& t = rotation.tasks[i];
+    if (t.kind != &CoreToCoreProbe()) nodes[std::string(t.kind->name())].insert(t.target.pair.mem_node);
+  }
+  EXPECT_EQ(nodes["latency"], (std::set<int>{0, 4}));
+  EXPECT_EQ(nodes["bandwidth"], (std::set<int>{0, 4}));
+  // On 8 glueless nodes without a SLIT (local and remote only): one node.
+  const kernels::Topology eight = Nodes(8);
+  const Rotation flat = SplitRound(FullRound(eight), eight);
+  std::set<int> flat_nodes;
+  for (std::size_t i : flat.every_round) {
+    if (flat.tasks[i].kind == &LatencyProbe()) flat_nodes.insert(flat.tasks[i].target.pair.mem_node);
+  }
+  EXPECT_EQ(flat_nodes.size(), 1u);
+}
+
 TEST(RotationRounds, FromMeasuredCostsVisitsAndTheBudgetOfOneInterval) {
   const kernels::Topology topology = Nodes(8);
   Config config;
