@@ -62,6 +62,7 @@ nlohmann::json PreviewJson(const SchedulePreview& p, const std::string& costs_fr
           {"every_pair_refresh_seconds", p.every_pair_refresh_seconds},
           {"cpu_seconds_per_hour", p.cpu_seconds_per_hour},
           {"steady_cpu_seconds_per_hour", p.steady_cpu_seconds_per_hour},
+          {"cycle_cpu_seconds", p.cycle_cpu_seconds},
           {"series", p.series},
           {"tasks", p.tasks},
           {"representatives", p.representatives},
@@ -89,9 +90,10 @@ std::string PreviewText(const SchedulePreview& p, const std::string& costs_from)
                       Seconds(p.armed_representatives_seconds), Seconds(p.armed_every_pair_seconds));
   text += fmt::format("  after a restart every series is measured again within {} (armed throughout)\n",
                       Seconds(p.rearmed_after_restart_seconds));
-  text += fmt::format("  then: {} rounds a cycle of {} each; representatives every {}, every pair every {}\n",
-                      p.rotation_rounds, Seconds(p.round_seconds), Seconds(p.representatives_refresh_seconds),
-                      Seconds(p.every_pair_refresh_seconds));
+  text += fmt::format(
+      "  then: {} rounds a cycle, {} a round; representatives every {}, every pair every {} ({:.1f} CPU-s a cycle)\n",
+      p.rotation_rounds, Seconds(p.round_seconds), Seconds(p.representatives_refresh_seconds),
+      Seconds(p.every_pair_refresh_seconds), p.cycle_cpu_seconds);
   text += fmt::format("  probe CPU: at most {:.1f} CPU-s an hour, {:.1f} CPU-s an hour once armed\n",
                       p.cpu_seconds_per_hour, p.steady_cpu_seconds_per_hour);
   text += "  task costs: " + costs_from + "\n  assumptions:\n";

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -106,43 +108,90 @@ k::Expected<SchedulePreview> PreviewSchedule(const Config& given, SimulatedHost:
   preview.budget_ratio = config.schedule.duty_cycle;
   const auto horizon = static_cast<std::int64_t>(horizon_seconds * kSimulatedSecond);
 
-  // A first start, until every series is armed, then an hour more of steady state.
+  // A first start, until every series is armed.
   auto files = std::make_shared<std::map<std::string, std::string>>();
   auto first = Life::Start(config, topology, restriction, costs, files, 0);
   if (!first.ok()) return first.failure();
   Life& life = *first.value();
   double cpu_an_hour_ago = 0;
   std::int64_t armed_at = -1;
-  for (std::int64_t t = kStep; t <= horizon; t += kStep) {
-    if (!life.host->RunUntil(t)) return k::Failure{k::Outcome::kTimeout, "the simulated loop stopped answering"};
+  std::int64_t t = 0;
+  const auto step = [&]() -> bool {
+    t += kStep;
+    if (!life.host->RunUntil(t)) return false;
+    if (t % (3600 * kSimulatedSecond) == 0) {
+      const double cpu = TotalCpu(life.Now());
+      preview.cpu_seconds_per_hour = std::max(preview.cpu_seconds_per_hour, cpu - cpu_an_hour_ago);
+      cpu_an_hour_ago = cpu;
+    }
+    return true;
+  };
+  while (armed_at < 0 && t < horizon) {
+    if (!step()) return k::Failure{k::Outcome::kTimeout, "the simulated loop stopped answering"};
     const Snapshot s = life.Now();
     const double seconds = static_cast<double>(t) / kSimulatedSecond;
     if (preview.ready_seconds == 0 && s.ready()) preview.ready_seconds = seconds;
     if (preview.armed_representatives_seconds == 0 && Covers(s.baseline, representatives)) {
       preview.armed_representatives_seconds = seconds;
     }
-    if (armed_at < 0 && Covers(s.baseline, all)) {
+    if (Covers(s.baseline, all)) {
       armed_at = t;
       preview.armed_every_pair_seconds = seconds;
     }
-    if (t % (3600 * kSimulatedSecond) == 0) {
-      const double cpu = TotalCpu(s);
-      preview.cpu_seconds_per_hour = std::max(preview.cpu_seconds_per_hour, cpu - cpu_an_hour_ago);
-      // The first whole hour after arming is the steady state.
-      if (armed_at >= 0 && t - armed_at >= 2 * 3600 * kSimulatedSecond && preview.steady_cpu_seconds_per_hour == 0) {
-        preview.steady_cpu_seconds_per_hour = cpu - cpu_an_hour_ago;
-        preview.rotation_rounds = s.rotation_rounds;
-        preview.every_pair_refresh_seconds = s.refresh_interval_seconds;
-        preview.round_seconds = s.refresh_interval_seconds / std::max(s.rotation_rounds, 1);
-        preview.representatives_refresh_seconds = preview.round_seconds;
-        break;
-      }
-      cpu_an_hour_ago = cpu;
+  }
+  // Then the settled schedule, watched for two of its cycles: how often each
+  // series really gets a figure, and what that costs.
+  if (armed_at >= 0) {
+    const std::int64_t settle = t + 3600 * kSimulatedSecond;
+    while (t < settle && step()) {
     }
+    const std::int64_t from = t;
+    const double cpu_from = TotalCpu(life.Now());
+    const std::uint64_t rounds_from = life.Now().rounds_completed;
+    std::map<SeriesKey, double> last;
+    std::map<SeriesKey, std::vector<double>> gaps;
+    std::int64_t window = 4 * 3600 * kSimulatedSecond;
+    while (t - from < window && t < from + horizon) {
+      if (!step()) return k::Failure{k::Outcome::kTimeout, "the simulated loop stopped answering"};
+      const Snapshot s = life.Now();
+      // Two cycles of the refresh interval the daemon exports, at least 4 h.
+      window = std::max(window, static_cast<std::int64_t>(2 * s.refresh_interval_seconds * kSimulatedSecond));
+      for (const Timed& timed : s.figures) {
+        const ProbeKind& kind = timed.record->kind();
+        if (!kind.HasBaseline()) continue;
+        const SeriesKey key = kind.SeriesOf(timed.record->target(), config.targets.per_cpu);
+        const auto [it, inserted] = last.try_emplace(key, timed.unix_seconds);
+        if (!inserted && timed.unix_seconds > it->second) {
+          gaps[key].push_back(timed.unix_seconds - it->second);
+          it->second = timed.unix_seconds;
+        }
+      }
+    }
+    const Snapshot s = life.Now();
+    const double hours = static_cast<double>(t - from) / kSimulatedSecond / 3600;
+    preview.steady_cpu_seconds_per_hour = (TotalCpu(s) - cpu_from) / hours;
+    preview.rotation_rounds = s.rotation_rounds;
+    preview.round_seconds = static_cast<double>(t - from) / kSimulatedSecond /
+                            static_cast<double>(std::max<std::uint64_t>(s.rounds_completed - rounds_from, 1));
+    // A series' refresh interval: the median of its gaps; the representatives'
+    // is their median, every pair's the longest of any series.
+    std::vector<double> reps;
+    for (const auto& [key, list] : gaps) {
+      std::vector<double> sorted = list;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      if (representatives.contains(key)) reps.push_back(median);
+      preview.every_pair_refresh_seconds = std::max(preview.every_pair_refresh_seconds, median);
+    }
+    if (!reps.empty()) {
+      std::sort(reps.begin(), reps.end());
+      preview.representatives_refresh_seconds = reps[reps.size() / 2];
+    }
+    preview.cycle_cpu_seconds = preview.steady_cpu_seconds_per_hour * preview.every_pair_refresh_seconds / 3600;
   }
   const std::int64_t stopped_at = life.host->MonotonicNs();
   first.value().reset();  // stops the loop; the state is saved on the way out
-  preview.complete = armed_at >= 0 && preview.steady_cpu_seconds_per_hour > 0;
+  preview.complete = armed_at >= 0 && preview.steady_cpu_seconds_per_hour > 0 && preview.every_pair_refresh_seconds > 0;
 
   // A restart: ready again, and every series measured again.
   if (preview.complete) {
@@ -150,10 +199,10 @@ k::Expected<SchedulePreview> PreviewSchedule(const Config& given, SimulatedHost:
     if (!second.ok()) return second.failure();
     Life& again = *second.value();
     const double restart_unix = SimulatedHost::kUnixStart + static_cast<double>(stopped_at) / kSimulatedSecond;
-    for (std::int64_t t = stopped_at + kStep; t <= stopped_at + horizon; t += kStep) {
-      if (!again.host->RunUntil(t)) return k::Failure{k::Outcome::kTimeout, "the simulated loop stopped answering"};
+    for (std::int64_t at = stopped_at + kStep; at <= stopped_at + horizon; at += kStep) {
+      if (!again.host->RunUntil(at)) return k::Failure{k::Outcome::kTimeout, "the simulated loop stopped answering"};
       const Snapshot s = again.Now();
-      const double seconds = static_cast<double>(t - stopped_at) / kSimulatedSecond;
+      const double seconds = static_cast<double>(at - stopped_at) / kSimulatedSecond;
       if (preview.ready_after_restart_seconds == 0 && s.ready()) preview.ready_after_restart_seconds = seconds;
       if (preview.rearmed_after_restart_seconds == 0 &&
           FreshSeries(s, config.targets.per_cpu, restart_unix).size() >= all.size()) {

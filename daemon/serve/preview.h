@@ -26,13 +26,14 @@ struct SchedulePreview {
   int tasks = 0;                     // tasks of a full round
   double learning_budget_ratio = 0;  // while series record their baseline
   double budget_ratio = 0;           // once every series is armed (schedule.duty_cycle)
-  // Once every series is armed:
+  // Once every series is armed, watched over two cycles (at least 4 h):
   int rotation_rounds = 1;
-  double round_seconds = 0;
-  double representatives_refresh_seconds = 0;
-  double every_pair_refresh_seconds = 0;
-  double cpu_seconds_per_hour = 0;         // the most in any hour of the simulation
-  double steady_cpu_seconds_per_hour = 0;  // once every series is armed
+  double round_seconds = 0;                    // the mean round
+  double representatives_refresh_seconds = 0;  // the median of their median gaps between figures
+  double every_pair_refresh_seconds = 0;       // the longest median gap of any series: a cycle
+  double steady_cpu_seconds_per_hour = 0;
+  double cycle_cpu_seconds = 0;     // probe CPU of one cycle (every pair once)
+  double cpu_seconds_per_hour = 0;  // the most in any whole hour of the simulation
   // From a first start (0 = never within the simulated horizon: see `complete`):
   double ready_seconds = 0;                  // /-/ready: every representative ran
   double armed_representatives_seconds = 0;  // every representative series armed
