@@ -399,9 +399,10 @@ class Scheduler::Loop {
     if (ok && baseline) {
       // A figure beyond its band while the series' median is inside it is
       // measured again next (RecentFigures::NeedsConfirmation); the
-      // figure of a confirmation never is.
+      // figure of a confirmation never is, nor any under NUMAPROBE_TEST_CONFIRMATIONS=off.
       const std::optional<double> band = task.kind->ConfirmationBand();
-      confirm = !task.confirmation && band && recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline), *band);
+      confirm = !task.confirmation && !test_.confirmations_off && band &&
+                recent_.NeedsConfirmation(*baseline, baseline_.ValueOf(*baseline), *band);
       baseline_.Observe(*baseline);
       recent_.Add(*baseline);
     }

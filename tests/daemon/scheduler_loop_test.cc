@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -561,6 +562,47 @@ TEST(SchedulerLoop, ConfirmsAFigureBeyondItsBandByTheNextFourRunsOfItsPair) {
       std::count_if(runs.begin(), runs.end(), [](const Started& r) { return r.kind == &LatencyProbe(); });
   EXPECT_EQ(rig.Now().runs_total.at({"latency", "ok"}), static_cast<std::uint64_t>(latency_runs))
       << "confirmations are counted as runs";
+}
+
+// Sets an environment variable for its lifetime: the loop reads the test
+// hooks (daemon/common/test_hooks.h) from the environment when it is made.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// NUMAPROBE_TEST_CONFIRMATIONS=off: the outlier of the test above earns no
+// confirmation runs; every round runs its 16 tasks and nothing more, and the
+// outlier is one figure of the series like any other.
+TEST(SchedulerLoop, ConfirmsNothingUnderTheTestHookThatTurnsConfirmationsOff) {
+  const ScopedEnv mode("NUMAPROBE_TEST_MODE", "1");
+  const ScopedEnv off("NUMAPROBE_TEST_CONFIRMATIONS", "off");
+  Config config = ConfirmationConfig("confirm_off");
+  const std::int64_t outlier_round = kStart + 1000 * kSecond;
+  std::atomic<bool> outlier_sent{false};
+  Rig rig(config, [&](const Task& task, int) {
+    const std::int64_t now = rig.host->MonotonicNs();
+    Script s = Ok(kConfirmCost);
+    s.value = task.kind == &LatencyProbe() ? kLatency : kBandwidth;
+    const bool suspect = task.kind == &LatencyProbe() && task.target.pair.cpu_node == 0 &&
+                         task.target.pair.mem_node == 1 && !task.confirmation;
+    if (suspect && now >= outlier_round && !outlier_sent.exchange(true)) s.value = 1.15 * kLatency;
+    return s;
+  });
+  ASSERT_TRUE(rig.host->RunUntil(outlier_round + 250 * kSecond));
+  ASSERT_TRUE(outlier_sent.load());
+  const auto runs = rig.probes->Runs();
+  EXPECT_TRUE(ConfirmationsOf(runs).empty());
+  // Parked waiting for the round at 1300 s: every round ran whole.
+  EXPECT_EQ(rig.Now().rounds_completed, 13u);
+  EXPECT_EQ(runs.size(), 16u * 13u) << "16 runs a round and nothing more";
+  EXPECT_EQ(rig.Now().runs_total.at({"latency", "ok"}), 4u * 13u);
 }
 
 // A lasting +10% step: its first figure is confirmed, which moves the median
