@@ -170,6 +170,11 @@ struct ServeCommand {
           "TEST MODE: task costs fixed from {} (NUMAPROBE_TEST_TASK_COSTS): the schedule is not sized by the runs",
           hooks.task_costs_file);
     }
+    if (hooks.confirmations_off) {
+      spdlog::error(
+          "TEST MODE: figures beyond their band are not confirmed (NUMAPROBE_TEST_CONFIRMATIONS=off): every round "
+          "runs its schedule only");
+    }
     if (hooks.fault_injection_active()) {
       spdlog::error("TEST FAULT INJECTION ACTIVE: {}; these figures are fake (numaprobe_test_fault_injection_active 1)",
                     hooks.DescribeScales(" figures"));

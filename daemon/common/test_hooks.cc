@@ -15,6 +15,7 @@ constexpr const char* kMode = "NUMAPROBE_TEST_MODE";
 constexpr const char* kOverrides = "NUMAPROBE_TEST_HOST_OVERRIDES";
 constexpr const char* kFactRoot = "NUMAPROBE_TEST_FACT_ROOT";
 constexpr const char* kTaskCosts = "NUMAPROBE_TEST_TASK_COSTS";
+constexpr const char* kConfirmations = "NUMAPROBE_TEST_CONFIRMATIONS";
 
 std::string ScaleVariable(const std::string& kind) {
   std::string name = "NUMAPROBE_TEST_SCALE_";
@@ -47,14 +48,15 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vec
   const char* overrides = getenv(kOverrides);
   const char* fact_root = getenv(kFactRoot);
   const char* task_costs = getenv(kTaskCosts);
+  const char* confirmations = getenv(kConfirmations);
   std::string variables = kOverrides;
-  bool any = overrides != nullptr || fact_root != nullptr || task_costs != nullptr;
+  bool any = overrides != nullptr || fact_root != nullptr || task_costs != nullptr || confirmations != nullptr;
   for (const std::string& kind : scaled_kinds) {
     const std::string variable = ScaleVariable(kind);
     variables += ", " + variable;
     any = any || getenv(variable.c_str()) != nullptr;
   }
-  variables += fmt::format(", {}, {}", kFactRoot, kTaskCosts);
+  variables += fmt::format(", {}, {}, {}", kFactRoot, kTaskCosts, kConfirmations);
   if (!any) return "";
   const char* mode = getenv(kMode);
   if (mode == nullptr || std::string(mode) != "1") {
@@ -78,6 +80,10 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vec
   if (task_costs != nullptr) {
     if (task_costs[0] != '/') return fmt::format("{}={}: expected an absolute file name", kTaskCosts, task_costs);
     hooks.task_costs_file = task_costs;
+  }
+  if (confirmations != nullptr) {
+    if (std::string(confirmations) != "off") return fmt::format("{}={}: expected off", kConfirmations, confirmations);
+    hooks.confirmations_off = true;
   }
   if (overrides != nullptr) {
     static const std::set<std::string> kFields = {"kernel", "microcode", "firmware", "cpu_model", "numaprobe_version"};

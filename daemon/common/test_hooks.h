@@ -10,6 +10,11 @@
 //   NUMAPROBE_TEST_TASK_COSTS=FILE: the scheduler's task-cost estimate is
 //   read from FILE (serve/task_cost_estimate.h) and never learnt, so the
 //   rotation a test asserts does not depend on how fast the machine runs
+//   NUMAPROBE_TEST_CONFIRMATIONS=off: a figure beyond its band earns no
+//   confirmation runs (serve/recent_figures.h), so every round runs its
+//   schedule and nothing more, and a series has a figure per successful run
+//   of its pair: what a test counts in rounds does not depend on how noisy
+//   the machine's figures are (an emulator's are, at random)
 // They are honoured only together with NUMAPROBE_TEST_MODE=1; set without it
 // they are an error (`serve` refuses to start), so a production host cannot
 // run with faked figures by accident.
@@ -42,8 +47,10 @@ struct TestHooks {
   std::string DescribeScales(std::string_view what) const;
   std::string fact_root;        // "" : the real /proc and /sys
   std::string task_costs_file;  // "" : costs learnt from the runs
+  bool confirmations_off = false;
   bool active() const {
-    return fault_injection_active() || !host_overrides.empty() || !fact_root.empty() || !task_costs_file.empty();
+    return fault_injection_active() || !host_overrides.empty() || !fact_root.empty() || !task_costs_file.empty() ||
+           confirmations_off;
   }
 };
 

@@ -424,6 +424,8 @@ class Scheduler::Loop {
     if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit) {
       costs_.Observe(task.kind, ran.cpu_seconds, starts_visit);
     }
+    // A figure beyond its band needs confirming (the model says), unless
+    // NUMAPROBE_TEST_CONFIRMATIONS=off keeps a test's rounds to their schedule.
     const bool confirm = model_.Land(task, ran, Moment{end_ns, env_->UnixNow()}, [&](Snapshot& s) {
       lock_wait_.Finished(ran.lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
@@ -443,7 +445,7 @@ class Scheduler::Loop {
       round.push_back(retry);
     }
     // After the last use of `task`: inserting into `round` may move it.
-    if (confirm) {
+    if (confirm && !test_.confirmations_off) {
       spdlog::debug("{}: figure beyond its band, {} confirmation runs next", Describe(round[index]),
                     SeriesHistory::kConfirmationRuns);
       QueueConfirmations(round, index, SeriesHistory::kConfirmationRuns);

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -597,6 +598,41 @@ TEST(SchedulerLoop, ConfirmsAFigureBeyondItsBandByTheNextFourRunsOfItsPair) {
       std::count_if(runs.begin(), runs.end(), [](const Started& r) { return r.kind == &LatencyProbe(); });
   EXPECT_EQ(rig.Now().runs_total.at({"latency", "ok"}), static_cast<std::uint64_t>(latency_runs))
       << "confirmations are counted as runs";
+}
+
+// NUMAPROBE_TEST_CONFIRMATIONS=off (the hooks the loop's environment hands
+// it): the outlier of the test above earns no confirmation runs; every round
+// runs its tasks and nothing more, and the outlier is one figure of the
+// series like any other.
+TEST(SchedulerLoop, ConfirmsNothingUnderTheTestHookThatTurnsConfirmationsOff) {
+  Config config = ConfirmationConfig("confirm_off");
+  const std::int64_t outlier_round = kStart + 1000 * kSecond;
+  std::atomic<bool> outlier_sent{false};
+  TestHooks hooks = FixtureHooks();
+  hooks.confirmations_off = true;
+  auto host = ScriptedHost(kTwoNodes, {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}},
+                           std::make_shared<std::map<std::string, std::string>>(), kStart, hooks);
+  Rig rig(
+      config,
+      [&](const Task& task, int) {
+        const std::int64_t now = rig.host->MonotonicNs();
+        Script s = Ok(kConfirmCost);
+        s.value = task.kind == &LatencyProbe() ? kLatency : kBandwidth;
+        const bool suspect = task.kind == &LatencyProbe() && task.target.pair.cpu_node == 0 &&
+                             task.target.pair.mem_node == 1 && !task.confirmation;
+        if (suspect && now >= outlier_round && !outlier_sent.exchange(true)) s.value = 1.15 * kLatency;
+        return s;
+      },
+      {}, std::move(host));
+  ASSERT_TRUE(rig.host->RunUntil(outlier_round + 250 * kSecond));
+  ASSERT_TRUE(outlier_sent.load());
+  const auto runs = rig.probes->Runs();
+  EXPECT_TRUE(ConfirmationsOf(runs).empty());
+  // Parked waiting for the round at 1300 s: every round ran whole, the first
+  // the representatives' alone (2 latency and 6 bandwidth runs).
+  EXPECT_EQ(rig.Now().rounds_completed, 13u);
+  EXPECT_EQ(runs.size(), 8u + 16u * 12u) << "the rounds' runs and nothing more";
+  EXPECT_EQ(rig.Now().runs_total.at({"latency", "ok"}), 2u + 4u * 12u);
 }
 
 // A lasting +10% step: its first figure is confirmed, which moves the median

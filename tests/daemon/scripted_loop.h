@@ -49,10 +49,10 @@ inline TestHooks FixtureHooks() {
 inline std::unique_ptr<SimulatedHost> ScriptedHost(
     std::string synthetic = kTwoNodes, k::Restriction restriction = {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}},
     std::shared_ptr<std::map<std::string, std::string>> files = std::make_shared<std::map<std::string, std::string>>(),
-    std::int64_t start_ns = 1000 * kSecond) {
+    std::int64_t start_ns = 1000 * kSecond, TestHooks hooks = FixtureHooks()) {
   return std::make_unique<SimulatedHost>(
       [synthetic](const k::Restriction& r) { return k::Topology::FromSynthetic(synthetic, r); }, std::move(restriction),
-      FixtureHooks(), std::move(files), start_ns);
+      std::move(hooks), std::move(files), start_ns);
 }
 
 // The two-node host with its state files on disk, for the tests of the file.

@@ -37,8 +37,8 @@ TEST(TestHooksTest, RefusedWithoutTestMode) {
   TestHooks hooks;
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_SCALE_LATENCY", "1.15"}}), kScaled),
               HasSubstr("test-only hooks (NUMAPROBE_TEST_HOST_OVERRIDES, NUMAPROBE_TEST_SCALE_LATENCY, "
-                        "NUMAPROBE_TEST_SCALE_BANDWIDTH, NUMAPROBE_TEST_FACT_ROOT, NUMAPROBE_TEST_TASK_COSTS) are set "
-                        "but NUMAPROBE_TEST_MODE=1 is not"));
+                        "NUMAPROBE_TEST_SCALE_BANDWIDTH, NUMAPROBE_TEST_FACT_ROOT, NUMAPROBE_TEST_TASK_COSTS, "
+                        "NUMAPROBE_TEST_CONFIRMATIONS) are set but NUMAPROBE_TEST_MODE=1 is not"));
   EXPECT_FALSE(hooks.active());
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6"}, {"NUMAPROBE_TEST_MODE", "0"}}),
                             kScaled),
@@ -86,6 +86,21 @@ TEST(TestHooksTest, TaskCostsFileIsAHookOfItsOwn) {
   EXPECT_EQ(hooks.task_costs_file, "/tmp/costs.json");
   EXPECT_TRUE(hooks.active());
   EXPECT_FALSE(hooks.fault_injection_active()) << "fixed costs change the schedule, not the figures";
+}
+
+TEST(TestHooksTest, ConfirmationsOffOnlyInTestModeAndOnlyAsOff) {
+  TestHooks hooks;
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_CONFIRMATIONS", "off"}}), kScaled),
+              HasSubstr("NUMAPROBE_TEST_MODE=1 is not"));
+  EXPECT_FALSE(hooks.confirmations_off);
+  EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_CONFIRMATIONS", "0"}}), kScaled),
+              HasSubstr("NUMAPROBE_TEST_CONFIRMATIONS=0: expected off"));
+  EXPECT_FALSE(hooks.confirmations_off);
+  ASSERT_EQ(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_MODE", "1"}, {"NUMAPROBE_TEST_CONFIRMATIONS", "off"}}), kScaled),
+            "");
+  EXPECT_TRUE(hooks.confirmations_off);
+  EXPECT_TRUE(hooks.active());
+  EXPECT_FALSE(hooks.fault_injection_active()) << "it changes which runs happen, not the figures";
 }
 
 TEST(HostInfoTest, FirmwareIsTheBiosVersionOrUnknown) {

@@ -19,11 +19,12 @@ fail when CI=true. A binary without `numaprobe serve` fails the daemon tests.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import re
 import subprocess
-import warnings
 from pathlib import Path
 
 import pytest
@@ -65,17 +66,35 @@ baseline: {rounds: 1}
 state_directory: /tmp/numaprobe-state
 """
 SERVE_ADDRESS = "127.0.0.1:10062"
-SERVE_ARGS = f"--config.file /tmp/serve.yaml --web.listen-address {SERVE_ADDRESS}"
+SERVE_ARGS = f"--config.file /tmp/serve.yaml --web.listen-address {SERVE_ADDRESS} --log.level debug"
+
+# The daemon sizes its rounds by what its tasks cost (serve/rotation.h), and
+# under emulation that is the emulator's speed: a faster or slower guest would
+# rotate, or stop rotating, part-way through a scenario. Every daemon scenario
+# therefore fixes the costs (NUMAPROBE_TEST_TASK_COSTS with
+# NUMAPROBE_TEST_MODE=1, serve/task_cost_estimate.h; CPU seconds), so that the
+# schedule is the test's choice. These put a full round of any topology here
+# (at most 31 tasks) far inside twice the round's budget (2 x 0.5 CPU-s): the
+# daemon never rotates. SCENARIO_SERVE_ROTATION fixes costs that make it rotate.
+# And none confirms a figure beyond its band (NUMAPROBE_TEST_CONFIRMATIONS=off):
+# an emulator's figures are noisy at random, and each confirmation is four
+# more runs; without them a round runs its schedule and nothing else, and a
+# series has one figure for each of its pair's successful runs.
+NO_ROTATION_COSTS = {kind: {"visit_start": 0.001} for kind in ("latency", "bandwidth", "core_to_core")}
 
 # ---------------------------------------------------------------- guest scripts
 
-def serve_helpers(config: str) -> str:
+def serve_helpers(config: str, costs: dict = NO_ROTATION_COSTS) -> str:
     """Shell shared by the daemon scenarios (busybox sh, GUEST_LIB helpers): writes
-    `config`, validates it, and defines start_serve / wait_for / stop_serve.
+    `config` and the fixed task `costs`, validates the config, and defines
+    start_serve, wait_for, metric and stop_serve.
     Busybox 1.35's `wget -T` segfaults: each fetch is bounded with `timeout`."""
     return f"""
 cat >/tmp/serve.yaml <<'EOF'
 {config}EOF
+cat >/tmp/task_costs.json <<'EOF'
+{json.dumps(costs)}
+EOF
 run check_config numaprobe check-config /tmp/serve.yaml
 uptime_cs() {{ awk '{{split($1, a, "."); print a[1] * 100 + a[2]}}' /proc/uptime; }}
 # wait_for URL SECONDS: 0 once URL answers 200
@@ -88,13 +107,39 @@ wait_for() {{
   done
   return 1
 }}
+# scrape NAME: /metrics into $OUT/NAME
+scrape() {{ timeout 15 wget -q -O "$OUT/$1" http://{SERVE_ADDRESS}/metrics; }}
+# metric NAME [FILE]: an unlabelled series of the scrape in FILE ($OUT/metrics
+# by default) as an integer, "" if absent
+metric() {{ awk -v n="$1" '$1 == n {{ printf "%d", $2 }}' "${{2:-$OUT/metrics}}"; }}
+# rounds_now NAME: scrapes into $OUT/NAME (again while a scrape fails, up to
+# ten times) and prints the rounds the daemon has completed
+rounds_now() {{
+  n=0
+  while [ $n -lt 10 ]; do
+    scrape "$1"
+    r=$(metric numaprobe_rounds_completed_total "$OUT/$1")
+    [ -n "$r" ] && echo "$r" && return 0
+    sleep 1; n=$((n + 1))
+  done
+}}
 start_serve() {{
-  numaprobe serve {SERVE_ARGS} >"$OUT/serve.log" 2>&1 &
+  NUMAPROBE_TEST_MODE=1 NUMAPROBE_TEST_TASK_COSTS=/tmp/task_costs.json NUMAPROBE_TEST_CONFIRMATIONS=off \\
+    numaprobe serve {SERVE_ARGS} >"$OUT/serve.log" 2>&1 &
   SERVE_PID=$!
   echo $SERVE_PID >"$OUT/serve.pid"
+  # Killed at its time limit, the scenario takes its daemon along: the next
+  # scenario's daemon needs the port.
+  trap 'kill -TERM $SERVE_PID 2>/dev/null; wait $SERVE_PID; exit 143' TERM
 }}
-# stop_serve: SIGTERM, wait, record exit code and centiseconds taken
+# stop_serve: SIGTERM, wait; records the exit code and the centiseconds the
+# stop took, and just before it those of a reference run in the same
+# conditions (assert_stopped_cleanly): the same binary started three times
+# (REFERENCE_RUNS), reading the config, planning on this guest and exiting.
 stop_serve() {{
+  r0=$(uptime_cs)
+  for n in 1 2 3; do numaprobe check-config /tmp/serve.yaml >/dev/null 2>&1; done
+  echo $(( $(uptime_cs) - r0 )) >"$OUT/reference_centiseconds"
   t0=$(uptime_cs)
   kill -TERM $SERVE_PID
   wait $SERVE_PID
@@ -149,23 +194,26 @@ mkdir /sys/fs/cgroup/daemon
 echo 0 >/sys/fs/cgroup/daemon/cgroup.procs
 start_serve
 if wait_for http://127.0.0.1:10062/-/ready 60; then note "ready"; else note "never ready"; fi
-timeout 15 wget -q -O "$OUT/metrics_before" http://127.0.0.1:10062/metrics
+scrape metrics_before
 echo 0 >/sys/fs/cgroup/daemon/cpuset.mems
 save mems_effective /sys/fs/cgroup/daemon/cpuset.mems.effective
-# Wait until a placement failure on node 1 is published and every node-1
-# latency figure is withdrawn (or give up): each pair fails at its next run,
-# which with rotated pairs (rotation.h) may be rounds after the first failure.
+# Until a placement failure on node 1 is published and every node-1 latency
+# figure withdrawn, or the daemon has completed two rounds since the change:
+# the one under way (or cut short by it) and one that began after it, in which
+# every pair ran (the schedule does not rotate: NO_ROTATION_COSTS). The
+# assertions hold however long those rounds took.
+since=$(rounds_now metrics_after)
 i=0
-while [ $i -lt 90 ] && kill -0 $SERVE_PID 2>/dev/null; do
-  timeout 15 wget -q -O "$OUT/metrics_after" http://127.0.0.1:10062/metrics
+while [ $i -lt 120 ] && kill -0 $SERVE_PID 2>/dev/null; do
+  scrape metrics_after
   grep -q '^numaprobe_placement_failures_total{.*mem_node="1"' "$OUT/metrics_after" &&
     ! grep -q '^numaprobe_memory_latency_seconds{.*mem_node="1"' "$OUT/metrics_after" && break
+  [ "$(metric numaprobe_rounds_completed_total "$OUT/metrics_after")" -ge $((${since:-0} + 2)) ] && break
   sleep 1; i=$((i + 1))
 done
-sleep 3
-timeout 15 wget -q -O "$OUT/metrics_after" http://127.0.0.1:10062/metrics
+note "rounds completed: ${since:-none} at the change, $(metric numaprobe_rounds_completed_total "$OUT/metrics_after") at the last scrape"
 stop_serve
-""", timeout=200)
+""", timeout=240)
 
 SCENARIO_HUGEPAGES = vh.Scenario("hugepages", f"""
 save pool_before {HUGEPAGES_NODE1}
@@ -205,45 +253,59 @@ peer_ratios_complete() {
 }
 """
 
+# Figures a series needs before the daemon publishes its peer median and so
+# its remote/local ratio (serve/recent_figures.h, kPeerWindow), and the rounds
+# the guest gives it to get them: one figure a round (the schedule does not
+# rotate, and nothing is confirmed), and three to spare for runs lost to
+# disturbance.
+PEER_WINDOW = 9
+PEER_ROUNDS = PEER_WINDOW + 4  # the first round runs the representatives alone
+
 SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(SERVE_CONFIG) + PEER_RATIOS_COMPLETE + f"""
 run topology numaprobe topology --format json
 start_serve
 if wait_for http://127.0.0.1:10062/-/ready 90; then note "ready"; else note "never ready"; fi
 # The scrape the per-host summaries are checked on: once every remote pair
-# has its peer ratio (9 figures a pair), or once some pair has one and 60 s
-# have passed, or after 120 s (a TCG guest on a loaded CI machine loses runs
-# to disturbance, and the arm64 guest's whole boot has 400 s).
+# has its peer ratio, or once the daemon has completed {PEER_ROUNDS} rounds
+# (assert_peer_ratios_match_their_pairs then asks the log why a pair has none).
+# Waiting on the daemon's rounds, not on seconds: the same check however fast
+# the guest runs. The log's length after the scrape marks what it had logged.
 i=0
-while [ $i -lt 120 ]; do
-  timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
+while [ $i -lt 200 ] && kill -0 $SERVE_PID 2>/dev/null; do
+  scrape metrics
+  wc -c <"$OUT/serve.log" >"$OUT/log_bytes_at_scrape"
   if peer_ratios_complete; then note "peer ratios complete after ${{i}}s"; break; fi
-  [ $i -ge 60 ] && grep -q '^numaprobe_memory_latency_recent_remote_local_ratio{{' "$OUT/metrics" && break
+  [ "$(metric numaprobe_rounds_completed_total)" -ge {PEER_ROUNDS} ] 2>/dev/null && break
   sleep 1; i=$((i + 1))
 done
+note "rounds completed at the scrape: $(metric numaprobe_rounds_completed_total)"
 stop_serve
 """, timeout=240)
 
-# Rotation (rotation.h): chases long enough that a full round of the 4-node
-# plan costs more CPU than duty_cycle x interval (0.5 s), so rounds rotate.
-# Waits for two full cycles after rotation begins; debug logs name each run.
-ROTATION_CONFIG = SERVE_CONFIG.replace("loads_per_sample: 20000}", "loads_per_sample: 200000}").replace(
-    "/tmp/numaprobe-state", "/tmp/numaprobe-rotation")
-SCENARIO_SERVE_ROTATION = vh.Scenario("serve_rotation", serve_helpers(ROTATION_CONFIG) + f"""
+# Rotation (rotation.h), forced: task costs fixed so that a full round of the
+# 4-node plan costs more than twice the round's budget (2 x duty_cycle 0.5 x
+# interval 1 s), so the daemon rotates from its first round over a number of
+# rounds known in advance (test_daemon_rotates_pairs_when_a_full_round_exceeds
+# _the_budget works it out). The probes are SERVE_CONFIG's small ones: what
+# they really cost only paces the rounds. Waits for two whole cycles.
+ROTATION_COSTS = {"latency": {"visit_start": 0.1, "continuation": 0.05},
+                  "bandwidth": {"visit_start": 0.1, "continuation": 0.05},
+                  "core_to_core": {"visit_start": 0.05}}
+ROTATION_CONFIG = SERVE_CONFIG.replace("/tmp/numaprobe-state", "/tmp/numaprobe-rotation")
+SCENARIO_SERVE_ROTATION = vh.Scenario("serve_rotation", serve_helpers(ROTATION_CONFIG, ROTATION_COSTS) + """
 run topology numaprobe topology --format json
-numaprobe serve {SERVE_ARGS} --log.level debug >"$OUT/serve.log" 2>&1 &
-SERVE_PID=$!
+start_serve
 if wait_for http://127.0.0.1:10062/-/ready 120; then note "ready"; else note "never ready"; fi
-metric() {{ awk -v n="$1" '$1 == n {{ printf "%d", $2 }}' "$OUT/metrics"; }}
-target=0; i=0
+i=0
 while [ $i -lt 300 ] && kill -0 $SERVE_PID 2>/dev/null; do
-  timeout 15 wget -q -O "$OUT/metrics" http://127.0.0.1:10062/metrics
+  scrape metrics
   rounds=$(metric numaprobe_rotation_rounds); done_=$(metric numaprobe_rounds_completed_total)
-  if [ "$target" = 0 ] && [ "${{rounds:-1}}" -gt 1 ]; then target=$((done_ + 2 * rounds)); note "rotating"; fi
-  [ "$target" != 0 ] && [ "${{done_:-0}}" -ge "$target" ] && break
+  [ "${rounds:-0}" -ge 1 ] && [ "${done_:-0}" -ge $((1 + 2 * rounds)) ] && break
   sleep 1; i=$((i + 1))
 done
+note "rounds completed: ${done_:-none}; rotation over ${rounds:-none} rounds"
 stop_serve
-""", timeout=420)
+""", timeout=300)
 
 # Unit-test programs run inside the 2-node guest too, named by
 # $NUMAPROBE_GUEST_UNIT_TESTS (the cross build sets it): qemu-user, which runs
@@ -320,8 +382,8 @@ def two():
 # what differs between architectures: the kernels' loops, cache flush and
 # clock, topology and placement read from its kernel, the daemon's metrics.
 # Rotation is the same scheduling code on every architecture, proven by the
-# x86-64 guest and the scheduler's unit tests; under emulation it would need
-# minutes of rounds, so the foreign guest does not run it again.
+# x86-64 guest and the scheduler's unit tests; the foreign guest does not run
+# it again, which would add six rounds (about 45 s in the arm64 guest).
 def foreign_guest() -> bool:
     try:
         return vh.is_foreign(vh.guest_arch(vh.default_binary()))
@@ -653,16 +715,43 @@ def daemon_result(boot, name: str, serve_missing) -> vh.ScenarioResult:
     return res
 
 
+def assert_became_ready(res: vh.ScenarioResult):
+    assert "ready" in res.text("_log").splitlines(), \
+        f"daemon never became ready:\n{res.text('serve.log')[-3000:]}\n{res.describe()}"
+
+
+# What a stop may take in the guest. Its own waits (serve/scheduler.cc: the
+# scheduler sees the stop within its 50 ms poll and gives a running probe
+# 250 ms to notice it before leaving it behind) are guest time, which runs at
+# the host's pace however fast the emulator is: they do not scale. The rest
+# is work (the probe noticing between samples, joining threads, freeing
+# buffers, exiting), which takes as long as the emulator makes it: it is held
+# to a reference timed just before in the same guest (stop_serve: the binary
+# started, reading the config, planning on the guest and exiting; the mean of
+# three runs). Measured in 8 x86-64 and 3 arm64 runs on the 2-CPU machine
+# (load average 2-46, with and without two busy loops): stops of 3-106 cs
+# (106 in the arm64 guest beside the loops, bound 306) against references of
+# 23-240 cs a run. A stop that waited for the round or the next interval
+# (seconds) would fail on a quiet machine.
+STOP_WAITS_CS = 30
+STOP_WORK_PER_REFERENCE = 2
+REFERENCE_RUNS = 3
+
+
 def assert_stopped_cleanly(res: vh.ScenarioResult):
     log = res.text("serve.log")[-3000:]
     assert res.text("serve.rc").strip() == "0", f"daemon exit {res.text('serve.rc').strip()} on SIGTERM:\n{log}"
-    # 1 s on real hardware; emulation is ~10x slower.
-    assert int(res.text("stop_centiseconds")) <= 1000, f"SIGTERM took {res.text('stop_centiseconds')} cs:\n{log}"
+    took = int(res.text("stop_centiseconds"))
+    reference = int(res.text("reference_centiseconds")) / REFERENCE_RUNS
+    bound = STOP_WAITS_CS + STOP_WORK_PER_REFERENCE * reference
+    print(f"{res.name}: SIGTERM took {took} cs, the reference {reference:.0f} cs a run (bound {bound:.0f} cs)")
+    assert took <= bound, (f"SIGTERM took {took} cs, more than {STOP_WAITS_CS} cs + {STOP_WORK_PER_REFERENCE} x "
+                           f"the reference's {reference:.0f} cs:\n{log}")
 
 
 def test_daemon_series_for_every_allowed_pair(four, serve_missing):
     res = daemon_result(four, "serve", serve_missing)
-    assert "ready" in res.text("_log"), f"daemon never became ready:\n{res.text('serve.log')[-3000:]}"
+    assert_became_ready(res)
     topo = ok_run(res, "topology")
     series = parse_metrics(res.text("metrics"))
     names = {s[0] for s in series}
@@ -686,11 +775,11 @@ def test_daemon_series_for_every_allowed_pair(four, serve_missing):
             assert l["cpu_node"] != "3", f"memory-only node 3 as cpu_node: {n}{l}"
     misplaced = [(l, v) for n, l, v in series if n == "numaprobe_placement_failures_total" and v > 0]
     assert not misplaced, f"placement failures in a healthy guest: {misplaced}"
-    assert_per_host_summaries_match_their_pairs(series, "peer ratios complete" in res.text("_log"))
+    assert_per_host_summaries_match_their_pairs(series, res)
     assert_stopped_cleanly(res)
 
 
-def assert_per_host_summaries_match_their_pairs(series, peer_ratios_complete: bool) -> None:
+def assert_per_host_summaries_match_their_pairs(series, res: vh.ScenarioResult) -> None:
     """The per-host series the alerts read, against the per-pair series of the
     same scrape on this multi-node topology (a memory-only node included):
     each probe's oldest success is the oldest of its pairs' last successes;
@@ -718,15 +807,25 @@ def assert_per_host_summaries_match_their_pairs(series, peer_ratios_complete: bo
         assert set(got) == set(expected), (kind, got, expected)
         for op, ratios in expected.items():
             assert got[op] == pytest.approx(worst(ratios), rel=1e-9), (kind, op, got[op], ratios)
-    assert_peer_ratios_match_their_pairs(series, peer_ratios_complete)
+    assert_peer_ratios_match_their_pairs(series, res)
 
 
-def assert_peer_ratios_match_their_pairs(series, complete: bool) -> None:
+LOST_LATENCY_RUN = re.compile(r'msg="latency cpu (\d+) -> node (\d+): (\w+): ')
+
+
+def assert_peer_ratios_match_their_pairs(series, res: vh.ScenarioResult) -> None:
     """The peer alert's input against the same scrape: every remote pair
     whose CPU node has a local pair has a remote/local ratio and no other pair
     has one, and its cohort labels are numaprobe_host_info's, the node count
     and distance sum those of the exported SLIT matrix (a memory-only node has
     no local pair and no CPU, so it adds distances but not to numa_nodes).
+    A pair gets its ratio once it and its CPU node's local pair have
+    PEER_WINDOW figures, one for each successful run (no confirmation runs in
+    these scenarios). The guest waited for every ratio or for PEER_ROUNDS
+    rounds, each running every pair once (the schedule does not rotate): a
+    ratio still missing then is allowed only where the log, up to the scrape,
+    shows enough of the pair's latency runs (or its local pair's) lost that
+    fewer than PEER_WINDOW figures remained.
     The ratio's value is of the medians of the last 9 figures, which the
     daemon does not export: that it is their ratio is unit-tested
     (Metrics.RemoteLocalRatioOfPeerMediansCarriesTheCohort,
@@ -736,17 +835,28 @@ def assert_peer_ratios_match_their_pairs(series, complete: bool) -> None:
     expected = {(c, m) for c, m in recent if c != m and (c, c) in recent}
     ratios = [(l, v) for n, l, v in series if n == "numaprobe_memory_latency_recent_remote_local_ratio"]
     got = {(l["cpu_node"], l["mem_node"]): v for l, v in ratios}
-    assert got, "no peer ratio within 120 s of ready (the guest script waits for them)"
+    assert expected, f"no remote pair has a recent median: {sorted(recent)}"
     assert set(got) <= expected, f"ratios for pairs that must have none: {set(got) - expected}"
-    if complete:
-        assert set(got) == expected, (got, expected)
-    else:
-        # Not every pair had its 9th figure when the guest stopped waiting
-        # (a TCG guest's rounds are slow, and the arm64 boot has 400 s in
-        # all): the pairs above are still checked, and the gap is said.
-        missing = sorted(expected - set(got))
-        warnings.warn(f"{len(got)} of {len(expected)} remote pairs had 9 figures when the guest scraped; "
-                      f"without a ratio yet: {missing}")
+    missing = sorted(expected - set(got))
+    if missing:
+        rounds = next(int(v) for n, _, v in series if n == "numaprobe_rounds_completed_total")
+        assert rounds >= PEER_ROUNDS, (f"the guest stopped waiting after {rounds} of {PEER_ROUNDS} rounds with "
+                                       f"no ratio for {missing}\n{res.describe()}")
+        logged = res.files["serve.log"][:int(res.text("log_bytes_at_scrape"))].decode(errors="replace")
+        lost = {}
+        for cpu, node, _ in LOST_LATENCY_RUN.findall(logged):
+            key = (str(FOUR.cpu_node(int(cpu))), node)
+            lost[key] = lost.get(key, 0) + 1
+        # Each of `rounds` but the first (the representatives alone) ran every
+        # pair; fewer than PEER_WINDOW figures means at least
+        # rounds - 1 - PEER_WINDOW + 1 of those runs lost (a lost run logs at
+        # least one failure, its retry another).
+        unexplained = [(c, m) for c, m in missing
+                       if max(lost.get((c, m), 0), lost.get((c, c), 0)) < rounds - PEER_WINDOW]
+        assert not unexplained, (f"after {rounds} rounds no ratio for {unexplained}, and the log shows too few of "
+                                 f"their latency runs lost: {lost}")
+        print(f"{len(missing)} of {len(expected)} remote pairs without a ratio after {rounds} rounds, each with "
+              f"its lost runs logged: {lost}")
     assert all(v > 0 for v in got.values()), got
     distances = [v for n, l, v in series if n == "numaprobe_numa_distance"]
     cohort = {"numa_nodes": str(sum(1 for d in distances if d == 10)),
@@ -759,7 +869,7 @@ def assert_peer_ratios_match_their_pairs(series, complete: bool) -> None:
 
 def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):
     res = daemon_result(two, "serve_mems", serve_missing)
-    assert "ready" in res.text("_log"), f"daemon never became ready:\n{res.text('serve.log')[-3000:]}"
+    assert_became_ready(res)
     assert res.text("mems_effective").strip() == "0"
     before = parse_metrics(res.text("metrics_before"))
     assert any(n == "numaprobe_memory_latency_seconds" and l.get("mem_node") == "1" for n, l, _ in before), \
@@ -774,66 +884,189 @@ def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):
     assert_stopped_cleanly(res)
 
 
-STARTING = re.compile(r'msg="starting (?:(latency)|read (bandwidth)) cpu (\d+) -> node (\d+)"')
-SCHEDULE = re.compile(r"schedule: (\d+) tasks; (\d+) every round .*?, (\d+) in rotation over (\d+) rounds")
+# ------------------------------------------------------------ rotation, worked out
+#
+# The rule rotation.h states, written out here from the plan, the firmware
+# distances and the fixed task costs, so that the daemon's schedule in the
+# guest can be checked against it run by run.
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One probe run of a round (serve/round_tasks.h). For core-to-core, `cpu`
+    and `peer` are the pair's CPUs and `mem_node` the node of its line."""
+    kind: str
+    cpu: int
+    cpu_node: int
+    mem_node: int
+    peer: int = -1
+    relation: str = ""
+
+    def describe(self) -> str:
+        """How the daemon's log names the run (ProbeKind::Describe)."""
+        if self.kind == "core_to_core":
+            return f"core-to-core cpu {self.cpu} <-> cpu {self.peer}"
+        prefix = "read bandwidth" if self.kind == "bandwidth" else self.kind
+        return f"{prefix} cpu {self.cpu} -> node {self.mem_node}"
+
+
+def round_tasks(plan: dict, vm: vh.VmTopology) -> list[Task]:
+    """RoundTasks for SERVE_CONFIG (latency, read bandwidth, core-to-core): each
+    kind's targets in plan order, stably sorted by memory node."""
+    memory = plan["memory_pairs"]
+    tasks = []
+    for kind in ("latency", "bandwidth"):
+        tasks += sorted((Task(kind, p["cpu"], p["cpu_node"], p["mem_node"]) for p in memory),
+                        key=lambda t: t.mem_node)
+    tasks += sorted((Task("core_to_core", p["cpu_a"], vm.cpu_node(p["cpu_a"]), p["line_node"], p["cpu_b"],
+                          p["relation"]) for p in plan["c2c_pairs"]), key=lambda t: t.mem_node)
+    return tasks
+
+
+def shares_buffers(a: Task, b: Task) -> bool:
+    return a.kind == b.kind and a.mem_node == b.mem_node
+
+
+def representative_nodes(tasks: list[Task], vm: vh.VmTopology) -> dict:
+    """Per kind, the memory node each class's representative measures: as few
+    nodes as cover every class, greedily, the lowest node on a tie."""
+    classes = {}  # (kind, distance, relation) -> memory nodes
+    for t in tasks:
+        classes.setdefault((t.kind, vm.distance(t.cpu_node, t.mem_node), t.relation), set()).add(t.mem_node)
+    chosen = {}
+    for kind in {k[0] for k in classes}:
+        left = {k: nodes for k, nodes in classes.items() if k[0] == kind}
+        while left:
+            covers = {}
+            for nodes in left.values():
+                for n in nodes:
+                    covers[n] = covers.get(n, 0) + 1
+            best = min(covers, key=lambda n: (-covers[n], n))
+            for k in [k for k, nodes in left.items() if best in nodes]:
+                chosen[k] = best
+                del left[k]
+    return chosen
+
+
+def split_round(tasks: list[Task], vm: vh.VmTopology) -> tuple[list[int], list[list[int]]]:
+    """SplitRound: each class's (kind, node distance, CPU relation) first task
+    on the memory node chosen for it runs every round, with the other variants
+    of its pair; the rest rotate in whole visits (consecutive tasks that share
+    buffers)."""
+    node_of = representative_nodes(tasks, vm)
+    first, every, rotated = {}, [], []
+    for i, t in enumerate(tasks):
+        key = (t.kind, vm.distance(t.cpu_node, t.mem_node), t.relation)
+        if key not in first and t.mem_node == node_of[key]:
+            first[key] = i
+        r = tasks[first[key]] if key in first else None
+        if r and (r.kind, r.cpu, r.cpu_node, r.mem_node, r.peer) == (t.kind, t.cpu, t.cpu_node, t.mem_node, t.peer):
+            every.append(i)
+        elif rotated and rotated[-1][-1] == i - 1 and shares_buffers(tasks[i - 1], t):
+            rotated[-1].append(i)
+        else:
+            rotated.append([i])
+    return every, rotated
+
+
+def cost_of(tasks: list[Task], which: list[int], costs: dict) -> float:
+    """TaskCostEstimate::Of: a task that starts a visit costs its kind's
+    visit_start, one continuing it its continuation (or visit_start)."""
+    total = 0.0
+    for k, i in enumerate(which):
+        kind = costs[tasks[i].kind]
+        starts = k == 0 or not shares_buffers(tasks[which[k - 1]], tasks[i])
+        total += kind["visit_start"] if starts else kind.get("continuation", kind["visit_start"])
+    return total
+
+
+def rotation_rounds(tasks, every, rotated, costs, budget_cpu_s: float) -> int:
+    """RotationRounds: 1 unless a full round costs more than kRotateAbove (2)
+    budgets; else enough rounds for the rotated visits to fit what the
+    representatives leave of two budgets (at least one), at most a visit a round."""
+    full = cost_of(tasks, list(range(len(tasks))), costs)
+    if not rotated or full <= 2 * budget_cpu_s:
+        return 1
+    room = max(2 * budget_cpu_s - cost_of(tasks, every, costs), budget_cpu_s)
+    rest = sum(cost_of(tasks, visit, costs) for visit in rotated)
+    return min(max(math.ceil(rest / room), 1), len(rotated))
+
+
+def round_of_cycle(tasks, every, rotated, rounds: int, index: int) -> list[Task]:
+    """RoundOfCycle: the representatives and the index-th contiguous slice of
+    the rotated visits, in round order."""
+    n = len(rotated)
+    which = every + [i for visit in rotated[index * n // rounds:(index + 1) * n // rounds] for i in visit]
+    return [tasks[i] for i in sorted(which)]
+
+
+STARTING = re.compile(r'msg="starting (latency cpu \d+ -> node \d+|read bandwidth cpu \d+ -> node \d+'
+                      r'|core-to-core cpu \d+ <-> cpu \d+)"')
+SCHEDULE = re.compile(r'msg="schedule: (\d+) tasks; (\d+) every round .*?, (\d+) in rotation over (\d+) rounds: '
+                      r'([^(]*) \(a full round costs ([0-9.]+) CPU-s')
 
 
 def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_missing):
-    """One pair per probe kind and node distance every round, every other pair
-    once per cycle: checked against the plan and QEMU's SLIT, from the
-    daemon's own log and metrics. Structure only, never timings."""
+    """Rotation forced by fixed task costs (ROTATION_COSTS): the daemon must
+    announce exactly the rotation worked out here from the plan, QEMU's SLIT
+    and those costs, and then run exactly its rounds, in order: the
+    representatives alone first (the first round after a start), then cycle
+    after cycle, one pair per probe kind and node distance (and CPU relation)
+    every round, every other pair in whole visits once a cycle. Structure only: the
+    guest's speed changes how long a round takes, never which tasks it runs.
+    A retried disturbed run is beyond the schedule: logged as such, it is not
+    part of it (and figures beyond their band earn no confirmation runs here:
+    NUMAPROBE_TEST_CONFIRMATIONS=off)."""
     if foreign_guest():
         pytest.skip("rotation is architecture-independent scheduling, run in the x86-64 guest only")
     res = daemon_result(four, "serve_rotation", serve_missing)
     log = res.text("serve.log")
-    assert "rotating" in res.text("_log"), f"the schedule never rotated:\n{log[-3000:]}"
-    topo = ok_run(res, "topology")
-    memory_pairs = [(p["cpu_node"], p["mem_node"]) for p in topo["plan"]["memory_pairs"]]
-    assert len(memory_pairs) == 12
-    dist = FOUR.matrix()
+    assert_became_ready(res)
+    plan = ok_run(res, "topology")["plan"]
+    tasks = round_tasks(plan, FOUR)
+    every, rotated = split_round(tasks, FOUR)
+    budget = 0.5 * 1.0  # SERVE_CONFIG: duty_cycle x interval
+    full = cost_of(tasks, list(range(len(tasks))), ROTATION_COSTS)
+    rounds = rotation_rounds(tasks, every, rotated, ROTATION_COSTS, budget)
+    # The same by hand, so that the working-out above is checked too: 12
+    # memory pairs and 7 core-to-core pairs (31 tasks); representatives 5 + 5
+    # (distances 10, 12, 32, 20, 40) + 4 core-to-core classes; the rest 7 + 7
+    # + 3 in 9 visits (nodes 1, 2 and 3's pair (1, 3) of each memory kind, 3
+    # core-to-core pairs). A full round costs 4 visits x (0.1 + 2 x 0.05) x 2
+    # kinds + 7 x 0.05 = 1.95 CPU-s > 2 x 0.5; the representatives 0.9, so each
+    # round has room for 0.5 of the rotated 1.15: 3 rounds, 3 visits each.
+    assert (len(tasks), len(every), len(rotated), sum(map(len, rotated))) == (31, 14, 9, 17), (every, rotated)
+    assert (round(full, 6), rounds) == (1.95, 3)
+    cycle = [round_of_cycle(tasks, every, rotated, rounds, r) for r in range(rounds)]
 
-    # The classes: node distances seen from the CPU nodes (10, 12, 32, 20, 40);
-    # each one's representative is its first pair in round order (memory node,
-    # then CPU node).
-    first_of_class = {}
-    for c, m in sorted(memory_pairs, key=lambda p: p[1]):
-        first_of_class.setdefault(dist[c][m], (c, m))
-    reps = set(first_of_class.values())
-    c2c_classes = set()
-    for p in topo["plan"]["c2c_pairs"]:
-        node_a = FOUR.cpu_node(p["cpu_a"])
-        c2c_classes.add((dist[node_a][p["line_node"]], p["relation"]))
+    # Announced once, from the first round on, in the words of a start.
     schedules = SCHEDULE.findall(log)
-    assert schedules, f"no schedule line in the log:\n{log[-3000:]}"
-    for tasks, every, rotated, rounds in schedules:
-        assert int(tasks) == 2 * len(memory_pairs) + len(topo["plan"]["c2c_pairs"]), schedules
-        # latency and read bandwidth: one representative per distance; core-to-core per class
-        assert int(every) == 2 * len(reps) + len(c2c_classes), (schedules, reps, c2c_classes)
-        assert int(every) + int(rotated) == int(tasks)
-        assert 2 <= int(rounds) <= int(rotated)
-
+    assert [s[:4] for s in schedules] == [(str(len(tasks)), str(len(every)), str(len(tasks) - len(every)),
+                                           str(rounds))], f"{schedules}\n{log[-3000:]}"
+    assert schedules[0][4] == "starting to rotate" and schedules[0][5] == f"{full:.2f}", schedules
+    assert "rotation stopped" not in log and "number of rounds changed" not in log, log[-3000:]
     metrics = {(n, tuple(sorted(l.items()))): v for n, l, v in parse_metrics(res.text("metrics"))}
-    rounds = metrics[("numaprobe_rotation_rounds", ())]
-    # The estimate can change the count between cycles (and a new cycle may be
-    # logged after the last scrape): the exported count is one the log announced.
-    assert rounds in {int(s[3]) for s in schedules}, (rounds, schedules)
+    assert metrics[("numaprobe_rotation_rounds", ())] == rounds
     assert metrics[("numaprobe_refresh_interval_seconds", ())] >= rounds * 1.0, "a rotated series refreshes once a cycle"
 
-    # After rotation began: every pair ran (none starved), representatives every round.
-    # Scheduled visits only: STARTING ends at the node, so a run logged as a
-    # confirmation or a retry (runs beyond the schedule, which a noisy figure
-    # in the emulated guest earns any pair) is not counted.
-    after = log.split("schedule: ", 1)[1]
-    runs = {}
-    for latency, bandwidth, cpu, node in STARTING.findall(after):
-        key = (latency or bandwidth, FOUR.cpu_node(int(cpu)), int(node))
-        runs[key] = runs.get(key, 0) + 1
-    for kind in ("latency", "bandwidth"):
-        never = [p for p in memory_pairs if (kind, *p) not in runs]
-        assert not never, f"{kind} pairs never measured while rotating: {never}"
-        rep_runs = [runs[(kind, *p)] for p in reps]
-        rotated_runs = sorted(runs[(kind, *p)] for p in memory_pairs if p not in reps)
-        assert min(rep_runs) > rotated_runs[len(rotated_runs) // 2], \
-            f"{kind}: representatives {sorted(reps)} ran {rep_runs} times, rotated pairs {rotated_runs}; " \
-            f"runs per (kind, cpu_node, mem_node): {sorted(runs.items())}\n{schedules}"
+    # Run by run: the scheduled runs after the announcement, cut into rounds
+    # where the round's first task (always a representative) starts.
+    started = STARTING.findall(log.split('msg="schedule: ', 1)[1])
+    head = tasks[0].describe()
+    assert started and started[0] == head, started[:5]
+    ran, current = [], []
+    for what in started:
+        if what == head and current:
+            ran.append(current)
+            current = []
+        current.append(what)
+    ran.append(current)  # the last round, maybe cut short by the stop
+    completed = int(metrics[("numaprobe_rounds_completed_total", ())])
+    assert len(ran) >= completed >= 1 + 2 * rounds, f"{len(ran)} rounds logged, {completed} completed"
+    representatives = [tasks[i].describe() for i in every]
+    for r, got in enumerate(ran):
+        want = representatives if r == 0 else [t.describe() for t in cycle[(r - 1) % rounds]]
+        if r + 1 < len(ran):
+            assert got == want, f"round {r} ran\n{got}\ninstead of\n{want}"
+        else:
+            assert got == want[:len(got)], f"last round {r} ran\n{got}\nwhich does not begin\n{want}"
     assert_stopped_cleanly(res)
