@@ -194,7 +194,13 @@ mkdir /sys/fs/cgroup/daemon
 echo 0 >/sys/fs/cgroup/daemon/cgroup.procs
 start_serve
 if wait_for http://127.0.0.1:10062/-/ready 60; then note "ready"; else note "never ready"; fi
-scrape metrics_before
+# Two rounds: the representatives' (whose memory is node 0's, which covers
+# both distances) and a whole one, in which node 1 is measured too.
+i=0
+while [ $i -lt 120 ] && kill -0 $SERVE_PID 2>/dev/null; do
+  [ "$(rounds_now metrics_before)" -ge 2 ] 2>/dev/null && break
+  sleep 1; i=$((i + 1))
+done
 echo 0 >/sys/fs/cgroup/daemon/cpuset.mems
 save mems_effective /sys/fs/cgroup/daemon/cpuset.mems.effective
 # Until a placement failure on node 1 is published and every node-1 latency
@@ -292,6 +298,31 @@ ROTATION_COSTS = {"latency": {"visit_start": 0.1, "continuation": 0.05},
                   "bandwidth": {"visit_start": 0.1, "continuation": 0.05},
                   "core_to_core": {"visit_start": 0.05}}
 ROTATION_CONFIG = SERVE_CONFIG.replace("/tmp/numaprobe-state", "/tmp/numaprobe-rotation")
+# A restart in the middle of recording (results/result_model.h): the daemon
+# records a baseline of 20 figures a series, is stopped after its third round
+# (the representatives' round and two whole ones: every series has 2 to 3
+# figures, none is armed) and started again. What it recorded comes back from
+# the state file, which is kept for the test: the same recording start, the
+# figures counted again before the restarted daemon's first run. Structure
+# only: rounds are counted, never timed.
+RESTART_CONFIG = SERVE_CONFIG.replace("baseline: {rounds: 1}", "baseline: {rounds: 20}").replace(
+    "/tmp/numaprobe-state", "/tmp/numaprobe-restart")
+SCENARIO_SERVE_RESTART = vh.Scenario("serve_restart", serve_helpers(RESTART_CONFIG) + """
+start_serve
+if wait_for http://127.0.0.1:10062/-/ready 120; then note "ready"; else note "never ready"; fi
+i=0
+while [ $i -lt 120 ] && kill -0 $SERVE_PID 2>/dev/null; do
+  [ "$(rounds_now metrics_before)" -ge 3 ] 2>/dev/null && break
+  sleep 1; i=$((i + 1))
+done
+stop_serve
+mv "$OUT/serve.log" "$OUT/serve_first.log"
+cp /tmp/numaprobe-restart/state.json "$OUT/state.json"
+start_serve
+if wait_for http://127.0.0.1:10062/-/healthy 60; then scrape metrics_after; fi
+stop_serve
+""", timeout=240)
+
 SCENARIO_SERVE_ROTATION = vh.Scenario("serve_rotation", serve_helpers(ROTATION_CONFIG, ROTATION_COSTS) + """
 run topology numaprobe topology --format json
 start_serve
@@ -393,7 +424,7 @@ def foreign_guest() -> bool:
 
 @pytest.fixture(scope="module")
 def four():
-    scenarios = [scenario_topology_probe("probe"), SCENARIO_SERVE]
+    scenarios = [scenario_topology_probe("probe"), SCENARIO_SERVE, SCENARIO_SERVE_RESTART]
     if not foreign_guest():
         scenarios.append(SCENARIO_SERVE_ROTATION)
     return _boot(FOUR, scenarios)
@@ -867,6 +898,44 @@ def assert_peer_ratios_match_their_pairs(series, res: vh.ScenarioResult) -> None
         assert {k: l[k] for k in ("cpu_model", *cohort)} == {"cpu_model": host[0]["cpu_model"], **cohort}, l
 
 
+def test_daemon_keeps_a_recording_across_a_restart(four, serve_missing):
+    """Stopped in the middle of recording its baselines and started again on
+    the same state directory, the daemon goes on with the recording: the same
+    start, and no fewer figures than its state file kept (results model,
+    state.json format 2). Structure only."""
+    res = daemon_result(four, "serve_restart", serve_missing)
+
+    def scalars(name: str) -> dict:
+        """The scrape's unlabelled series, and numaprobe_baseline_series by state."""
+        out = {}
+        for n, l, v in parse_metrics(res.text(name)):
+            if n == "numaprobe_baseline_series":
+                out[f"{n}{{{l['state']}}}"] = v
+            elif not l:
+                out[n] = v
+        return out
+
+    before, after = scalars("metrics_before"), scalars("metrics_after")
+    log = res.text("serve.log")[-3000:]
+    assert before.get("numaprobe_rounds_completed_total", 0) >= 3, res.describe()
+    state = json.loads(res.text("state.json"))
+    assert state["format"] == 2, state.get("format")
+    series = state["series"]
+    assert series and all("recording" in s and "baseline" not in s for s in series), series[:3]
+    kept = sum(len(s["recording"]) for s in series)
+    assert kept >= 2 * len(series), f"{kept} figures kept for {len(series)} series after 3 rounds"
+    assert before["numaprobe_baseline_series{recording}"] == len(series) == after["numaprobe_baseline_series{recording}"]
+    assert after["numaprobe_baseline_series{armed}"] == 0
+    since = "numaprobe_baseline_recording_since_timestamp_seconds"
+    # The exposition prints seconds to microseconds, the state file to full double precision.
+    first = min(s["recording_since"] for s in series)
+    assert after[since] == before[since] == pytest.approx(first, abs=1e-3), (before[since], after[since], first)
+    assert after["numaprobe_baseline_recording_progress_ratio"] >= kept / (20 * len(series)) > 0, \
+        (after["numaprobe_baseline_recording_progress_ratio"], kept)
+    assert f"restored the state of {len(series)} series (0 baselines armed)" in res.text("serve.log"), log
+    assert "recording a baseline of every series" not in res.text("serve.log"), "the recording started over:\n" + log
+
+
 def test_daemon_cpuset_mems_shrinks_at_runtime(two, serve_missing):
     res = daemon_result(two, "serve_mems", serve_missing)
     assert_became_ready(res)
@@ -1030,11 +1099,14 @@ def test_daemon_rotates_pairs_when_a_full_round_exceeds_the_budget(four, serve_m
     # The same by hand, so that the working-out above is checked too: 12
     # memory pairs and 7 core-to-core pairs (31 tasks); representatives 5 + 5
     # (distances 10, 12, 32, 20, 40) + 4 core-to-core classes; the rest 7 + 7
-    # + 3 in 9 visits (nodes 1, 2 and 3's pair (1, 3) of each memory kind, 3
-    # core-to-core pairs). A full round costs 4 visits x (0.1 + 2 x 0.05) x 2
-    # kinds + 7 x 0.05 = 1.95 CPU-s > 2 x 0.5; the representatives 0.9, so each
-    # round has room for 0.5 of the rotated 1.15: 3 rounds, 3 visits each.
-    assert (len(tasks), len(every), len(rotated), sum(map(len, rotated))) == (31, 14, 9, 17), (every, rotated)
+    # + 3 in 8 visits (nodes 1, 2 and 3's pair (1, 3) of each memory kind, and
+    # the 3 core-to-core pairs in 2: the representatives' line nodes are chosen
+    # to cover the classes from as few nodes as possible, which leaves two of
+    # the others next to each other on one line node). A full round costs
+    # 4 visits x (0.1 + 2 x 0.05) x 2 kinds + 7 x 0.05 = 1.95 CPU-s > 2 x 0.5;
+    # the representatives 0.9, so each round has room for 0.5 of the rotated
+    # 1.15: 3 rounds, of 2, 3 and 3 visits.
+    assert (len(tasks), len(every), len(rotated), sum(map(len, rotated))) == (31, 14, 8, 17), (every, rotated)
     assert (round(full, 6), rounds) == (1.95, 3)
     cycle = [round_of_cycle(tasks, every, rotated, rounds, r) for r in range(rounds)]
 
