@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPACK_PRE_BUILD_SCRIPTS of cmake/packaging.cmake: runs in CPack on the staged
 # package tree, before dpkg-deb packs it. Debian policy wants manual pages and
 # changelogs gzip'd with -9n (no name, no timestamp: reproducible).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian package (.deb) of numaprobe, built by CPack over the project's install
 # rules: `cpack -G DEB` in a build tree configured with CMAKE_INSTALL_PREFIX=/usr
 # (the release preset). Layout and maintainer scripts: deploy/README.md

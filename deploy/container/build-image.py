@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Builds numaprobe's container image from its .deb:
 
     deploy/container/build-image.py build/release/package/numaprobe_0.1.0_amd64.deb

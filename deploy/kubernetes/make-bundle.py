@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a complete, self-contained kustomization directory for numaprobe:
 the base in deploy/kubernetes (ConfigMap, DaemonSet, PodMonitor) plus
 
