@@ -25,7 +25,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/debian/copyright DESTINATION ${CMAKE_
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME numaprobe)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VERSION ${NUMAPROBE_VERSION})
 set(CPACK_PACKAGE_VENDOR "numaprobe")
 set(CPACK_PACKAGE_CONTACT "numaprobe maintainers <maintainers@users.noreply.a-seed-09499fa7.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "NUMA memory latency and bandwidth exporter for Prometheus")
