@@ -112,6 +112,7 @@ macro(numaprobe_portable_link)
     endif()
   endforeach()
   _numaprobe_use_static_archive(yaml-cpp)
+  set(_numaprobe_yaml_target yaml-cpp)
   # hwloc: the archive pkg-config's -lhwloc found, and its Libs.private
   # (libm, pthread; libudev answered by the stub).
   get_target_property(_hwloc PkgConfig::HWLOC INTERFACE_LINK_LIBRARIES)
@@ -130,4 +131,78 @@ function(numaprobe_portable_executable target)
   add_library(numaprobe_glibc_2_34 OBJECT ${PROJECT_SOURCE_DIR}/cmake/portable/glibc_2_34.cc)
   target_link_libraries(${target} PRIVATE numaprobe_glibc_2_34)
   target_link_options(${target} PRIVATE -static-libstdc++ "LINKER:--wrap=arc4random,--wrap=arc4random_buf")
+endfunction()
+
+# The Debian source packages compiled into the portable binary, for the
+# packages' Static-Built-Using field (Debian policy 7.8) and through it the
+# RPM's bundled() Provides and the image's SBOM: "numactl (= 2.0.16-1), ...".
+# From what the link uses: each static archive's and each header-only
+# library's owning package (dpkg, or the arm64 tree's owners list from
+# .ci/arm64-sysroot), the sources compiled here (.ci/portable-sources'
+# versions file), and libstdc++.a's compiler package.
+function(_numaprobe_source_of path out)
+  if(CMAKE_CROSSCOMPILING)
+    string(FIND "${path}" "${NUMAPROBE_TARGET_SYSROOT}/" at)
+    if(at EQUAL 0)
+      string(LENGTH "${NUMAPROBE_TARGET_SYSROOT}" n)
+      string(SUBSTRING "${path}" ${n} -1 rel)
+      if(NOT DEFINED _NUMAPROBE_OWNERS)
+        file(READ "${NUMAPROBE_TARGET_SYSROOT}/owners" _NUMAPROBE_OWNERS)
+        set(_NUMAPROBE_OWNERS "\n${_NUMAPROBE_OWNERS}" PARENT_SCOPE)
+        set(_NUMAPROBE_OWNERS "\n${_NUMAPROBE_OWNERS}")
+      endif()
+      string(FIND "${_NUMAPROBE_OWNERS}" "\n${rel}\t" at)
+      if(at LESS 0)
+        message(FATAL_ERROR "numaprobe: ${rel} is in none of the arm64 packages (${NUMAPROBE_TARGET_SYSROOT}/owners)")
+      endif()
+      string(SUBSTRING "${_NUMAPROBE_OWNERS}" ${at} 400 line)
+      string(REGEX MATCH "\t([^\n]+)" _ "${line}")
+      set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+      return()
+    endif()
+  endif()
+  execute_process(COMMAND dpkg-query -S "${path}" OUTPUT_VARIABLE owner RESULT_VARIABLE rc ERROR_QUIET)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "numaprobe: no installed package owns ${path} (dpkg-query -S)")
+  endif()
+  string(REGEX MATCH "^[^:, ]+(:[a-z0-9]+)?" package "${owner}")
+  execute_process(COMMAND dpkg-query -W "-f=\${source:Package} (= \${source:Version})" "${package}"
+                  OUTPUT_VARIABLE source RESULT_VARIABLE rc ERROR_QUIET)
+  # A cross compiler's package (gcc-12-cross) is built from the compiler's
+  # own source, which its Built-Using names: that is what is linked in.
+  if(source MATCHES "^[^ ]+-cross ")
+    execute_process(COMMAND dpkg-query -W "-f=\${Built-Using}" "${package}" OUTPUT_VARIABLE source)
+    string(REGEX MATCH "gcc-[0-9]+ \\(= [^)]+\\)" source "${source}")
+  endif()
+  if(NOT rc EQUAL 0 OR NOT source)
+    message(FATAL_ERROR "numaprobe: dpkg-query cannot name the source package of ${package}")
+  endif()
+  set(${out} "${source}" PARENT_SCOPE)
+endfunction()
+
+function(numaprobe_static_built_using out)
+  get_target_property(configs ${_numaprobe_yaml_target} IMPORTED_CONFIGURATIONS)
+  list(GET configs 0 config)
+  get_target_property(yaml ${_numaprobe_yaml_target} IMPORTED_LOCATION_${config})
+  string(REGEX MATCH "[^;]*libhwloc\\.a" hwloc "${_hwloc}")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.a OUTPUT_VARIABLE libstdcxx
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(paths ${NUMA_LIBRARY} ${CRYPT_LIBRARY} ${OPENSSL_SSL_LIBRARY} ${OPENSSL_CRYPTO_LIBRARY} ${ZLIB_LIBRARY_RELEASE}
+            ${yaml} ${hwloc} ${libstdcxx} ${Boost_INCLUDE_DIR}/boost/version.hpp ${CLI11_DIR}/CLI11Config.cmake
+            ${nlohmann_json_DIR}/nlohmann_jsonConfig.cmake)
+  set(sources "")
+  foreach(path IN LISTS paths)
+    file(REAL_PATH "${path}" real)
+    _numaprobe_source_of("${real}" source)
+    list(APPEND sources "${source}")
+  endforeach()
+  file(STRINGS "${NUMAPROBE_PORTABLE_SOURCES}/versions" built_here)
+  foreach(line IN LISTS built_here)
+    string(REGEX REPLACE "^([^ ]+) (.+)$" "\\1 (= \\2)" line "${line}")
+    list(APPEND sources "${line}")
+  endforeach()
+  list(REMOVE_DUPLICATES sources)
+  list(SORT sources)
+  list(JOIN sources ", " joined)
+  set(${out} "${joined}" PARENT_SCOPE)
 endfunction()
