@@ -150,7 +150,12 @@ def test_depends_come_from_the_binary(fields, contents):
     # The portable binary: the C library (GLIBC_2.34 at most) and GCC's unwinder.
     assert set(depends) == {"libc6", "libgcc-s1"}, fields["Depends"]
     assert re.fullmatch(r"libc6 \(>= 2\.(\d+)\)", depends["libc6"]), fields["Depends"]
-    assert int(re.search(r"2\.(\d+)", depends["libc6"]).group(1)) <= 34, fields["Depends"]
+    # Natively dpkg-shlibdeps reads libc6's symbols file: the newest symbol
+    # used, 2.34 at most. A cross build has only the arm64 packages' shlibs
+    # files, whose libc6 line names Debian 12's own version (2.36); what the
+    # binary needs is test_portable.py's to check.
+    if not FOREIGN:
+        assert int(re.search(r"2\.(\d+)", depends["libc6"]).group(1)) <= 34, fields["Depends"]
 
 
 def test_static_built_using_names_what_is_linked_in(fields):
