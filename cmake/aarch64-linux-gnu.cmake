@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiling numaprobe for arm64 on an x86-64 Debian 12 machine (the
 # release-aarch64 preset): Debian's g++-aarch64-linux-gnu, the arm64 libraries
 # unpacked by .ci/arm64-sysroot, and qemu-aarch64 to run the unit tests.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CPACK_PRE_BUILD_SCRIPTS of cmake/packaging.cmake: runs in CPack on the staged
 # package tree, before dpkg-deb packs it. Debian policy wants manual pages and
 # changelogs gzip'd with -9n (no name, no timestamp: reproducible).
@@ -6,6 +7,23 @@ if(NOT IS_DIRECTORY "${root}/usr/bin")
   message(FATAL_ERROR "packaging-prebuild: no staged usr/bin under ${root}")
 endif()
 find_program(GZIP gzip REQUIRED)
+
+# The configuration files are the operator's, not dpkg's: the package ships
+# them as templates in /usr/share/numaprobe, and postinst copies each to /etc
+# only where none exists. An upgrade then never asks about them (a conffile
+# changed in the package and edited on the host makes dpkg ask, and an
+# unattended upgrade stop) and never replaces an edit; purge removes them.
+file(MAKE_DIRECTORY "${root}/usr/share/numaprobe")
+foreach(pair "etc/numaprobe/numaprobe.yaml:numaprobe.yaml" "etc/default/numaprobe:default")
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 from)
+  list(GET pair 1 to)
+  if(NOT EXISTS "${root}/${from}")
+    message(FATAL_ERROR "packaging-prebuild: no staged ${from}")
+  endif()
+  file(RENAME "${root}/${from}" "${root}/usr/share/numaprobe/${to}")
+endforeach()
+file(REMOVE_RECURSE "${root}/etc")
 
 file(GLOB_RECURSE manpages "${root}/usr/share/man/*.[1-9]")
 foreach(page IN LISTS manpages)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian package (.deb) of numaprobe, built by CPack over the project's install
 # rules: `cpack -G DEB` in a build tree configured with CMAKE_INSTALL_PREFIX=/usr
 # (the release preset). Layout and maintainer scripts: deploy/README.md
@@ -18,13 +19,21 @@ endif()
 set(NUMAPROBE_DEB ON)
 
 # Files only the package carries (a plain `cmake --install` gets them too,
-# which is harmless): the copyright file. The changelog and the compressed man
-# page are made in the staging tree by packaging-prebuild.cmake.
-install(FILES ${PROJECT_SOURCE_DIR}/deploy/debian/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# which is harmless): the copyright file, NOTICE (the statically linked
+# components) and the configuration reference. The changelog and the
+# compressed man page are made in the staging tree by packaging-prebuild.cmake,
+# which also moves the /etc files to /usr/share/numaprobe: postinst makes
+# /etc's from them once and never touches them again (deploy/debian/postinst).
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/debian/copyright ${PROJECT_SOURCE_DIR}/NOTICE
+              ${PROJECT_SOURCE_DIR}/docs/numaprobe.reference.yaml
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Why lintian's embedded-library and unknown-field tags do not apply here.
+install(FILES ${PROJECT_SOURCE_DIR}/deploy/debian/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME numaprobe)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME numaprobe)
-set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_VERSION ${NUMAPROBE_VERSION})
 set(CPACK_PACKAGE_VENDOR "numaprobe")
 set(CPACK_PACKAGE_CONTACT "numaprobe maintainers <maintainers@users.noreply.a-seed-09499fa7.example>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "NUMA memory latency and bandwidth exporter for Prometheus")
@@ -71,16 +80,23 @@ their drift from a recorded baseline as Prometheus metrics on port 10062.
 The package installs the daemon, a hardened systemd unit (Type=notify,
 watchdog, DynamicUser), its configuration in /etc/numaprobe and the
 numaprobe(8) manual page.")
-# Maintainer scripts (systemd enable/start/stop as dh_installsystemd writes
-# them; purge removes the state directory) and the conffiles list.
+# Maintainer scripts: systemd enable/start/stop as dh_installsystemd writes
+# them; the /etc files made on first install; purge removes them and the
+# state directory. No conffiles: see packaging-prebuild.cmake.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-  ${PROJECT_SOURCE_DIR}/deploy/debian/conffiles
   ${PROJECT_SOURCE_DIR}/deploy/debian/postinst
   ${PROJECT_SOURCE_DIR}/deploy/debian/prerm
   ${PROJECT_SOURCE_DIR}/deploy/debian/postrm)
 # Keep the scripts' modes (0755) and conffiles' (0644) as Debian policy wants.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/packaging-prebuild.cmake)
+# The portable binary's statically linked sources (cmake/portable.cmake), as
+# the Static-Built-Using field, which CPack cannot write: added to the built
+# .deb by packaging-postbuild.cmake.
+if(NUMAPROBE_PORTABLE)
+  numaprobe_static_built_using(CPACK_NUMAPROBE_STATIC_BUILT_USING)
+  set(CPACK_POST_BUILD_SCRIPTS ${CMAKE_CURRENT_LIST_DIR}/packaging-postbuild.cmake)
+endif()
 # Read by packaging-prebuild.cmake (CPack passes CPACK_* variables through).
 set(CPACK_NUMAPROBE_REVISION ${NUMAPROBE_REVISION})
 # The changelog's date: the commit's, so rebuilding a revision gives the same file.

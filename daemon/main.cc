@@ -13,7 +13,14 @@ int main(int argc, char** argv) {
       "numaprobe: measures the memory latency and bandwidth cores get from local and remote "
       "NUMA nodes, and core-to-core latency",
       "numaprobe"};
-  app.set_version_flag("--version", fmt::format("numaprobe, version {} (revision: {})", kVersion, kRevision));
+  // As Prometheus exporters print it (node_exporter --version).
+  app.set_version_flag("--version",
+                       fmt::format("numaprobe, version {} (branch: {}, revision: {})\n"
+                                   "  build user:       {}\n"
+                                   "  build date:       {}\n"
+                                   "  compiler:         {}\n"
+                                   "  platform:         {}",
+                                   kVersion, kBranch, kRevision, kBuildUser, kBuildDate, kCompiler, kPlatform));
   app.require_subcommand(1);
   CommandAction run;
   AddProbeCommand(app, run);

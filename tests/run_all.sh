@@ -24,7 +24,7 @@ build_and_test() {
   ctest --preset "$1"
 }
 
-stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format && bash .ci/check-references && python3 .ci/check-kinds'
+stage checks bash -c 'bash .ci/check-layering && bash .ci/check-format && bash .ci/check-references && python3 .ci/check-kinds && python3 .ci/check-license'
 for preset in release asan tsan fuzz release-aarch64; do
   stage "$preset" build_and_test "$preset"
 done

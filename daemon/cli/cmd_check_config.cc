@@ -2,7 +2,8 @@
 // reload would (the file, then CheckOnHost), without starting anything, like
 // `promtool check config`. Made for systemd's ExecStartPre/ExecReload and for
 // config management to run before a SIGHUP; --syntax-only skips the host part
-// for configs meant for other hosts.
+// for configs meant for other hosts. --print writes the effective
+// configuration (every key, defaults included) to stdout instead of the verdict.
 #include <fmt/format.h>
 
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/config/config.h"
+#include "daemon/config/config_print.h"
 #include "daemon/probing/probe_table.h"
 #include "daemon/serve/scheduler.h"
 
@@ -22,6 +24,7 @@ namespace {
 struct CheckConfigCommand {
   std::string file;
   bool syntax_only = false;
+  bool print = false;
 
   int Run() const {
     const ConfigResult result = LoadConfigFile(file, ProbeTableSections());
@@ -36,7 +39,11 @@ struct CheckConfigCommand {
       for (const std::string& problem : problems) fmt::print(stderr, "{}: {}\n", file, problem);
       if (!problems.empty()) return kExitFailure;
     }
-    fmt::print("numaprobe: {} is valid\n", file);
+    if (print) {
+      fmt::print("{}", FormatConfig(std::get<Config>(result), ProbeTableSections()));
+    } else {
+      fmt::print("numaprobe: {} is valid\n", file);
+    }
     return kExitOk;
   }
 };
@@ -52,6 +59,8 @@ void AddCheckConfigCommand(CLI::App& app, CommandAction& run) {
   sub->add_flag("--syntax-only", command->syntax_only,
                 "Check the file alone, not whether its CPUs, nodes and lock file are usable on this host "
                 "(for configs meant for other hosts)");
+  sub->add_flag("--print", command->print,
+                "Print the effective configuration (every key, defaults included) as YAML instead of the verdict");
   sub->callback([&run, command] { run = [command] { return command->Run(); }; });
 }
 

@@ -267,7 +267,8 @@ std::optional<std::size_t> ConfigSection::Choice(std::string_view key, const std
 }
 
 std::optional<std::vector<std::size_t>> ConfigSection::ChoiceList(std::string_view key,
-                                                                  const std::vector<std::string_view>& names) {
+                                                                  const std::vector<std::string_view>& names,
+                                                                  const std::vector<std::string>& /*current*/) {
   const Entry* entry = FindEntry(key);
   if (entry == nullptr) return std::nullopt;
   const std::string expected = "expected a list such as [" + Join(names, ", ") + "]";

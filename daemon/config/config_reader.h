@@ -81,8 +81,8 @@ class ConfigSection final : public SectionKeys {
 
   // One of `names`; returns its index.
   std::optional<std::size_t> Choice(std::string_view key, const std::vector<std::string_view>& names);
-  std::optional<std::vector<std::size_t>> ChoiceList(std::string_view key,
-                                                     const std::vector<std::string_view>& names) override;
+  std::optional<std::vector<std::size_t>> ChoiceList(std::string_view key, const std::vector<std::string_view>& names,
+                                                     const std::vector<std::string>& current) override;
 
   void Error(std::string_view key, std::string message) override;
   bool Has(std::string_view key) const override { return FindEntry(key) != nullptr; }

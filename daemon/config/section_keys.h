@@ -36,8 +36,11 @@ class SectionKeys {
   // YAML list of integers; either way sorted and duplicate-free.
   virtual void IdList(std::string_view key, std::vector<int>& out) = 0;
   // A non-empty YAML list of distinct `names`; returns their indices.
+  // `current`: the names the setting holds now, what stays when the key is
+  // absent (a reader that writes the effective configuration out shows them).
   virtual std::optional<std::vector<std::size_t>> ChoiceList(std::string_view key,
-                                                             const std::vector<std::string_view>& names) = 0;
+                                                             const std::vector<std::string_view>& names,
+                                                             const std::vector<std::string>& current) = 0;
 
   // Records a problem with `key` found by the caller (a cross-field rule).
   virtual void Error(std::string_view key, std::string message) = 0;

@@ -374,7 +374,7 @@ class Scheduler::Loop {
 
   // Every fact as it is now: HostFacts of the planned host and the runtime facts.
   HostObservation HostNow() {
-    auto facts = HostFacts(host_, config_.memory.pages, kVersion);
+    auto facts = HostFacts(host_, config_.memory.pages, kVersionFact);
     if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
       facts["numaprobe_version"] = it->second;
     }

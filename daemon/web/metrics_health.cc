@@ -224,9 +224,10 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   host.Add(host_labels, 1);
   out.push_back(host.Build());
 
-  FamilyBuilder build("numaprobe_build_info", "Version and git revision numaprobe was built from; always 1.",
+  FamilyBuilder build("numaprobe_build_info",
+                      "Version, git revision and branch numaprobe was built from, and the compiler; always 1.",
                       MetricType::Gauge);
-  build.Add({{"version", kVersion}, {"revision", kRevision}}, 1);
+  build.Add({{"version", kVersion}, {"revision", kRevision}, {"branch", kBranch}, {"compiler", kCompiler}}, 1);
   out.push_back(build.Build());
 }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a complete, self-contained kustomization directory for numaprobe:
 the base in deploy/kubernetes (ConfigMap, DaemonSet, PodMonitor) plus
 
@@ -8,9 +9,13 @@ the base in deploy/kubernetes (ConfigMap, DaemonSet, PodMonitor) plus
     configMapGenerator and labelled grafana_dashboard: "1" for the Grafana
     sidecar.
 
-    deploy/kubernetes/make-bundle.py /tmp/numaprobe-k8s
-    deploy/kubernetes/make-bundle.py --mixin my-numaprobe.jsonnet /tmp/numaprobe-k8s   # _config overrides
+    deploy/kubernetes/make-bundle.py --image registry.example.com/numaprobe:0.2.0 /tmp/numaprobe-k8s
+    deploy/kubernetes/make-bundle.py --image ... --mixin my-numaprobe.jsonnet /tmp/numaprobe-k8s   # _config overrides
     kubectl apply -n monitoring -k /tmp/numaprobe-k8s
+
+--image names the image the nodes pull (build it, push it to a registry they
+reach: deploy/README.md); the base's `numaprobe` is a placeholder no registry
+serves. --tls adds the TLS overlay (deploy/kubernetes-tls).
 
 Why a generated directory: kustomize only reads files at or below the
 kustomization's own directory (kubectl 1.20's kustomize v2 and v5 alike; only
@@ -28,6 +33,7 @@ import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+TLS_DIR = REPO / "deploy" / "kubernetes-tls"
 BASE_FILES = ("configmap.yaml", "daemonset.yaml", "podmonitor.yaml")
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 
@@ -44,7 +50,18 @@ def dashboard_configmap_name(path):
     return "numaprobe-dashboard-" + stem.removeprefix("numaprobe-")
 
 
-def write_bundle(out, mixin, labels=None):
+def split_image(image):
+    """registry.example.com:5000/numaprobe:0.2.0 -> (name, tag); the tag is
+    required (a digest, name@sha256:..., is kept whole as the name)."""
+    if "@" in image:
+        return image, None
+    name, sep, tag = image.rpartition(":")
+    if not sep or "/" in tag or not name or not tag:
+        raise SystemExit(f"--image {image!r}: expected REGISTRY/NAME:TAG (or NAME@sha256:DIGEST)")
+    return name, tag
+
+
+def write_bundle(out, mixin, labels=None, image=None, tls=False):
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     kust = yaml.safe_load((HERE / "kustomization.yaml").read_text())
@@ -53,6 +70,22 @@ def write_bundle(out, mixin, labels=None):
         raise SystemExit(f"kustomization.yaml no longer lists {sorted(missing)}: update make-bundle.py")
     for name in kust["resources"]:
         shutil.copyfile(HERE / name, out / name)
+    if image:
+        name, tag = split_image(image)
+        entry = {"name": "numaprobe", "newName": name}
+        if tag:
+            entry["newTag"] = tag
+        elif "@" in name:
+            entry = {"name": "numaprobe", "newName": name.split("@")[0], "digest": name.split("@")[1]}
+        kust["images"] = [entry]
+    if tls:
+        # The overlay's patches (deploy/kubernetes-tls), copied in: kustomize
+        # reads files only at or below the kustomization.
+        overlay = yaml.safe_load((TLS_DIR / "kustomization.yaml").read_text())
+        kust["patches"] = list(kust.get("patches", []))
+        for patch in overlay["patches"]:
+            shutil.copyfile(TLS_DIR / patch["path"], out / patch["path"])
+            kust["patches"].append({"path": patch["path"]})
 
     rules = _rule_module()
     gen = rules.generator()
@@ -83,12 +116,17 @@ def write_bundle(out, mixin, labels=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir", help="directory to write (created; files in it are replaced)")
+    ap.add_argument("--image", required=True, metavar="REGISTRY/NAME:TAG",
+                    help="the image the nodes pull, e.g. registry.example.com/numaprobe:0.2.0 (deploy/README.md: "
+                         "build it, push it)")
+    ap.add_argument("--tls", action="store_true",
+                    help="serve HTTPS with basic auth, scraped so (the deploy/kubernetes-tls overlay)")
     ap.add_argument("--mixin", type=pathlib.Path, default=REPO / "grafana" / "mixin.libsonnet",
                     help="the mixin, or a jsonnet file that overrides its _config (default grafana/mixin.libsonnet)")
     ap.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                     help="label for every object, e.g. release=kube-prometheus-stack (repeatable)")
     args = ap.parse_args(argv)
-    out = write_bundle(args.outdir, args.mixin, _rule_module().parse_labels(args.label))
+    out = write_bundle(args.outdir, args.mixin, _rule_module().parse_labels(args.label), args.image, args.tls)
     print(out)
 
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Builds numaprobe's monitoring.coreos.com/v1 PrometheusRule from the
 monitoring mixin (grafana/mixin.libsonnet: its recording rules, then its
 alerts), printed on stdout.

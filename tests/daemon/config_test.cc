@@ -107,7 +107,8 @@ void ExpectSame(const Config& a, const Config& b) {
 }
 
 TEST(ParseConfig, DocumentedDefaultFileIsExactlyTheDefaults) {
-  const ConfigResult result = LoadConfigFile((SourceRoot() / "config/numaprobe.yaml").string(), ProbeTableSections());
+  const ConfigResult result =
+      LoadConfigFile((SourceRoot() / "docs/numaprobe.reference.yaml").string(), ProbeTableSections());
   ASSERT_TRUE(std::holds_alternative<Config>(result)) << ::testing::PrintToString(Errors(result));
   ExpectSame(std::get<Config>(result), Config{});
 }

@@ -2,9 +2,10 @@
 // family_builder.cc: the metric contract.
 //
 // The golden file tests/fixtures/metrics.golden is the exact text exposition
-// of BuildFamilies() for FixedSnapshot() below (build_info's version and
-// revision replaced by VERSION and REVISION). After an intended change to the
-// metrics, regenerate it and review the diff:
+// of BuildFamilies() for FixedSnapshot() below (build_info's version,
+// revision, branch and compiler replaced by VERSION, REVISION, BRANCH and
+// COMPILER). After an intended change to the metrics, regenerate it and
+// review the diff:
 //
 //   NUMAPROBE_UPDATE_GOLDEN=1 build/release/tests/daemon/daemon_test --gtest_filter='Metrics.Golden*'
 //
@@ -51,10 +52,13 @@ void ReplaceAll(std::string& text, const std::string& from, const std::string& t
   }
 }
 
-// The build's version and revision change with every commit, the golden must not.
+// The build's version, revision, branch and compiler change from build to
+// build, the golden must not.
 std::string Normalized(std::string text) {
   ReplaceAll(text, "revision=\"" + std::string(kRevision) + "\"", "revision=\"REVISION\"");
   ReplaceAll(text, "version=\"" + std::string(kVersion) + "\"", "version=\"VERSION\"");
+  ReplaceAll(text, "branch=\"" + std::string(kBranch) + "\"", "branch=\"BRANCH\"");
+  ReplaceAll(text, "compiler=\"" + std::string(kCompiler) + "\"", "compiler=\"COMPILER\"");
   return text;
 }
 

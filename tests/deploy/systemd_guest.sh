@@ -75,6 +75,9 @@ if [ "$phase" = 1 ]; then
   wait_for active_after_install 60 systemctl is-active numaprobe.service
   show >"$OUT/show_after_install.txt"
   dpkg-query -W -f='${Conffiles}\n' numaprobe >"$OUT/conffiles.txt"
+  # No conffiles: postinst made the /etc files from the package's templates.
+  run etc_config cmp /usr/share/numaprobe/numaprobe.yaml /etc/numaprobe/numaprobe.yaml
+  run etc_default cmp /usr/share/numaprobe/default /etc/default/numaprobe
   # Fast probes for the rest of the test (the packaged config probes every 5 min).
   run stop_packaged systemctl stop numaprobe.service
   cp /selftest/fast.yaml /etc/numaprobe/numaprobe.yaml

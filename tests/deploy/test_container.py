@@ -34,7 +34,7 @@ import pytest
 import yaml
 
 import runbook_procedures
-from deploy_env import deb_path, require, unavailable
+from deploy_env import deb_path, require, tools_dir, unavailable
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 DEPLOY = ROOT / "deploy"
@@ -240,7 +240,14 @@ def test_image_size_and_user(image):
     assert config["Entrypoint"] == ["/usr/bin/numaprobe", "serve"]
     # The source label comes from the one place the project's address is written.
     homepage = re.search(r"^ *homepage: '([^']+)',$", (ROOT / "grafana/config.libsonnet").read_text(), re.M)
-    assert config["Labels"]["org.opencontainers.image.source"] == homepage.group(1), config["Labels"]
+    labels = config["Labels"]
+    assert labels["org.opencontainers.image.source"] == homepage.group(1), labels
+    # The other OCI labels: the package's version and revision, the license.
+    assert labels["org.opencontainers.image.version"] == os.environ["NUMAPROBE_VERSION"], labels
+    assert labels["org.opencontainers.image.licenses"] == "Apache-2.0", labels
+    revision = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    assert labels["org.opencontainers.image.revision"] == (revision or "unknown"), labels
     assert size <= IMAGE_SIZE_GOAL, f"image is {size / 1e6:.1f} MB, goal {IMAGE_SIZE_GOAL / 1e6:.0f} MB"
 
 
@@ -257,6 +264,42 @@ def test_image_holds_the_package_and_no_shell(image_root):
     st = (image_root / "var/lib/numaprobe").stat()
     assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (65534, 65534, 0o700)
     assert (image_root / "run/lock").stat().st_mode & 0o7777 == 0o1777
+
+
+def check_sbom(image_root, version):
+    """The SBOM in the image (build-image.py): valid SPDX 2.3 for the SPDX
+    project's own validator (spdx-tools, pinned in .ci/install-deps), naming
+    numaprobe, every Debian package the image holds files of (the status.d
+    entries scanners read) and every source linked into numaprobe."""
+    sbom = image_root / "usr/share/doc/numaprobe/sbom.spdx.json"
+    validator = pathlib.Path(tools_dir()) / "venv" / "bin" / "pyspdxtools"
+    if not validator.exists():
+        unavailable(f"{validator} missing: .ci/install-deps installs spdx-tools into the tools venv")
+    p = subprocess.run([str(validator), "--infile", str(sbom)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "invalid" not in (p.stdout + p.stderr).lower(), p.stdout + p.stderr
+    document = json.loads(sbom.read_text())
+    packages = {pkg["name"]: pkg for pkg in document["packages"]}
+    assert packages["numaprobe"]["versionInfo"] == version
+    assert packages["numaprobe"]["licenseDeclared"] == "Apache-2.0"
+    status = sorted(p.name for p in (image_root / "var/lib/dpkg/status.d").iterdir())
+    assert status, "no status.d entries"
+    for name in status:
+        entry = (image_root / "var/lib/dpkg/status.d" / name).read_text()
+        assert re.search(rf"^Package: {re.escape(name)}$", entry, re.M) and "Status: install ok installed" in entry
+        assert name in packages, f"{name} is in the image but not in the SBOM"
+        assert (image_root / f"usr/share/doc/{name}/copyright").exists() or name == "numaprobe", name
+    fields = subprocess.run(["dpkg-deb", "-f", deb_path(), "Static-Built-Using"], capture_output=True,
+                            text=True).stdout
+    linked = re.findall(r"([a-z0-9][a-z0-9.+-]*) \(= ([^)]+)\)", fields)
+    assert linked, fields
+    static = {(r["relatedSpdxElement"]) for r in document["relationships"] if r["relationshipType"] == "STATIC_LINK"}
+    by_id = {pkg["SPDXID"]: pkg for pkg in document["packages"]}
+    assert sorted((by_id[i]["name"], by_id[i]["versionInfo"]) for i in static) == sorted(linked)
+    return document
+
+
+def test_image_sbom_and_package_status(image_root):
+    check_sbom(image_root, os.environ["NUMAPROBE_VERSION"])
 
 
 def test_runs_as_the_daemonset_does(image, manifests, volumes, cleanup):

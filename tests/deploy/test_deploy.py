@@ -33,7 +33,10 @@ UNIT = DEPLOY / "systemd" / "numaprobe.service"
 DEFAULTS = DEPLOY / "systemd" / "numaprobe.default"
 CONTAINERFILE = DEPLOY / "container" / "Containerfile"
 K8S = DEPLOY / "kubernetes"
+# What /etc/numaprobe/numaprobe.yaml starts as (it sets no key), and every
+# key at its built-in default.
 DEFAULT_CONFIG = ROOT / "config" / "numaprobe.yaml"
+REFERENCE_CONFIG = ROOT / "docs" / "numaprobe.reference.yaml"
 
 # The conventions every install method shares.
 CONFIG_PATH = "/etc/numaprobe/numaprobe.yaml"
@@ -77,7 +80,9 @@ def budget_of(config):
 
 
 def default_config():
-    return yaml.safe_load(DEFAULT_CONFIG.read_text())
+    """Every key at its built-in default (tests/deploy/test_config_files.py
+    checks the reference against the binary)."""
+    return yaml.safe_load(REFERENCE_CONFIG.read_text())
 
 
 # --- systemd unit ------------------------------------------------------------
@@ -457,7 +462,7 @@ def test_configmap_config_passes_check_config(configmap, tmp_path):
 
 
 def test_image_config_passes_check_config():
-    """The image carries config/numaprobe.yaml (the .deb's conffile); its build runs check-config on it."""
+    """The image carries config/numaprobe.yaml (the .deb's template); its build runs check-config on it."""
     binary = numaprobe_bin()
     r = subprocess.run([binary, "check-config", str(DEFAULT_CONFIG)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

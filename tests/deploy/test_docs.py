@@ -10,7 +10,7 @@ grafana/README.md and config/numaprobe.yaml must name things that exist:
   dotted flag (--web.*, --log.*, --config.*, --state.*) anywhere is one of
   numaprobe's;
 - configuration keys: a dotted key of a top-level section (schedule.interval,
-  probes.bandwidth.threads, ...) is a key of config/numaprobe.yaml;
+  probes.bandwidth.threads, ...) is a key of docs/numaprobe.reference.yaml;
 - result values: every list of numaprobe_probe_runs_total's results is the
   whole set the kernels define (kernels/result.cc);
 - metric and alert names: every numaprobe_* family is in docs/metrics.md
@@ -219,7 +219,7 @@ def test_numaprobe_flags_exist():
 
 @functools.cache
 def config_keys() -> set[str]:
-    doc = yaml.safe_load((ROOT / "config" / "numaprobe.yaml").read_text(encoding="utf-8"))
+    doc = yaml.safe_load((ROOT / "docs" / "numaprobe.reference.yaml").read_text(encoding="utf-8"))
     keys = set()
 
     def walk(node, prefix):
@@ -238,7 +238,7 @@ def test_configuration_keys_exist():
     for doc, number, line in every_line():
         for found in key.findall(line):
             if found not in config_keys():
-                problems.append(f"{doc}:{number}: {found} is no key of config/numaprobe.yaml")
+                problems.append(f"{doc}:{number}: {found} is no key of docs/numaprobe.reference.yaml")
     report(problems)
 
 

@@ -31,6 +31,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 STATE_DIR = "/var/lib/numaprobe"
 # Oldest and newest schema sets kubernetes-validate 1.37 bundles.
 K8S_VERSIONS = ("1.25.0", "1.37.0")
+# What make-bundle.py --image names (the base's `numaprobe` is a placeholder).
+IMAGE = "registry.example.com/numaprobe:0.2.0"
 # kubectl apply (client side) stores the object in an annotation of at most 256 KiB.
 LAST_APPLIED_LIMIT = 262144
 
@@ -46,7 +48,8 @@ def venv_python():
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundle")
-    r = subprocess.run([sys.executable, str(K8S / "make-bundle.py"), str(out)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, str(K8S / "make-bundle.py"), "--image", IMAGE, str(out)],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return out
 
@@ -96,6 +99,18 @@ def test_prometheusrule_is_grafana_rules(rendered):
     for path in (ROOT / "grafana" / "rules" / "recording.yaml", ROOT / "grafana" / "rules" / "alerts.yaml"):
         groups += yaml.safe_load(path.read_text())["groups"]
     assert rule["spec"]["groups"] == groups
+
+
+def test_bundle_names_the_image_given(rendered):
+    """make-bundle.py --image: the daemon and its init container pull it."""
+    pod = find(rendered, "DaemonSet", "numaprobe")[0]["spec"]["template"]["spec"]
+    assert [c["image"] for c in pod["initContainers"] + pod["containers"]] == [IMAGE, IMAGE]
+
+
+def test_make_bundle_needs_an_image(tmp_path):
+    r = subprocess.run([sys.executable, str(K8S / "make-bundle.py"), str(tmp_path / "b")], capture_output=True,
+                       text=True)
+    assert r.returncode != 0 and "--image" in r.stderr, r.stderr
 
 
 def test_state_volume_is_a_hostpath(rendered):

@@ -42,13 +42,20 @@ FOREIGN = DEB_ARCH != subprocess.run(["dpkg", "--print-architecture"], capture_o
 EXPECTED_FILES = {
     "./usr/bin/numaprobe": 0o755,
     "./lib/systemd/system/numaprobe.service": 0o644,
-    "./etc/numaprobe/numaprobe.yaml": 0o644,
-    "./etc/default/numaprobe": 0o644,
+    "./usr/share/numaprobe/numaprobe.yaml": 0o644,
+    "./usr/share/numaprobe/default": 0o644,
     "./usr/share/man/man8/numaprobe.8.gz": 0o644,
     "./usr/share/doc/numaprobe/copyright": 0o644,
     "./usr/share/doc/numaprobe/changelog.gz": 0o644,
+    "./usr/share/doc/numaprobe/NOTICE": 0o644,
+    "./usr/share/doc/numaprobe/numaprobe.reference.yaml": 0o644,
+    "./usr/share/lintian/overrides/numaprobe": 0o644,
 }
-CONFFILES = {"/etc/numaprobe/numaprobe.yaml", "/etc/default/numaprobe"}
+# The configuration files postinst makes from the templates; not conffiles.
+CONFIG_FILES = {"/etc/numaprobe/numaprobe.yaml": "usr/share/numaprobe/numaprobe.yaml",
+                "/etc/default/numaprobe": "usr/share/numaprobe/default"}
+# What the portable binary may load from the host (cmake/portable.cmake).
+ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1"}
 # Where a package could leave something; compared before install and after purge.
 WATCHED = ["/etc", "/usr/bin", "/usr/sbin", "/usr/share/man/man8", "/usr/share/doc/numaprobe",
            "/lib/systemd", "/var/lib/numaprobe", "/var/lib/private", "/var/lib/systemd",
@@ -63,8 +70,11 @@ def sh(*cmd, check=True, **kw):
 
 
 def project_version():
-    m = re.search(r"project\(numaprobe VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text())
-    return m.group(1)
+    """The build's version (cmake/version.cmake); ctest passes it."""
+    version = os.environ.get("NUMAPROBE_VERSION")
+    if not version:
+        unavailable("NUMAPROBE_VERSION is not set (ctest sets it)")
+    return version
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +147,33 @@ def test_depends_come_from_the_binary(fields, contents):
             provides = sh("dpkg-query", "-W", "-f", "${Provides}", owner, check=False).stdout
             owners |= {re.match(r"\s*([\w.+-]+)", p).group(1) for p in provides.split(",") if p.strip()}
         assert owners & set(depends), f"{soname} (from {owners}) is not in Depends: {fields['Depends']}"
-    assert "(>=" in depends["libnuma1"] and "(>=" in depends["libc6"], fields["Depends"]
+    # The portable binary: the C library (GLIBC_2.34 at most) and GCC's unwinder.
+    assert set(depends) == {"libc6", "libgcc-s1"}, fields["Depends"]
+    assert re.fullmatch(r"libc6 \(>= 2\.(\d+)\)", depends["libc6"]), fields["Depends"]
+    # Natively dpkg-shlibdeps reads libc6's symbols file: the newest symbol
+    # used, 2.34 at most. A cross build has only the arm64 packages' shlibs
+    # files, whose libc6 line names Debian 12's own version (2.36); what the
+    # binary needs is test_portable.py's to check.
+    if not FOREIGN:
+        assert int(re.search(r"2\.(\d+)", depends["libc6"]).group(1)) <= 34, fields["Depends"]
+
+
+def test_static_built_using_names_what_is_linked_in(fields):
+    """Static-Built-Using (cmake/portable.cmake): every library compiled into
+    the binary, with the Debian source version; NOTICE names each."""
+    entries = dict(re.findall(r"([a-z0-9][a-z0-9.+-]*) \(= ([^)]+)\)", fields["Static-Built-Using"]))
+    for source in ("openssl", "zlib", "hwloc", "numactl", "libxcrypt", "yaml-cpp", "prometheus-cpp", "spdlog",
+                   "fmtlib", "cli11", "nlohmann-json3", "boost1.74", "gcc-12"):
+        assert source in entries, f"{source} missing from Static-Built-Using: {fields['Static-Built-Using']}"
+    notice = (ROOT / "NOTICE").read_text()
+    for source in entries:
+        assert f"({source})" in notice, f"NOTICE does not name {source}, which the binary links"
+    if not FOREIGN:
+        for source, version in entries.items():
+            if source in ("prometheus-cpp", "spdlog", "fmtlib"):
+                continue  # compiled here from source (.ci/portable-sources)
+            installed = sh("dpkg-query", "-W", "-f", "${source:Package} ${source:Version}\n", check=False).stdout
+            assert f"{source} {version}" in installed.splitlines(), (source, version)
 
 
 def test_files_modes_and_contents(deb, contents):
@@ -153,23 +189,30 @@ def test_files_modes_and_contents(deb, contents):
         bits = sum(1 << (8 - i) for i, c in enumerate(mode[1:]) if c != "-")
         assert bits == expected, (path, mode)
     same = {"lib/systemd/system/numaprobe.service": "deploy/systemd/numaprobe.service",
-            "etc/default/numaprobe": "deploy/systemd/numaprobe.default",
-            "etc/numaprobe/numaprobe.yaml": "config/numaprobe.yaml",
-            "usr/share/doc/numaprobe/copyright": "deploy/debian/copyright"}
+            "usr/share/numaprobe/default": "deploy/systemd/numaprobe.default",
+            "usr/share/numaprobe/numaprobe.yaml": "config/numaprobe.yaml",
+            "usr/share/doc/numaprobe/copyright": "deploy/debian/copyright",
+            "usr/share/doc/numaprobe/NOTICE": "NOTICE",
+            "usr/share/doc/numaprobe/numaprobe.reference.yaml": "docs/numaprobe.reference.yaml"}
     for packaged, source in same.items():
         assert (contents / packaged).read_bytes() == (ROOT / source).read_bytes(), packaged
     man = sh("zcat", str(contents / "usr/share/man/man8/numaprobe.8.gz")).stdout
     assert man == (ROOT / "docs/numaprobe.8").read_text()
     assert "not stripped" not in sh("file", "-b", str(contents / "usr/bin/numaprobe")).stdout
-    # TLS links OpenSSL 3 directly (Boost.Asio's ssl layer): no RUNPATH, no private libraries.
+    # The portable binary: OpenSSL, zlib and the rest linked in; no RUNPATH.
     dynamic = sh("readelf", "-d", str(contents / "usr/bin/numaprobe")).stdout
-    assert "runpath" not in dynamic.lower(), dynamic
-    assert "[libssl.so.3]" in dynamic and "[libz.so.1]" in dynamic, dynamic
+    assert "runpath" not in dynamic.lower() and "rpath" not in dynamic.lower(), dynamic
+    needed = set(re.findall(r"\(NEEDED\).*\[(.+)\]", dynamic))
+    assert needed <= ALLOWED_NEEDED, needed
 
 
-def test_maintainer_scripts_and_conffiles(contents):
+def test_maintainer_scripts_and_no_conffiles(contents):
+    """The /etc files are the administrator's (postinst makes them, purge
+    removes them): no conffiles, so an upgrade never asks about them."""
     control = contents / "DEBIAN"
-    assert set((control / "conffiles").read_text().split()) == CONFFILES
+    assert not (control / "conffiles").exists(), (control / "conffiles").read_text()
+    for path, template in CONFIG_FILES.items():
+        assert f"/{template}" in (control / "postinst").read_text() and path in (control / "postrm").read_text()
     for script in ("postinst", "prerm", "postrm"):
         path = control / script
         assert path.stat().st_mode & 0o777 == 0o755, script
@@ -237,20 +280,28 @@ def root_dpkg():
 
 
 def upgraded_copy(deb, version, dest):
-    """The same package with another version: dpkg -i of it is an upgrade."""
+    """The same package with another version and a changed configuration
+    template, as a later release may have: dpkg -i of it is an upgrade that
+    would ask about a conffile edited on the host."""
     tree = dest / "tree"
     sh("dpkg-deb", "-R", deb, str(tree))
     control = tree / "DEBIAN" / "control"
     control.write_text(re.sub(r"^Version: .*$", f"Version: {version}", control.read_text(), flags=re.M))
+    for template in CONFIG_FILES.values():
+        path = tree / template
+        path.write_text(path.read_text() + "# a line the next release added\n")
+    md5sums = tree / "DEBIAN" / "md5sums"
+    md5sums.write_text(sh("sh", "-c", "find usr lib -type f | sort | xargs md5sum", cwd=tree).stdout)
     out = dest / f"numaprobe_{version}_amd64.deb"
     sh("dpkg-deb", "--root-owner-group", "-b", str(tree), str(out))
     return out
 
 
 def apt(*args):
-    """apt-get as deploy/README.md tells operators to use it."""
+    """apt-get as deploy/README.md tells operators to use it, and as an
+    unattended upgrade runs it: no terminal to answer a question on."""
     return sh("apt-get", "-y", "-q", "--no-install-recommends", *args,
-              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, timeout=600)
+              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"}, stdin=subprocess.DEVNULL, timeout=600)
 
 
 def serves_tls_as_installed(tmp_path):
@@ -292,6 +343,9 @@ def test_install_run_upgrade_remove_purge(root_dpkg, deb, tmp_path):
     try:
         apt("install", str(pathlib.Path(deb).resolve()))
         assert installed_version() == project_version()
+        # The configuration files, made from the templates by postinst.
+        for path, template in CONFIG_FILES.items():
+            assert pathlib.Path(path).read_text() == pathlib.Path("/" + template).read_text(), path
         # Enabled for the next boot even where systemd is not running (as here).
         assert os.path.islink("/etc/systemd/system/multi-user.target.wants/numaprobe.service")
 
@@ -321,14 +375,23 @@ def test_install_run_upgrade_remove_purge(root_dpkg, deb, tmp_path):
         assert rc == 0, proc.stdout.read()
         serves_tls_as_installed(tmp_path)
 
-        # Upgrade: an administrator's edit of a conffile survives it.
+        # Upgrade to a release whose templates changed, with both files edited
+        # here: no question (stdin is /dev/null, as for unattended-upgrades),
+        # both edits kept, the new templates in /usr/share/numaprobe.
         conf = pathlib.Path("/etc/numaprobe/numaprobe.yaml")
-        conf.write_text(conf.read_text() + "# edited by the administrator\n")
+        conf.write_text(conf.read_text() + "schedule:\n  interval: 7m\n")
+        defaults = pathlib.Path("/etc/default/numaprobe")
+        defaults.write_text(defaults.read_text().replace('ARGS=""', 'ARGS="--log.level=debug"'))
+        edited = {path: pathlib.Path(path).read_text() for path in CONFIG_FILES}
         newer = upgraded_copy(deb, project_version() + "+upgradetest1", tmp_path)
-        apt("install", str(newer))
+        upgrade = apt("install", str(newer))
         assert installed_version() == project_version() + "+upgradetest1"
-        assert conf.read_text().endswith("# edited by the administrator\n")
-        sh("/usr/bin/numaprobe", "check-config", str(conf))
+        assert "Configuration file" not in upgrade.stdout + upgrade.stderr, upgrade.stdout
+        for path, template in CONFIG_FILES.items():
+            assert pathlib.Path(path).read_text() == edited[path], path
+            assert pathlib.Path("/" + template).read_text().endswith("# a line the next release added\n")
+        printed = sh("/usr/bin/numaprobe", "check-config", "--print", str(conf)).stdout
+        assert "interval: 7m" in printed, printed
 
         # State as the service leaves it (DynamicUser: /var/lib/private/numaprobe
         # behind a symlink); no daemon here runs long enough to write a baseline.
@@ -340,8 +403,8 @@ def test_install_run_upgrade_remove_purge(root_dpkg, deb, tmp_path):
         # remove: the program goes, the configuration and the state stay.
         apt("remove", "numaprobe")
         assert not os.path.exists("/usr/bin/numaprobe")
-        assert conf.read_text().endswith("# edited by the administrator\n")
-        assert os.path.exists("/etc/default/numaprobe")
+        for path in CONFIG_FILES:
+            assert pathlib.Path(path).read_text() == edited[path], path
         assert os.path.exists("/var/lib/numaprobe/state.json")
     finally:
         purge = sh("apt-get", "-y", "-q", "purge", "numaprobe", check=False,

@@ -114,8 +114,10 @@ def test_install_enables_and_starts_the_service(p1):
     assert p1.rc("dpkg_install") == 0, p1.text("dpkg_install.err") + p1.describe()
     assert p1.text("enabled_after_install.out").strip() == "enabled"
     assert p1.text("active_after_install.wait").strip() != "timeout", p1.describe()
-    conffiles = p1.text("conffiles.txt")
-    assert "/etc/numaprobe/numaprobe.yaml" in conffiles and "/etc/default/numaprobe" in conffiles
+    # The configuration files are the administrator's, made by postinst from
+    # the templates, not dpkg's conffiles (deploy/README.md, "Debian package").
+    assert p1.text("conffiles.txt").strip() == "", p1.text("conffiles.txt")
+    assert p1.rc("etc_config") == 0 and p1.rc("etc_default") == 0, p1.describe()
 
 
 def test_start_returns_once_the_daemon_notified_ready(p1):

@@ -217,10 +217,14 @@ def stale(seed: int) -> Case:
 
 def health(seed: int) -> Case:
     onset = H
-    hosts = [sg.Host(f"h{k}", cpu_model=f"m-h{k}") for k in range(4)]
+    hosts = [sg.Host(f"h{k}", cpu_model=f"m-h{k}") for k in range(5)]
     stops = [sg.Stop("h0", onset, "bandwidth", (0, 1), result="placement_mismatch")]
     faults = [sg.Fault("h1", onset, "duty"), sg.Fault("h2", onset, "reload"),
-              sg.Fault("h3", onset, "down", until_s=onset + 40 * MIN)]
+              sg.Fault("h3", onset, "down", until_s=onset + 40 * MIN),
+              sg.Fault("h4", onset, "recording")]
+    # h4 records again at the onset and never arms: twice the predicted
+    # recording time (baseline rounds of its refresh interval), then 30 min.
+    predicted = sg.BASELINE_ROUNDS * hosts[4].refresh_s * hosts[4].rotation_rounds
     expects = [
         Expect("NumaProbePlacementFailures", {"instance": inst("h0"), "mem_node": "1"}, onset, H + 10 * MIN),
         Expect("NumaProbeProbeStale", {"instance": inst("h0"), "probe": "bandwidth"}, onset, 3 * 360 + 13 * MIN,
@@ -229,9 +233,11 @@ def health(seed: int) -> Case:
         Expect("NumaProbeConfigReloadFailed", {"instance": inst("h2")}, onset, 10 * MIN + 3 * MIN),
         Expect("NumaProbeExporterDown", {"instance": inst("h3")}, onset, 15 * MIN + 3 * MIN,
                resolve_by_s=onset + 40 * MIN + 3 * MIN),
+        Expect("NumaProbeBaselineNotArmed", {"instance": inst("h4")}, onset, 2 * predicted + 30 * MIN + 3 * MIN),
     ]
-    return Case(sg.Scenario("health", hosts, onset + 2 * H + 30 * MIN, seed, stops=stops, faults=faults),
-                expects, "placement failures, duty cycle over budget, failed reload, exporter down")
+    return Case(sg.Scenario("health", hosts, onset + 2 * predicted + H, seed, stops=stops, faults=faults),
+                expects, "placement failures, duty cycle over budget, failed reload, exporter down, "
+                "a baseline that never arms")
 
 
 def absent(seed: int) -> Case:

@@ -139,7 +139,9 @@ class Origin:
 @dataclass
 class Fault:
     """A health fault from at_s on: duty (cycle over budget), reload (failed),
-    down (exporter unreachable until until_s), gone (target vanishes)."""
+    down (exporter unreachable until until_s), gone (target vanishes),
+    recording (every series records its baseline again, e.g. after
+    `numaprobe baseline reset`, and never gathers the figures to arm it)."""
     host: str
     at_s: int
     kind: str
@@ -644,6 +646,23 @@ class HostSim:
         for (fld, before, after), at in seen.items():
             self.add("numaprobe_host_change_timestamp_seconds", {"field": fld, "before": before, "after": after},
                      [(at, float(at))])
+        # Baselines: armed from the start; a recording fault sends every series
+        # back to recording at at_s, predicted armed after BASELINE_ROUNDS rounds
+        # (the daemon's numaprobe_baseline_expected_armed_timestamp_seconds).
+        planned = float(len(self.pairs) * (1 + len(OPS)))
+        rec = next((f for f in self.scn.faults if f.host == h.name and f.kind == "recording"), None)
+        armed_ev, recording_ev, since_ev, expected_ev = [(-1e9, planned)], [(-1e9, 0.0)], [], []
+        if rec:
+            armed_ev.append((rec.at_s, 0.0))
+            recording_ev.append((rec.at_s, planned))
+            since_ev.append((rec.at_s, float(rec.at_s)))
+            expected_ev.append((rec.at_s, float(rec.at_s + BASELINE_ROUNDS * h.refresh_s * h.rotation_rounds)))
+        self.add("numaprobe_baseline_series", {"state": "armed"}, armed_ev)
+        self.add("numaprobe_baseline_series", {"state": "recording"}, recording_ev)
+        self.add("numaprobe_baseline_recording_progress_ratio", {}, [(-1e9, 1.0)] + ([(rec.at_s, 0.2)] if rec else []))
+        if rec:
+            self.add("numaprobe_baseline_recording_since_timestamp_seconds", {}, since_ev)
+            self.add("numaprobe_baseline_expected_armed_timestamp_seconds", {}, expected_ev)
         # Baseline origin.
         origins = [(-1e9, (h.origin, "f1"))] + [(o.at_s, (o.origin, o.fingerprint))
                                                   for o in self.scn.origins if o.host == h.name]

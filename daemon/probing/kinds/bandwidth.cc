@@ -43,7 +43,9 @@ class BandwidthKind final : public ProbeKind {
     // Spelled by their kernel names, as the --ops flag accepts them.
     std::vector<std::string_view> op_names;
     for (k::BandwidthOp op : k::kAllBandwidthOps) op_names.push_back(k::BandwidthOpName(op));
-    if (auto ops = s.ChoiceList("ops", op_names)) {
+    std::vector<std::string> current;
+    for (k::BandwidthOp op : bandwidth.ops) current.emplace_back(k::BandwidthOpName(op));
+    if (auto ops = s.ChoiceList("ops", op_names, current)) {
       bandwidth.ops.clear();
       for (std::size_t i : *ops) bandwidth.ops.push_back(k::kAllBandwidthOps[i]);
     }

@@ -62,7 +62,7 @@ class LoadedLatencyKind final : public ProbeKind {
     s.Bool("enabled", loaded.enabled);
     std::vector<std::string_view> traffic_names;
     for (k::LoadTraffic t : kTraffics) traffic_names.push_back(k::LoadTrafficName(t));
-    if (auto traffic = s.ChoiceList("traffic", traffic_names)) {
+    if (auto traffic = s.ChoiceList("traffic", traffic_names, loaded.traffic)) {
       loaded.traffic.clear();
       for (std::size_t i : *traffic) loaded.traffic.emplace_back(traffic_names[i]);
     }

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The Helm chart (ctest entry `helm`, label `kubernetes`) that
+deploy/helm/make-chart.py renders from the kustomize bundle, checked with the
+pinned helm that .ci/install-deps builds from its Go module:
+
+* `helm lint --strict`, with TLS off and on;
+* `helm template` with the default values gives exactly what `kubectl
+  kustomize` gives for `make-bundle.py --image` (the chart adds only its own
+  metadata labels and the release namespace); with tls.enabled, what the
+  deploy/kubernetes-tls overlay gives;
+* the values do what they say: image, resources, priority class,
+  tolerations, the configuration, the TLS Secrets' names, the PodMonitor,
+  PrometheusRule and dashboards switched off or labelled; an unset image
+  repository fails with a message naming it;
+The rendered objects are not validated again: they are the bundle's, which
+test_kubernetes.py validates strictly.
+"""
+import copy
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from deploy_env import require, tools_dir, unavailable
+
+ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+HELM_VERSION = "v3.22.0"  # .ci/build-helm
+IMAGE = "registry.example.com/numaprobe"
+TAG = "1.2.3-dev.4"
+NAMESPACE = "monitoring"
+# Labels the chart adds to every object's metadata (Helm's conventions).
+HELM_LABELS = {"helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance",
+               "app.kubernetes.io/version"}
+
+
+@pytest.fixture(scope="module")
+def helm():
+    path = os.environ.get("NUMAPROBE_HELM") or str(pathlib.Path(tools_dir()) / f"helm-{HELM_VERSION}" / "helm")
+    if not os.access(path, os.X_OK):
+        unavailable(f"{path} missing: .ci/install-deps builds helm {HELM_VERSION} (.ci/build-helm)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def chart(tmp_path_factory):
+    out = tmp_path_factory.mktemp("chart")
+    p = subprocess.run([sys.executable, str(ROOT / "deploy/helm/make-chart.py"), "--image", f"{IMAGE}:{TAG}",
+                        str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return out / "numaprobe"
+
+
+def run_helm(helm, *args):
+    p = subprocess.run([helm, *args], capture_output=True, text=True, timeout=120)
+    return p
+
+
+def template(helm, chart, *values, files=()):
+    args = ["template", "numaprobe", str(chart), "--namespace", NAMESPACE]
+    for value in values:
+        args += ["--set", value]
+    for value in files:
+        args += ["--set-file", value]
+    p = run_helm(helm, *args)
+    assert p.returncode == 0, p.stderr
+    return {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(p.stdout) if d}
+
+
+def kustomize_bundle(tmp_path, tls=False):
+    out = tmp_path / ("tls" if tls else "base")
+    args = [sys.executable, str(ROOT / "deploy/kubernetes/make-bundle.py"), "--image", f"{IMAGE}:{TAG}", str(out)]
+    p = subprocess.run(args + (["--tls"] if tls else []), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    kubectl = require("kubectl")
+    r = subprocess.run([kubectl, "kustomize", str(out)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    docs = {}
+    for d in yaml.safe_load_all(r.stdout):
+        if d:
+            d["metadata"]["namespace"] = NAMESPACE  # kubectl apply -n monitoring
+            docs[(d["kind"], d["metadata"]["name"])] = d
+    return docs
+
+
+def without_helm_labels(docs):
+    docs = copy.deepcopy(docs)
+    for d in docs.values():
+        labels = d["metadata"].get("labels", {})
+        assert HELM_LABELS <= set(labels), (d["kind"], labels)
+        for key in HELM_LABELS:
+            labels.pop(key)
+    return docs
+
+
+def test_lint(helm, chart):
+    for values in ([], ["--set", "tls.enabled=true"]):
+        p = run_helm(helm, "lint", "--strict", str(chart), *values)
+        assert p.returncode == 0 and "0 chart(s) failed" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_chart_says_its_version(chart):
+    meta = yaml.safe_load((chart / "Chart.yaml").read_text())
+    assert meta["version"] == meta["appVersion"] == TAG
+    values = yaml.safe_load((chart / "values.yaml").read_text())
+    assert values["image"]["repository"] == IMAGE and values["image"]["tag"] == ""
+
+
+def test_default_values_render_what_kustomize_renders(helm, chart, tmp_path):
+    rendered = template(helm, chart)
+    expected = kustomize_bundle(tmp_path)
+    assert set(rendered) == set(expected)
+    assert without_helm_labels(rendered) == expected
+
+
+def test_tls_renders_what_the_tls_overlay_renders(helm, chart, tmp_path):
+    rendered = template(helm, chart, "tls.enabled=true")
+    expected = kustomize_bundle(tmp_path, tls=True)
+    assert set(rendered) == set(expected)
+    assert without_helm_labels(rendered) == expected
+
+
+def test_values_reach_the_objects(helm, chart, tmp_path):
+    config = tmp_path / "numaprobe.yaml"
+    config.write_text("schedule:\n  interval: 7m\n")
+    docs = template(helm, chart, "image.tag=9.9.9", "image.pullPolicy=Always", "resources.limits.memory=1Gi",
+                    "priorityClassName=", "tolerations=null", "podMonitor.labels.release=kps",
+                    "prometheusRule.labels.release=kps", "tls.enabled=true", "tls.serverName=np.example.org",
+                    "tls.scrapeSecret=scrape", "tls.certificateSecret=cert", "tls.webConfigSecret=web",
+                    files=[f"config={config}"])
+    pod = docs[("DaemonSet", "numaprobe")]["spec"]["template"]["spec"]
+    for c in pod["containers"] + pod["initContainers"]:
+        assert c["image"] == f"{IMAGE}:9.9.9" and c["imagePullPolicy"] == "Always", c
+    assert pod["containers"][0]["resources"]["limits"]["memory"] == "1Gi"
+    assert "priorityClassName" not in pod and "tolerations" not in pod
+    assert {v["name"]: v.get("secret", {}).get("secretName") for v in pod["volumes"]}["tls"] == "cert"
+    assert {v["name"]: v.get("secret", {}).get("secretName") for v in pod["volumes"]}["web"] == "web"
+    endpoint = docs[("PodMonitor", "numaprobe")]["spec"]["podMetricsEndpoints"][0]
+    assert endpoint["tlsConfig"]["serverName"] == "np.example.org"
+    assert endpoint["tlsConfig"]["ca"]["secret"]["name"] == "cert"
+    assert endpoint["basicAuth"]["username"]["name"] == "scrape"
+    assert docs[("PodMonitor", "numaprobe")]["metadata"]["labels"]["release"] == "kps"
+    assert docs[("PrometheusRule", "numaprobe")]["metadata"]["labels"]["release"] == "kps"
+    assert yaml.safe_load(docs[("ConfigMap", "numaprobe-config")]["data"]["numaprobe.yaml"]) == \
+        {"schedule": {"interval": "7m"}}
+
+
+def test_parts_switch_off(helm, chart):
+    docs = template(helm, chart, "podMonitor.enabled=false", "prometheusRule.enabled=false", "dashboards.enabled=false")
+    assert sorted(docs) == [("ConfigMap", "numaprobe-config"), ("DaemonSet", "numaprobe")]
+
+
+def test_an_unset_image_fails_naming_it(helm, chart):
+    p = run_helm(helm, "template", "numaprobe", str(chart), "--set", "image.repository=")
+    assert p.returncode != 0 and "image.repository" in p.stderr, p.stderr
+
+
+def test_package(helm, chart, tmp_path):
+    p = run_helm(helm, "package", str(chart), "--destination", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / f"numaprobe-{TAG}.tgz").is_file()
