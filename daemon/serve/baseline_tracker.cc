@@ -71,8 +71,13 @@ void BaselineTracker::Load(const std::string& fingerprint, const std::string& se
                            const HostObservation& host, double unix_now) {
   const Now now{fingerprint, settings, topology, host.facts, host.memory_errors, unix_now};
   const LoadedState state = LoadState(state_directory_);
-  if (state.status == LoadedState::Status::kOk && !state.baseline) return ActOnMarker(state.marker, now);
-  if (state.status == LoadedState::Status::kCorrupt) return ReplaceCorrupt(state.error, now);
+  // A marker acted on whose removal failed (a read-only directory), or a
+  // corrupt file already being replaced, is not news on the next SIGHUP: it
+  // falls through to what is in memory below instead of restarting it.
+  const bool handled = !state.file_id.empty() && state.file_id == handled_file_;
+  if (state.status == LoadedState::Status::kOk && !state.baseline && !handled) return ActOnMarker(state, now);
+  if (state.status == LoadedState::Status::kCorrupt && !handled) return ReplaceCorrupt(state, now);
+  if (state.status == LoadedState::Status::kUnreadable) return KeepUnreadable(state.error, now);
   if (state.baseline && state.baseline->complete) return AdoptStored(*state.baseline, now);
   // No complete baseline in the file: keep recording; or keep the complete
   // baseline in memory when the file lost it (a save failed, or
@@ -89,8 +94,8 @@ bool BaselineTracker::MineMatches(const Now& now) const {
 // An operator's marker (a valid file without a baseline): acted on once (the
 // file is removed), so a later replan while recording does not restart the
 // recording.
-void BaselineTracker::ActOnMarker(const std::string& marker, const Now& now) {
-  if (marker == "accept") {
+void BaselineTracker::ActOnMarker(const LoadedState& state, const Now& now) {
+  if (state.marker == "accept") {
     origin_ = "accepted";
     spdlog::warn(
         "the current level is accepted as the new baseline (numaprobe baseline accept); {} host changes "
@@ -100,12 +105,51 @@ void BaselineTracker::ActOnMarker(const std::string& marker, const Now& now) {
     origin_ = "reset";
     spdlog::info("the baseline was reset (numaprobe baseline reset)");
   }
-  if (auto error = RemoveState(state_directory_); !error.empty()) spdlog::warn("{}", error);
+  handled_file_.clear();
+  marker_removal_pending_ = false;
+  if (auto error = RemoveState(state_directory_); !error.empty()) {
+    // Acted on once all the same; the same file is not acted on again (its
+    // identity is remembered), and the failed write shows in the metrics.
+    spdlog::error("{}; the marker is acted on once and its removal retried after every round", error);
+    handled_file_ = state.file_id;
+    marker_removal_pending_ = true;
+    ++write_failures_;
+    last_write_ok_ = false;
+  }
   StartRecording(now);
 }
 
-void BaselineTracker::ReplaceCorrupt(const std::string& error, const Now& now) {
-  spdlog::error("state file unusable ({}); it will be replaced by a new baseline", error);
+// Retried after every round: the marker was acted on, its file stayed.
+void BaselineTracker::RetryMarkerRemoval() {
+  if (!marker_removal_pending_) return;
+  if (auto error = RemoveState(state_directory_); !error.empty()) {
+    ++write_failures_;
+    spdlog::debug("still cannot remove the marker: {}", error);
+    return;
+  }
+  spdlog::info("the marker in {} is removed", state_directory_);
+  marker_removal_pending_ = false;
+  handled_file_.clear();
+  if (!save_pending_) last_write_ok_ = true;
+}
+
+// The file exists but cannot be read (EACCES, EIO): what it holds is
+// unknown, so it is neither adopted nor replaced (SaveState refuses to, and
+// that failure is counted). The baseline in memory goes on if it matches;
+// otherwise one is recorded in memory.
+void BaselineTracker::KeepUnreadable(const std::string& error, const Now& now) {
+  spdlog::error(
+      "state file unusable ({}); it is kept, not replaced, and the baseline lives in memory until it can be "
+      "read",
+      error);
+  if (MineMatches(now)) return KeepMine(now);
+  origin_ = "state_file_unreadable";
+  StartRecording(now);
+}
+
+void BaselineTracker::ReplaceCorrupt(const LoadedState& state, const Now& now) {
+  spdlog::error("state file unusable ({}); it will be replaced by a new baseline (a copy is kept)", state.error);
+  handled_file_ = state.file_id;
   origin_ = "state_file_corrupt";
   StartRecording(now);
 }
@@ -258,6 +302,7 @@ void BaselineTracker::BeginRound() {
 }
 
 void BaselineTracker::EndRound() {
+  RetryMarkerRemoval();
   if (recorder_.complete()) {
     if (save_pending_) Persist(recorder_.baseline(), "the baseline");
     return;

@@ -21,6 +21,7 @@
 #include "daemon/config/config.h"
 #include "daemon/serve/baseline.h"
 #include "daemon/serve/snapshot.h"
+#include "daemon/serve/state_format.h"
 
 namespace numaprobe::daemon {
 
@@ -87,8 +88,10 @@ class BaselineTracker {
   // Load's cases, by what the state file holds: a marker, garbage, a complete
   // baseline; with none of those, the baseline in memory goes on if it still
   // matches, else a new one starts.
-  void ActOnMarker(const std::string& marker, const Now& now);
-  void ReplaceCorrupt(const std::string& error, const Now& now);
+  void ActOnMarker(const LoadedState& state, const Now& now);
+  void RetryMarkerRemoval();
+  void ReplaceCorrupt(const LoadedState& state, const Now& now);
+  void KeepUnreadable(const std::string& error, const Now& now);
   void AdoptStored(Baseline stored, const Now& now);
   void KeepMine(const Now& now);
   void StartAnew(const Now& now);
@@ -112,7 +115,8 @@ class BaselineTracker {
   // round until it succeeds, so the file catches up once space returns.
   void Persist(const Baseline& baseline, const char* what);
 
-  // first_start | restored | accepted | reset | settings_changed | topology_changed | state_file_corrupt
+  // first_start | restored | accepted | reset | settings_changed | topology_changed | state_file_corrupt |
+  // state_file_unreadable
   std::string origin_;
   std::vector<BaselineValue> round_values_;
   int round_failures_ = 0;
@@ -120,6 +124,10 @@ class BaselineTracker {
   bool save_pending_ = false;
   bool last_write_ok_ = true;
   std::uint64_t write_failures_ = 0;
+  // The file_id (LoadedState) of a marker acted on that could not be
+  // removed, or of a corrupt file being replaced ("" if none).
+  std::string handled_file_;
+  bool marker_removal_pending_ = false;
   std::optional<MemoryErrorCounts> errors_since_baseline_;
 };
 

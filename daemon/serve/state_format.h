@@ -12,8 +12,13 @@
 namespace numaprobe::daemon {
 
 struct LoadedState {
-  enum class Status { kOk, kMissing, kCorrupt } status = Status::kMissing;
+  // kUnreadable: the file exists but could not be read (EACCES, EIO): not
+  // corrupt, and never replaced (state.h).
+  enum class Status { kOk, kMissing, kCorrupt, kUnreadable } status = Status::kMissing;
   std::string error;  // why it is corrupt/unreadable (names the path)
+  // The file's device, inode, mtime and size as LoadState found it ("" for
+  // none): tells a marker already acted on from a new one.
+  std::string file_id;
   std::optional<Baseline> baseline;
   // A valid file without a baseline is an operator's marker: "accept"
   // (numaprobe baseline accept) or "reset" (numaprobe baseline reset).

@@ -9,7 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -216,8 +219,8 @@ TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
                                                          ".state.json.tmp.notapid", "state.json"));
 }
 
-TEST_F(StateTest, FailedRenameRemovesTheTemporaryFile) {
-  // A non-empty directory named state.json cannot be renamed over.
+TEST_F(StateTest, ADirectoryAtTheFileIsNotReplacedAndNoTemporaryFileIsLeft) {
+  // A non-empty directory named state.json could not be renamed over anyway.
   fs::create_directories(fs::path(dir_) / "state.json" / "keep");
   const std::string error = SaveState(dir_, Sample());
   EXPECT_THAT(error, HasSubstr(dir_ + "/state.json"));
@@ -256,6 +259,14 @@ TEST_F(StateTest, CorruptFilesAreReportedAndReplaced) {
 
     ASSERT_EQ(SaveState(dir_, Sample()), "");
     EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kOk);
+    // The unusable file is kept, byte for byte, before it is replaced.
+    std::vector<std::string> copies;
+    for (const std::string& entry : Entries()) {
+      if (entry.rfind("state.json.corrupt-", 0) == 0) copies.push_back(entry);
+    }
+    ASSERT_EQ(copies.size(), 1u);
+    EXPECT_EQ(ReadText(fs::path(dir_) / copies[0]), text);
+    fs::remove_all(dir_);
   }
 }
 
@@ -271,8 +282,8 @@ TEST_F(StateTest, CorruptMessageNamesTheField) {
   EXPECT_THAT(LoadState(dir_).error, HasSubstr("baseline.memory_errors.corrected"));
 }
 
-TEST_F(StateTest, UnreadableFileIsCorrupt) {
-  fs::create_directories(fs::path(dir_) / "state.json");  // read() fails with EISDIR
+TEST_F(StateTest, DirectoryAtTheFileIsCorrupt) {
+  fs::create_directories(fs::path(dir_) / "state.json");  // not a regular file
   const LoadedState state = LoadState(dir_);
   EXPECT_EQ(state.status, LoadedState::Status::kCorrupt);
   EXPECT_THAT(state.error, HasSubstr(dir_ + "/state.json"));
@@ -286,7 +297,8 @@ TEST_F(StateTest, DirectoryUnderARegularFileIsAnErrorNamingThePath) {
   const std::string error = SaveState(dir, Sample());
   EXPECT_THAT(error, HasSubstr(dir));
   EXPECT_THAT(error, HasSubstr("Not a directory"));
-  EXPECT_EQ(LoadState(dir).status, LoadedState::Status::kCorrupt);
+  // Nothing there to replace: unreadable, not corrupt.
+  EXPECT_EQ(LoadState(dir).status, LoadedState::Status::kUnreadable);
 }
 
 TEST_F(StateTest, ReadOnlyDirectoryIsAnErrorNamingThePath) {
@@ -390,6 +402,135 @@ TEST_F(StateTest, ResetReplacesACorruptFile) {
 TEST_F(StateTest, ResetWithoutStateIsSuccessAndCreatesNothing) {
   EXPECT_EQ(ResetState(dir_), "");
   EXPECT_FALSE(fs::exists(dir_));
+}
+
+// The file is opened relative to the directory, without following links,
+// and only a regular file within the size and shape limits is parsed: a FIFO
+// does not block, /dev/zero is not read, deep nesting is not built.
+TEST_F(StateTest, HostileFilesAreCorruptNamingTheProblemAndReadPromptly) {
+  fs::create_directories(dir_);
+  const std::string path = dir_ + "/state.json";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kCorrupt);  // returned: no writer ever came
+  EXPECT_EQ(LoadState(dir_).error, "cannot read " + path + ": it is a FIFO, not a regular file");
+  fs::remove(path);
+
+  fs::create_symlink("/dev/zero", path);
+  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kCorrupt);
+  EXPECT_EQ(LoadState(dir_).error, "cannot read " + path + ": it is a symbolic link, which is not followed here");
+  fs::remove(path);
+
+  WriteText(path, std::string(5 * 1024 * 1024, '['));
+  EXPECT_EQ(LoadState(dir_).status, LoadedState::Status::kCorrupt);
+  EXPECT_EQ(LoadState(dir_).error,
+            "invalid state file " + path + ": arrays and objects nested deeper than the limit of 32 levels");
+
+  std::string many = "[";
+  for (int i = 0; i < 1'000'001; ++i) many += "0,";
+  many.back() = ']';
+  WriteText(path, many);
+  EXPECT_EQ(LoadState(dir_).error,
+            "invalid state file " + path + ": more than 1000000 JSON values, the limit for a state file");
+
+  fs::resize_file(path, 16 * 1024 * 1024 + 1);
+  EXPECT_EQ(LoadState(dir_).error, "cannot read " + path + ": it is larger than the 16 MiB limit");
+}
+
+// Finding 1 of issue 41: root's `numaprobe baseline reset` (or a daemon run
+// as root) wrote through a link the state directory's owner planted at the
+// predictable temp name, and chowned the target to that owner. A link (and a
+// file) at every name the writer could predict: the temp names of the pids
+// around ours (the old scheme), the corrupt copy's names for the next
+// minute, state.json itself. No write, truncation or chown may reach the
+// targets; state.json ends up a new regular file.
+TEST_F(StateTest, NoWriteFollowsALinkPlantedAtAPredictableName) {
+  fs::create_directories(dir_);
+  const fs::path victim = root_ / "victim";
+  WriteText(victim, "precious");
+  ::chmod(victim.c_str(), 0600);
+  const pid_t self = ::getpid();
+  for (pid_t pid = std::max(1, self - 200); pid < self + 200; ++pid) {
+    fs::create_symlink(victim, fs::path(dir_) / (".state.json.tmp." + std::to_string(pid)));
+    fs::create_symlink(victim, fs::path(dir_) / (".state.json.tmp." + std::to_string(pid) + ".0"));
+  }
+  const auto now = std::chrono::system_clock::now();
+  for (int second = 0; second < 60; ++second) {
+    const std::time_t t = std::chrono::system_clock::to_time_t(now + std::chrono::seconds(second));
+    std::tm utc{};
+    gmtime_r(&t, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+    fs::create_symlink(victim, fs::path(dir_) / (std::string("state.json.corrupt-") + stamp));
+  }
+  fs::create_symlink(victim, fs::path(dir_) / "state.json");
+  struct stat before {};
+  ASSERT_EQ(::stat(victim.c_str(), &before), 0);
+
+  ASSERT_EQ(ResetState(dir_), "");
+  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  ASSERT_EQ(ResetState(dir_, "accept"), "");
+
+  EXPECT_EQ(ReadText(victim), "precious");
+  struct stat after {};
+  ASSERT_EQ(::stat(victim.c_str(), &after), 0);
+  EXPECT_EQ(after.st_uid, before.st_uid);
+  EXPECT_EQ(after.st_gid, before.st_gid);
+  EXPECT_EQ(after.st_mode, before.st_mode);
+  EXPECT_EQ(after.st_size, before.st_size);
+  struct stat state {};
+  ASSERT_EQ(::lstat((dir_ + "/state.json").c_str(), &state), 0);
+  EXPECT_TRUE(S_ISREG(state.st_mode));
+  EXPECT_EQ(LoadState(dir_).marker, "accept");
+}
+
+// As root, for a directory another user owns: the new file is chowned to the
+// directory's owner (by its descriptor: the file this call created), nothing
+// else is. CI runs the unit tests as root; elsewhere this is skipped.
+TEST_F(StateTest, RootChownsOnlyTheFileItCreated) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  fs::create_directories(dir_);
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+  const fs::path victim = root_ / "victim";
+  WriteText(victim, "precious");
+  for (pid_t pid = std::max(1, ::getpid() - 50); pid < ::getpid() + 50; ++pid) {
+    fs::create_symlink(victim, fs::path(dir_) / (".state.json.tmp." + std::to_string(pid)));
+  }
+  ASSERT_EQ(ResetState(dir_), "");
+  struct stat st {};
+  ASSERT_EQ(::stat(victim.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(ReadText(victim), "precious");
+  ASSERT_EQ(::lstat((dir_ + "/state.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, 65534u);
+}
+
+// EACCES says nothing of what the file holds: it is not corrupt, and no
+// write replaces it. Root reads anything; the integration test
+// test_hostile_files.py runs the daemon as nobody for the same promise.
+TEST_F(StateTest, UnreadableFileIsKeptNotReplaced) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
+  fs::create_directories(dir_);
+  const std::string path = dir_ + "/state.json";
+  WriteText(path, "{\"format\": 1}");
+  ::chmod(path.c_str(), 0);
+  const LoadedState state = LoadState(dir_);
+  EXPECT_EQ(state.status, LoadedState::Status::kUnreadable);
+  EXPECT_EQ(state.error, "cannot read " + path + ": Permission denied");
+  EXPECT_THAT(SaveState(dir_, Sample()), HasSubstr("not replacing " + path));
+  ::chmod(path.c_str(), 0600);
+  EXPECT_EQ(ReadText(path), "{\"format\": 1}");
+}
+
+// The identity a marker is remembered by changes when the file is replaced.
+TEST_F(StateTest, FileIdChangesWhenTheFileIsReplaced) {
+  ASSERT_EQ(SaveState(dir_, Sample()), "");
+  ASSERT_EQ(ResetState(dir_), "");
+  const std::string first = LoadState(dir_).file_id;
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(LoadState(dir_).file_id, first);
+  ASSERT_EQ(ResetState(dir_), "");
+  EXPECT_NE(LoadState(dir_).file_id, first);
 }
 
 }  // namespace
