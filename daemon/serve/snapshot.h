@@ -16,6 +16,7 @@
 #include "daemon/common/host_info.h"
 #include "daemon/common/runtime_facts.h"
 #include "daemon/probing/probe_kind.h"
+#include "daemon/probing/probe_lock.h"
 
 namespace numaprobe::daemon {
 
@@ -112,6 +113,8 @@ struct Snapshot {
   std::uint64_t rounds_completed = 0;
   // Wall time probes waited for another numaprobe process's probe (ProbeLock).
   double probe_lock_wait_seconds = 0;
+  // Who holds the probe lock while a probe waits for it (none otherwise).
+  std::optional<ProbeLockHolder> probe_lock_holder;
   bool ready() const { return rounds_completed > 0; }
 };
 
