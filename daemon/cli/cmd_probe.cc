@@ -159,8 +159,9 @@ struct ProbeCommand {
     bool told = false;
     ProbeRunner runner(topology, pool, settings, lock, [&] {
       if (!std::exchange(told, true)) {
-        fmt::print(stderr, "numaprobe: another numaprobe process is probing (it holds {}): waiting for it\n",
-                   lock_file);
+        const std::optional<ProbeLockHolder> holder = lock.Holder();
+        fmt::print(stderr, "numaprobe: the probe lock {} is held by {}: waiting for it\n", lock_file,
+                   holder ? holder->Describe() : std::string("another process"));
       }
     });
     Progress progress(static_cast<int>(runs.size()));

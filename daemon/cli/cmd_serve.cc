@@ -11,6 +11,7 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/common/log.h"
+#include "daemon/common/memory_return.h"
 #include "daemon/common/serve_lock.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
@@ -182,17 +183,14 @@ struct ServeCommand {
     return true;
   }
 
-  // Plans the probes, listens, then starts probing: a plan or a listener that
-  // fails stops the start before any probe runs. Tells systemd READY.
+  // Listens, plans the probes, then starts probing: a listener or a plan that
+  // fails stops the start before any probe runs, and before the state
+  // directory is acted on (Start restores the state and acts on a pending
+  // `numaprobe baseline accept|reset` request): a second `serve` that cannot
+  // bind the port leaves the running daemon's state alone. Tells systemd READY.
   bool StartServing(Config config, Running& running) {
     running.store.Update([](Snapshot& s) { s.config_reload_unix_seconds = UnixNow(); });
     running.config = config;
-    auto scheduler = Scheduler::Create(std::move(config), running.store);
-    if (!scheduler.ok()) {
-      spdlog::error("cannot plan probes: {}", scheduler.failure().reason);
-      return false;
-    }
-    running.scheduler = std::move(scheduler).value();
     if (http.listen_addresses.empty()) http.listen_addresses = {":10062"};
     auto server = HttpServer::Start(http, running.store);
     if (!server.ok()) {
@@ -200,6 +198,12 @@ struct ServeCommand {
       return false;
     }
     running.server = std::move(server).value();
+    auto scheduler = Scheduler::Create(std::move(config), running.store);
+    if (!scheduler.ok()) {
+      spdlog::error("cannot plan probes: {}", scheduler.failure().reason);
+      return false;
+    }
+    running.scheduler = std::move(scheduler).value();
     for (int port : running.server->ListeningPorts()) spdlog::info("Listening on port {}", port);
     ClaimStateDirectory(running.config.state_directory, running);
     if (const std::string failed = running.scheduler->Start(); !failed.empty()) {
@@ -210,31 +214,38 @@ struct ServeCommand {
     return true;
   }
 
-  // SIGHUP: re-reads the config and the web config. A valid, changed config
-  // replaces the running one; an invalid one keeps it (and the
-  // numaprobe_config_last_reload_successful metric says so).
+  // SIGHUP: re-reads the config and the web config, and applies both or
+  // neither: each is checked first (the web config's TLS files are read by
+  // HttpServer::Reconfigure, which changes nothing when they fail), and only
+  // a reload that passes advances
+  // numaprobe_config_last_reload_success_timestamp_seconds. A valid, changed
+  // config replaces the running one; an unchanged one keeps the round going.
   void HandleReload(Running& running) {
     SdNotify("RELOADING=1");
     spdlog::info("Received SIGHUP, reloading {}", config_file.empty() ? "(built-in defaults)" : config_file);
     std::optional<Config> next = LoadChecked(config_file);
-    const bool web_ok = ReloadWeb(*running.server);
+    std::optional<WebConfig> next_web = LoadWebChecked(web_config_file);
+    // The parsers' garbage (up to a 1 MiB file's worth) is freed by now.
+    ReturnFreedMemory();
+    const bool ok = next.has_value() && next_web.has_value() && ApplyWeb(*running.server, *next_web);
     running.store.Update([&](Snapshot& s) {
-      s.config_reload_successful = next.has_value() && web_ok;
-      if (next) s.config_reload_unix_seconds = UnixNow();
+      s.config_reload_successful = ok;
+      if (ok) s.config_reload_unix_seconds = UnixNow();
     });
-    if (next && *next == running.config) {
+    if (!ok) {
+      if (!web_config_file.empty()) spdlog::error("web config reload failed: keeping the running web configuration");
+      spdlog::error("reload failed: keeping the running configuration");
+    } else if (*next == running.config) {
       // Config management often sends SIGHUP on every run: an unchanged file
       // must not restart the round and drop the prepared buffers. The state
       // file is still re-read: SIGHUP is how `baseline reset` takes effect.
       spdlog::info("configuration unchanged");
       running.scheduler->ReloadState();
-    } else if (next) {
+    } else {
       ClaimStateDirectory(next->state_directory, running);
       running.config = *next;
       running.scheduler->Reload(std::move(*next));
       spdlog::info("configuration reloaded");
-    } else {
-      spdlog::error("reload failed: keeping the running configuration");
     }
     SdNotify("READY=1");
   }
@@ -270,26 +281,21 @@ struct ServeCommand {
     return kExitOk;
   }
 
-  // SIGHUP for --web.config.file: a changed, valid file applies to every
-  // request from now on (HttpServer::Reconfigure: the listeners stay open and
-  // responses in flight finish). An invalid file keeps the running one.
-  bool ReloadWeb(HttpServer& server) {
+  // A checked web config (--web.config.file), on SIGHUP: a changed one
+  // applies to every request from now on (HttpServer::Reconfigure: the
+  // listeners stay open and responses in flight finish). False, with the
+  // running one kept, when its TLS files cannot be used.
+  bool ApplyWeb(HttpServer& server, const WebConfig& next) {
     if (web_config_file.empty()) return true;
-    std::optional<WebConfig> next = LoadWebChecked(web_config_file);
-    if (!next) {
-      spdlog::error("web config reload failed: keeping the running web configuration");
-      return false;
-    }
     // With TLS, an unchanged file is still applied: the certificate files it
     // names may have been replaced in place (cert-manager, certbot), and
     // OpenSSL reads them only when a context is made.
-    if (*next == http.web && !next->tls) return true;
-    if (std::string problem = server.Reconfigure(*next); !problem.empty()) {
+    if (next == http.web && !next.tls) return true;
+    if (std::string problem = server.Reconfigure(next); !problem.empty()) {
       spdlog::error("{}: {}", web_config_file, problem);
-      spdlog::error("web config reload failed: keeping the running web configuration");
       return false;
     }
-    http.web = *next;
+    http.web = next;
     spdlog::info("web configuration reloaded");
     return true;
   }

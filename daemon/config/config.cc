@@ -1,16 +1,11 @@
 #include "daemon/config/config.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 
 #include <yaml-cpp/yaml.h>
 
+#include "daemon/common/safe_file.h"
 #include "daemon/config/config_reader.h"
 #include "daemon/config/config_values.h"
 
@@ -157,48 +152,12 @@ ConfigResult ParseConfig(std::string_view yaml_text, const KindSections& kinds) 
 }
 
 std::variant<std::string, std::vector<ConfigError>> ReadConfigText(const std::string& path) {
-  // open/read rather than ifstream: ifstream "reads" a directory as an empty
-  // file (a valid config!) and loses errno. Only a regular file of a sane
-  // size is read: /dev/zero would grow the text until bad_alloc, and a FIFO
-  // (opened without O_NONBLOCK) would block check-config, or the daemon's
-  // SIGHUP reload, until a writer showed up.
-  const auto fail = [&path](const std::string& why) {
-    return std::vector<ConfigError>{{"", 0, "cannot read " + path + ": " + why}};
-  };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return fail(std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int error = errno;
-    ::close(fd);
-    return fail(std::strerror(error));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return fail("it is not a regular file");
-  }
-  // The read loop also stops once past the limit: the file may grow after fstat.
-  const auto too_large = [&] { return fail("it is larger than " + FormatSize(kMaxConfigBytes)); };
-  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigBytes) {
-    ::close(fd);
-    return too_large();
-  }
-  std::string text;
-  char chunk[16384];
-  while (text.size() <= kMaxConfigBytes) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      return fail(std::strerror(error));
-    }
-    if (n == 0) break;
-    text.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (text.size() > kMaxConfigBytes) return too_large();
-  return text;
+  // A regular file of a sane size only (common/safe_file.h): /dev/zero would
+  // grow the text until bad_alloc, and a FIFO would block check-config, or the
+  // daemon's SIGHUP reload, until a writer showed up.
+  FileText file = ReadLimitedFile(path, kMaxConfigBytes);
+  if (!file.ok()) return std::vector<ConfigError>{{"", 0, std::move(file.problem)}};
+  return std::move(file.text);
 }
 
 ConfigResult LoadConfigFile(const std::string& path, const KindSections& kinds) {

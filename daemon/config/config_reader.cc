@@ -55,11 +55,25 @@ std::string FormatNumber(double value) {
 }  // namespace
 
 void ConfigErrors::Add(std::string key, int line, std::string message) {
+  if (errors_.size() >= kMaxConfigErrors) {
+    ++dropped_;
+    return;
+  }
   errors_.push_back(ConfigError{std::move(key), line, std::move(message)});
 }
 
 bool ConfigErrors::Has(std::string_view key) const {
   return std::any_of(errors_.begin(), errors_.end(), [&](const ConfigError& e) { return e.key == key; });
+}
+
+std::vector<ConfigError> ConfigErrors::Take() && {
+  std::vector<ConfigError> errors = std::move(errors_);
+  if (dropped_ > 0) {
+    errors.push_back(ConfigError{"", 0,
+                                 std::to_string(dropped_) + " more errors not listed (only the first " +
+                                     std::to_string(kMaxConfigErrors) + " are)"});
+  }
+  return errors;
 }
 
 int ConfigErrors::LineOf(std::string_view key) const {
@@ -304,19 +318,53 @@ std::optional<std::vector<std::size_t>> ConfigSection::ChoiceList(std::string_vi
 
 namespace {
 
-// Counts documents without building them, remembering where each started.
-class DocumentStarts final : public YAML::EventHandler {
+// Walks the documents without building them: where each starts, and whether
+// one is nested deeper or holds more nodes than a configuration ever needs.
+// yaml-cpp builds ~500 bytes per node, so a 1 MiB file of "1," would cost
+// hundreds of MB as a tree; and it refuses nesting past 500 levels only with
+// the words "bad file".
+class DocumentScan final : public YAML::EventHandler {
  public:
+  struct TooLarge {
+    int line;
+    std::string message;
+  };
   std::vector<YAML::Mark> marks;
-  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    marks.push_back(mark);
+    depth_ = 0;
+  }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Count(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Count(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+    Count(mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Enter(mark);
+  }
+  void OnSequenceEnd() override { --depth_; }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Enter(mark);
+  }
+  void OnMapEnd() override { --depth_; }
+
+ private:
+  void Count(const YAML::Mark& mark) {
+    if (++nodes_ > kMaxYamlNodes) {
+      throw TooLarge{mark.line + 1, "more than " + std::to_string(kMaxYamlNodes) +
+                                        " YAML nodes (values, lists and mappings), the limit for a configuration file"};
+    }
+  }
+  void Enter(const YAML::Mark& mark) {
+    Count(mark);
+    if (++depth_ > kMaxYamlDepth) {
+      throw TooLarge{mark.line + 1,
+                     "lists and mappings nested deeper than the limit of " + std::to_string(kMaxYamlDepth) + " levels"};
+    }
+  }
+  int depth_ = 0;
+  int nodes_ = 0;
 };
 
 }  // namespace
@@ -325,16 +373,21 @@ std::optional<YAML::Node> LoadOneDocument(std::string_view text, ConfigErrors& e
   // Callers catch YAML::Exception (syntax errors) themselves.
   std::istringstream in{std::string(text)};
   YAML::Parser parser(in);
-  DocumentStarts starts;
-  // At most two documents are looked at: a second one is already an error.
-  for (int calls = 0; calls < 2 && parser.HandleNextDocument(starts); ++calls) {
-    const std::size_t n = starts.marks.size();
-    if (n == 0 || (n >= 2 && starts.marks[n - 1].pos == starts.marks[n - 2].pos)) {
-      // No progress: yaml-cpp stopped at a token it cannot start a document with.
-      const int line = n == 0 ? 0 : starts.marks[n - 1].line + 1;
-      errors.Add("", line, "invalid YAML: unexpected character at the start of a document");
-      return std::nullopt;
+  DocumentScan starts;
+  try {
+    // At most two documents are looked at: a second one is already an error.
+    for (int calls = 0; calls < 2 && parser.HandleNextDocument(starts); ++calls) {
+      const std::size_t n = starts.marks.size();
+      if (n == 0 || (n >= 2 && starts.marks[n - 1].pos == starts.marks[n - 2].pos)) {
+        // No progress: yaml-cpp stopped at a token it cannot start a document with.
+        const int line = n == 0 ? 0 : starts.marks[n - 1].line + 1;
+        errors.Add("", line, "invalid YAML: unexpected character at the start of a document");
+        return std::nullopt;
+      }
     }
+  } catch (const DocumentScan::TooLarge& too_large) {
+    errors.Add("", too_large.line, too_large.message);
+    return std::nullopt;
   }
   if (starts.marks.size() > 1) {
     errors.Add("", 0, "expected one YAML document, found more");
@@ -345,11 +398,10 @@ std::optional<YAML::Node> LoadOneDocument(std::string_view text, ConfigErrors& e
 }
 
 std::vector<ConfigError> ConfigErrors::TakeInFileOrder() && {
-  std::vector<ConfigError> sorted = std::move(errors_);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigError& a, const ConfigError& b) {
+  std::stable_sort(errors_.begin(), errors_.end(), [](const ConfigError& a, const ConfigError& b) {
     return (a.line == 0 ? INT_MAX : a.line) < (b.line == 0 ? INT_MAX : b.line);
   });
-  return sorted;
+  return std::move(*this).Take();  // the count of the others last
 }
 
 }  // namespace numaprobe::daemon

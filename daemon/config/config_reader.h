@@ -25,8 +25,20 @@ namespace numaprobe::daemon {
 
 class ConfigErrors;
 
+// What a configuration (or web configuration) file may hold. A documented
+// config is about a hundred nodes and 4 levels deep; 32768 nodes lists every
+// CPU of an 8192-CPU kernel several times over, and costs yaml-cpp about
+// 17 MB while the tree lives (~500 bytes a node).
+inline constexpr int kMaxYamlNodes = 32768;
+inline constexpr int kMaxYamlDepth = 64;
+// Errors kept (and logged) for one file: an operator fixes the first ones
+// first, and a file of 50,000 unknown keys must not log 50,000 lines on
+// every SIGHUP. The rest are counted in one last error.
+inline constexpr std::size_t kMaxConfigErrors = 50;
+
 // The one YAML document of `text` (a null node for an empty text), or nullopt
-// with the error recorded: more than one document, a syntax error. Instead of
+// with the error recorded: more than one document, more than kMaxYamlNodes
+// nodes or kMaxYamlDepth levels (named in the error). Instead of
 // YAML::LoadAll, which in yaml-cpp 0.7 loops forever on a document that
 // starts with ',' (found by tests/fuzz/fuzz_config).
 std::optional<YAML::Node> LoadOneDocument(std::string_view text, ConfigErrors& errors);
@@ -39,12 +51,14 @@ class ConfigErrors {
   int LineOf(std::string_view key) const;
   void NoteLine(std::string key, int line) { lines_.emplace_back(std::move(key), line); }
   bool empty() const { return errors_.empty(); }
-  std::vector<ConfigError> Take() && { return std::move(errors_); }
+  // Past kMaxConfigErrors, a last error says how many more were found.
+  std::vector<ConfigError> Take() &&;
   // In file order, as an operator fixes them; errors without a line last.
   std::vector<ConfigError> TakeInFileOrder() &&;
 
  private:
   std::vector<ConfigError> errors_;
+  std::size_t dropped_ = 0;  // errors past kMaxConfigErrors
   std::vector<std::pair<std::string, int>> lines_;
 };
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <climits>
+#include <map>
 
 #include "daemon/config/config_reader.h"
 
@@ -22,19 +23,6 @@ constexpr std::array<std::string_view, 3> kUnsupportedTls = {"cert", "key", "cli
 // The headers the exporter-toolkit accepts in http_server_config.headers.
 constexpr std::array<std::string_view, 5> kHeaders = {"Strict-Transport-Security", "X-Content-Type-Options",
                                                       "X-Frame-Options", "X-XSS-Protection", "Content-Security-Policy"};
-
-bool IsBcrypt(const std::string& hash) {
-  // $2a$ / $2b$ / $2y$, two-digit cost, 53 characters of salt and hash.
-  if (hash.size() != 60 || hash[0] != '$' || hash[1] != '2' || hash[3] != '$' || hash[6] != '$') return false;
-  if (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y') return false;
-  if (!std::isdigit(static_cast<unsigned char>(hash[4])) || !std::isdigit(static_cast<unsigned char>(hash[5]))) {
-    return false;
-  }
-  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
-  if (cost < 4 || cost > 31) return false;
-  return std::all_of(hash.begin() + 7, hash.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '/'; });
-}
 
 bool SafeHeaderValue(const std::string& value) {
   return std::all_of(value.begin(), value.end(), [](char c) {
@@ -125,8 +113,14 @@ void ReadTls(ConfigSection& top, const YAML::Node& root, ConfigErrors& errors, W
   config.tls = out;
 }
 
-void ReadStringMap(const YAML::Node& node, const std::string& path, ConfigErrors& errors,
-                   std::vector<std::pair<std::string, std::string>>& out) {
+// A mapping's entries, in file order (a repeated key twice), each with its line.
+struct MapEntry {
+  std::string key;
+  std::string value;
+  int line;
+};
+
+void ReadStringMap(const YAML::Node& node, const std::string& path, ConfigErrors& errors, std::vector<MapEntry>& out) {
   if (!node.IsDefined() || node.IsNull()) return;
   if (!node.IsMap()) {
     errors.Add(path, LineOf(node), "expected a mapping");
@@ -142,11 +136,25 @@ void ReadStringMap(const YAML::Node& node, const std::string& path, ConfigErrors
       errors.Add(path + "." + key, LineOf(item.second), "expected a string");
       continue;
     }
-    out.emplace_back(key, item.second.Scalar());
+    out.push_back(MapEntry{key, item.second.Scalar(), LineOf(item.first)});
   }
 }
 
 }  // namespace
+
+int BcryptCost(const std::string& hash) {
+  if (hash.size() != 60 || hash[0] != '$' || hash[1] != '2' || hash[3] != '$' || hash[6] != '$') return 0;
+  if (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y') return 0;
+  if (!std::isdigit(static_cast<unsigned char>(hash[4])) || !std::isdigit(static_cast<unsigned char>(hash[5]))) {
+    return 0;
+  }
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  if (cost < 4 || cost > 31) return 0;
+  const bool alphabet = std::all_of(hash.begin() + 7, hash.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '/';
+  });
+  return alphabet ? cost : 0;
+}
 
 WebConfigResult ParseWebConfig(std::string_view yaml_text) {
   ConfigErrors errors;
@@ -166,12 +174,12 @@ WebConfigResult ParseWebConfig(std::string_view yaml_text) {
       // IsDefined() first: yaml-cpp's lookup of an absent key is a zombie node that throws on IsMap().
       const YAML::Node http_node = root["http_server_config"];
       if (http_node.IsDefined() && http_node.IsMap()) {
-        std::vector<std::pair<std::string, std::string>> headers;
+        std::vector<MapEntry> headers;
         ReadStringMap(http_node["headers"], "http_server_config.headers", errors, headers);
         for (const auto& header : headers) {
           // Named copies, not a structured binding: clang 14 cannot capture those in the lambda.
-          const std::string& name = header.first;
-          const std::string& value = header.second;
+          const std::string& name = header.key;
+          const std::string& value = header.value;
           const std::string key = "http_server_config.headers." + name;
           const auto* known = std::find_if(kHeaders.begin(), kHeaders.end(), [&](std::string_view h) {
             return h.size() == name.size() && std::equal(h.begin(), h.end(), name.begin(), [](char a, char b) {
@@ -179,28 +187,40 @@ WebConfigResult ParseWebConfig(std::string_view yaml_text) {
                    });
           });
           if (known == kHeaders.end()) {
-            errors.Add(key, errors.LineOf(key),
+            errors.Add(key, header.line,
                        "header not allowed (allowed: Strict-Transport-Security, "
                        "X-Content-Type-Options, X-Frame-Options, X-XSS-Protection, "
                        "Content-Security-Policy)");
           } else if (!SafeHeaderValue(value)) {
-            errors.Add(key, 0, "the value holds control characters");
+            errors.Add(key, header.line, "the value holds control characters");
           } else {
             config.headers.emplace_back(std::string(*known), value);
           }
         }
       }
-      std::vector<std::pair<std::string, std::string>> users;
+      std::vector<MapEntry> users;
       ReadStringMap(root["basic_auth_users"], "basic_auth_users", errors, users);
-      for (auto& [user, hash] : users) {
-        if (user.empty() || user.find(':') != std::string::npos) {
-          errors.Add("basic_auth_users." + user, 0, "a user name must be non-empty and hold no ':'");
-        } else if (!IsBcrypt(hash)) {
-          errors.Add("basic_auth_users." + user, LineOf(root["basic_auth_users"][user]),
-                     "not a bcrypt hash ($2a$, $2b$ or $2y$, 60 characters; see `htpasswd -nBC 10 user`)");
+      std::map<std::string, int> first_line;  // of each user, to name a repeated one
+      for (const auto& [user, hash, line] : users) {
+        const std::string key = "basic_auth_users." + user;
+        const int cost = BcryptCost(hash);
+        if (const auto first = first_line.find(user); first != first_line.end()) {
+          // yaml-cpp keeps both; which one would win is not for an operator to guess.
+          errors.Add(key, line, "user listed twice (first on line " + std::to_string(first->second) + ")");
+        } else if (user.empty() || user.find(':') != std::string::npos) {
+          errors.Add(key, line, "a user name must be non-empty and hold no ':'");
+        } else if (cost == 0) {
+          errors.Add(key, line, "not a bcrypt hash ($2a$, $2b$ or $2y$, 60 characters; see `htpasswd -nBC 10 user`)");
+        } else if (cost > kMaxBcryptCost) {
+          errors.Add(key, line,
+                     "bcrypt cost " + std::to_string(cost) + " is above the limit of " +
+                         std::to_string(kMaxBcryptCost) +
+                         " (each check of a password would hold the server's password checker for seconds); "
+                         "hash it again with `htpasswd -nBC 10 user`");
         } else {
           config.basic_auth_users[user] = hash;
         }
+        first_line.emplace(user, line);
       }
     }
   } catch (const YAML::Exception& e) {

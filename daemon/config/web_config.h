@@ -55,6 +55,20 @@ struct WebConfig {
 
 using WebConfigResult = std::variant<WebConfig, std::vector<ConfigError>>;
 
+// The highest bcrypt cost basic_auth_users may use. The exporter-toolkit
+// takes any cost bcrypt defines (4-31; Go's bcrypt.Cost), but every step
+// doubles the work: cost 12 is 0.2-0.5 s of one core per check (4 ms at 4,
+// 50-140 ms at 10, measured on the development machine; docs/security.md),
+// 20 is minutes, 31 days. A check holds the server's one password-checking
+// thread (daemon/web/password_checks.h), so past 12 a scraper's first check
+// could miss Prometheus' 10 s scrape timeout behind a full queue, and a
+// single request would make the checker useless for minutes.
+inline constexpr int kMaxBcryptCost = 12;
+
+// The cost of a bcrypt hash ($2a$ / $2b$ / $2y$, two-digit cost 4-31, 53
+// characters of salt and hash), or 0 if it is not one.
+int BcryptCost(const std::string& hash);
+
 // An empty text is a valid config: plain HTTP, no authentication.
 WebConfigResult ParseWebConfig(std::string_view yaml_text);
 // Reads the file (the same limits as LoadConfigFile); relative cert_file,

@@ -3,14 +3,21 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <thread>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "daemon/common/printable_text.h"
 #include "kernels/clock.h"
+#include "kernels/file_read.h"
 
 namespace numaprobe::daemon {
 
@@ -37,6 +44,53 @@ int OpenOrCreate(const std::string& path) {
 }
 
 }  // namespace
+
+std::string ProbeLockHolder::Describe() const {
+  if (pid == 0) return "a process in another PID namespace (a container), or one that has exited";
+  std::string out = "pid " + std::to_string(pid) + " (uid ";
+  out += uid >= 0 ? std::to_string(uid) : std::string("unknown");
+  if (!comm.empty()) out += ", \"" + comm + "\"";
+  return out + ")";
+}
+
+std::optional<ProbeLockHolder> FlockHolderIn(std::string_view proc_locks, dev_t device, ino_t inode) {
+  // "1: FLOCK  ADVISORY  WRITE 1234 fe:01:131075 0 EOF": the major and minor
+  // device numbers in hex, the inode in decimal.
+  const std::string wanted = fmt::format("{:02x}:{:02x}:{}", major(device), minor(device), inode);
+  std::size_t start = 0;
+  while (start < proc_locks.size()) {
+    std::size_t end = proc_locks.find('\n', start);
+    if (end == std::string_view::npos) end = proc_locks.size();
+    std::istringstream line{std::string(proc_locks.substr(start, end - start))};
+    start = end + 1;
+    std::string id, type, mode, access, where;
+    long pid = 0;
+    if (!(line >> id >> type) || type == "->") continue;  // a waiter, not a holder
+    if (type != "FLOCK" || !(line >> mode >> access >> pid >> where) || where != wanted) continue;
+    ProbeLockHolder holder;
+    holder.pid = pid > 0 ? static_cast<int>(pid) : 0;
+    return holder;
+  }
+  return std::nullopt;
+}
+
+std::optional<ProbeLockHolder> ProbeLock::Holder(const std::string& proc_root) const {
+  struct stat st {};
+  if (fd_ < 0 || fstat(fd_, &st) != 0) return std::nullopt;
+  const std::optional<std::string> locks = kernels::ReadSmallFile(proc_root + "/locks");
+  if (!locks) return std::nullopt;
+  std::optional<ProbeLockHolder> holder = FlockHolderIn(*locks, st.st_dev, st.st_ino);
+  if (!holder || holder->pid == 0) return holder;
+  const std::string process = proc_root + "/" + std::to_string(holder->pid);
+  const std::string status = kernels::ReadSmallFile(process + "/status").value_or("");
+  if (const std::size_t at = status.find("\nUid:"); at != std::string::npos) {
+    holder->uid = std::atoi(status.c_str() + at + 5);
+  }
+  // comm is whatever the process named itself (prctl): escaped by the log,
+  // and reduced to printable ASCII for the metric's label.
+  holder->comm = PrintableText(kernels::ReadFirstLine(process + "/comm"));
+  return holder;
+}
 
 bool LockDirectoryMissing(const std::string& path) {
   const std::string::size_type slash = path.rfind('/');

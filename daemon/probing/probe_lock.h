@@ -10,18 +10,43 @@
 //    process never wedges the others (no stale lock files, no pid checks);
 //  - a read-only descriptor suffices, so any user can take a lock file that
 //    another user created.
+// That also means any local user who can open the file can hold it and stall
+// every probe (docs/security.md, "The probe lock"): a holder is named from
+// /proc/locks (Holder) in the log and in numaprobe_probe_lock_holder_info, so
+// a stall has a pid and a uid; where other users must not take part, point
+// probe_lock_file into a directory only numaprobe's users can reach.
 //
 // Thread safety: one thread at a time per ProbeLock.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "kernels/result.h"
 
 namespace numaprobe::daemon {
+
+// Who holds a flock (a line of /proc/locks) and what the process is.
+struct ProbeLockHolder {
+  // As /proc/locks shows it: 0 when the holder is in a PID namespace this
+  // process cannot see (a container), or has exited.
+  int pid = 0;
+  int uid = -1;      // real uid from /proc/PID/status; -1 unknown
+  std::string comm;  // /proc/PID/comm, "" unknown
+  bool operator==(const ProbeLockHolder&) const = default;
+  // "pid 1234 (uid 1000, \"flock\")", or why it cannot be named.
+  std::string Describe() const;
+};
+
+// The holder of the flock on the file (device, inode) in a /proc/locks text;
+// nullopt if the text shows none. Waiters ("->" lines) are not holders.
+std::optional<ProbeLockHolder> FlockHolderIn(std::string_view proc_locks, dev_t device, ino_t inode);
 
 class ProbeLock {
  public:
@@ -44,6 +69,10 @@ class ProbeLock {
   void Release();
 
   bool enabled() const { return fd_ >= 0; }
+  // Who holds the lock now (from /proc/locks, then /proc/PID/status and
+  // comm); nullopt when nobody does, or /proc/locks cannot be read. May run
+  // on any thread while another uses the lock.
+  std::optional<ProbeLockHolder> Holder(const std::string& proc_root = "/proc") const;
   const std::string& path() const { return path_; }
   // Wall time spent waiting in Acquire, over this object's life.
   std::int64_t waited_ns() const { return waited_ns_; }

@@ -387,8 +387,14 @@ class Scheduler::Loop {
     // A second daemon on the host makes this routine: say it once, count the
     // rest (and warn if one wait goes on for long, see WatchLockWait).
     const bool first = !lock_busy_logged_.exchange(true);
-    spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
-                "another numaprobe process is probing (it holds {}): waiting for it", lock_.path());
+    spdlog::log(first ? spdlog::level::info : spdlog::level::debug, "the probe lock {} is held by {}: waiting for it",
+                lock_.path(), HolderOfLock());
+  }
+
+  // Who holds the probe lock, for the log: a pid and a uid, or why not.
+  std::string HolderOfLock() const {
+    const std::optional<ProbeLockHolder> holder = lock_.Holder();
+    return holder ? holder->Describe() : std::string("another process (not found in /proc/locks)");
   }
 
   // Runs `task` on the executor while this thread keeps the watchdog fed and
@@ -429,6 +435,7 @@ class Scheduler::Loop {
     const bool confirm = model_.Land(task, ran, Moment{end_ns, env_->UnixNow()}, [&](Snapshot& s) {
       lock_wait_.Finished(ran.lock_wait_seconds);
       s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
+      s.probe_lock_holder.reset();
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
     });
     if (outcome == k::Outcome::kOk) {
@@ -462,14 +469,18 @@ class Scheduler::Loop {
     if (waiting == 0) return;
     if (now - published_ns >= 1'000'000'000) {
       published_ns = now;
-      model_.Publish([&](Snapshot& s) { s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now); });
+      const std::optional<ProbeLockHolder> holder = lock_.Holder();
+      model_.Publish([&](Snapshot& s) {
+        s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now);
+        s.probe_lock_holder = holder;
+      });
     }
     if (!warned && waiting >= 60) {
       warned = true;
       spdlog::warn(
-          "probes have waited {:.0f} s for another numaprobe process holding {}; nothing is measured "
-          "until it lets go",
-          waiting, lock_.path());
+          "probes have waited {:.0f} s for the probe lock {}, held by {}; nothing is measured until it lets go "
+          "(any user who can open the file can hold it: docs/security.md)",
+          waiting, lock_.path(), HolderOfLock());
     }
   }
 

@@ -16,6 +16,7 @@
 #include "daemon/common/host_info.h"
 #include "daemon/common/runtime_facts.h"
 #include "daemon/probing/probe_kind.h"
+#include "daemon/probing/probe_lock.h"
 
 namespace numaprobe::daemon {
 
@@ -151,6 +152,8 @@ struct Snapshot {
   std::uint64_t rounds_completed = 0;
   // Wall time probes waited for another numaprobe process's probe (ProbeLock).
   double probe_lock_wait_seconds = 0;
+  // Who holds the probe lock while a probe waits for it (none otherwise).
+  std::optional<ProbeLockHolder> probe_lock_holder;
   // Every representative (rotation.h) has run once since start: the first
   // round after a start runs them alone.
   bool ready() const { return rounds_completed > 0; }

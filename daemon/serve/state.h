@@ -34,12 +34,16 @@ std::map<std::string, std::string> HostFacts(const HostInfo& host, kernels::Page
 std::string TopologySignature(const kernels::Topology& topology);
 
 // The files of the state directory, by name (results/state_file.h names
-// them). Reading: the text, or missing (a first start: no file, or a path
-// that cannot hold one), or unreadable with an
-// error naming the path and errno: never "corrupt", so a file this process
-// merely cannot read is never replaced.
+// them), opened relative to the directory's descriptor: nothing inside it is
+// followed through a link, and new files are created O_EXCL under a random
+// temp name (docs/security.md, "Files"). Reading gives the text (a regular
+// file of at most 16 MiB); or missing (a first start: no file, or a path
+// that cannot hold one); or refused (a FIFO, a directory, a link, too large:
+// it cannot be a state file, so it is kept as a copy and replaced); or
+// unreadable (EACCES, EIO), with an error naming the path and errno: never
+// replaced, since a file this process merely cannot read may hold a baseline.
 struct StoredText {
-  enum class Status { kMissing, kOk, kUnreadable } status = Status::kMissing;
+  enum class Status { kMissing, kOk, kRefused, kUnreadable } status = Status::kMissing;
   std::string text;
   std::string error;
 };

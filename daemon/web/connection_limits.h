@@ -6,11 +6,11 @@
 //        fresh one gets kHeaderTimeout, the time a scraper's request takes);
 //      kHeaderTimeout: the TLS handshake, and the request line and headers,
 //        counted from their first byte, so trickling bytes does not extend it;
-//      kBodyTimeout: a request body (read and dropped: no endpoint takes one);
 //      kWriteTimeout: the response, to a client that stops reading;
 //      kDrainTimeout: reading and dropping what a client still sends once the
 //        server closes (daemon/web/http_session.h), at most kDrainLimit bytes;
-//  - size limits on the request: kHeaderLimit, kBodyLimit;
+//  - a size limit on the request line and headers: kHeaderLimit (no body is
+//    ever read: request_route.h's CheckFraming refuses one);
 //  - MaxConnections: the cap on open connections, below the process's file
 //    descriptor limit so that accept() never fails for want of one while
 //    the daemon still has files to open. Past it, clients get a 503;
@@ -28,7 +28,6 @@ namespace numaprobe::daemon {
 
 inline constexpr std::chrono::milliseconds kHeaderTimeout{3000};
 inline constexpr std::chrono::milliseconds kKeepAliveTimeout{2000};
-inline constexpr std::chrono::milliseconds kBodyTimeout{3000};
 inline constexpr std::chrono::milliseconds kWriteTimeout{10000};
 // Long enough for a client's request still in flight to arrive after the
 // refusal (Go's net/http waits as long); the byte bound caps the CPU a
@@ -36,7 +35,6 @@ inline constexpr std::chrono::milliseconds kWriteTimeout{10000};
 inline constexpr std::chrono::milliseconds kDrainTimeout{500};
 inline constexpr std::uint64_t kDrainLimit = 1024 * 1024;
 inline constexpr std::uint32_t kHeaderLimit = 16 * 1024;
-inline constexpr std::uint64_t kBodyLimit = 64 * 1024;
 
 inline constexpr int kDeferAcceptSeconds = 30;
 // Connections waiting for their first data count against the listen backlog.

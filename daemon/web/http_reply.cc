@@ -62,14 +62,17 @@ std::string_view PathOf(std::string_view target) { return target.substr(0, targe
 
 }  // namespace
 
-HttpResponse Reply(const Site& site, const HttpRequest& request) {
+HttpResponse Reply(const Site& site, const HttpRequest& request, Access access) {
   const std::string_view method = View(request.method_string());
   const std::string_view path = PathOf(View(request.target()));
   HttpResponse response;
   try {
-    if (site.auth.enabled() && !site.auth.Allows(View(request[http::field::authorization]))) {
+    if (access == Access::kDenied) {
       response = Base(site, 401, kText, "Unauthorized\n");
       response.set(http::field::www_authenticate, "Basic realm=\"numaprobe\", charset=\"UTF-8\"");
+    } else if (access == Access::kBusy) {
+      response = Base(site, 503, kText, "Service Unavailable: too many password checks waiting; try again later\n");
+      response.set(http::field::retry_after, "1");
     } else {
       response = Answer(site, method, path);
     }

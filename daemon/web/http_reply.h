@@ -5,7 +5,8 @@
 //   /-/ready          200 "Ready" once a probe round completed, else 503
 // Any other path is 404; methods other than GET and HEAD get 405
 // (request_route.h). With basic_auth_users configured, every path answers 401
-// (WWW-Authenticate) without valid credentials. Bodies of 1 KiB and more are
+// (WWW-Authenticate) without valid credentials, and 503 when the password
+// could not be checked for want of room in the queue (password_checks.h). Bodies of 1 KiB and more are
 // gzipped when the request accepts it (content_encoding.h). HEAD gets the
 // GET's headers, Content-Length included, and no body.
 //
@@ -21,6 +22,7 @@
 
 #include "daemon/serve/result_store.h"
 #include "daemon/web/metrics.h"
+#include "daemon/web/password_checks.h"
 #include "daemon/web/web_security.h"
 
 namespace numaprobe::daemon {
@@ -30,26 +32,34 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 
 // What every request is answered from; lives as long as the server.
 struct Site {
-  // `tls_failures` (null: not exported) is the server's, outliving every Site.
+  // `tls_failures` and `password_checks` (null: not exported, and passwords
+  // are checked on the caller's thread) are the server's, outliving every Site.
   Site(std::string path, const ResultStore& result_store, const WebConfig& web,
-       const TlsHandshakeFailures* tls_failures = nullptr)
+       const TlsHandshakeFailures* tls_failures = nullptr, PasswordChecks* checks = nullptr)
       : telemetry_path(std::move(path)),
         store(result_store),
-        metrics(result_store, tls_failures),
+        metrics(result_store, tls_failures, checks),
         auth(web.basic_auth_users),
+        password_checks(checks),
         headers(web.headers) {}
   const std::string telemetry_path;
   const ResultStore& store;
   const MetricsText metrics;
   const BasicAuth auth;
+  PasswordChecks* const password_checks;
   const std::vector<std::pair<std::string, std::string>> headers;  // added to every response
 };
 
-HttpResponse Reply(const Site& site, const HttpRequest& request);
+// Whether the request's credentials passed (always kAllowed without
+// basic_auth_users), failed, or could not be checked (kBusy: 503).
+enum class Access { kAllowed, kDenied, kBusy };
 
-// The answer to a request that could not be read (400 malformed, 413 body
-// too large, 431 headers too large, 503 too many connections): a short text
-// body, the configured headers, and the connection closed after it.
+HttpResponse Reply(const Site& site, const HttpRequest& request, Access access);
+
+// The answer to a request that could not be read or is not answered (400
+// malformed, 413 a body, 431 headers too large, 501 an unknown transfer
+// coding, 503 too many connections): a short text body, the configured
+// headers, and the connection closed after it.
 HttpResponse ErrorReply(const Site& site, unsigned status, std::string body);
 
 }  // namespace numaprobe::daemon

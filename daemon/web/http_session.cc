@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -17,6 +18,7 @@
 #include <utility>
 
 #include "daemon/web/http_reply.h"
+#include "daemon/web/request_route.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -33,7 +35,7 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 // answer (the client left, timed out, or spoke no HTTP worth a reply).
 std::pair<unsigned, const char*> ReadFailure(const ErrorCode& error) {
   if (error == http::error::header_limit) return {431, "Request Header Fields Too Large\n"};
-  if (error == http::error::body_limit) return {413, "Content Too Large\n"};
+  if (error == http::error::body_limit) return {413, "Content Too Large: no endpoint takes a request body\n"};
   if (error.category() == http::make_error_code(http::error::bad_target).category() &&
       error != http::error::end_of_stream && error != http::error::partial_message) {
     return {400, "Bad Request\n"};
@@ -90,7 +92,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void ReadHeader() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
-    parser_->body_limit(kBodyLimit);
+    // No endpoint takes a body: a Content-Length above 0 fails the header
+    // read (413) before any of the body is read or kept.
+    parser_->body_limit(0);
     beast::get_lowest_layer(stream_).expires_after(kHeaderTimeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = this->shared_from_this()](const ErrorCode& error, std::size_t) {
@@ -103,18 +107,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       Fail(error);
       return;
     }
-    if (parser_->is_done()) {
-      Answer();
+    const HttpRequest& request = parser_->get();
+    std::string transfer_encoding;
+    const auto [first, last] = request.equal_range(http::field::transfer_encoding);
+    for (auto field = first; field != last; ++field) {
+      if (!transfer_encoding.empty()) transfer_encoding += ", ";
+      transfer_encoding.append(field->value().data(), field->value().size());
+    }
+    const FramingVerdict verdict =
+        CheckFraming(request.version(), request.count(http::field::host), transfer_encoding, !parser_->is_done());
+    if (verdict.status != 0) {
+      Send(ErrorReply(*current_.Get().site, verdict.status, verdict.text));
       return;
     }
-    beast::get_lowest_layer(stream_).expires_after(kBodyTimeout);
-    http::async_read(stream_, buffer_, *parser_, [self = this->shared_from_this()](const ErrorCode& e, std::size_t) {
-      if (e) {
-        self->Fail(e);
-      } else {
-        self->Answer();
-      }
-    });
+    Answer();
   }
 
   void Fail(const ErrorCode& error) {
@@ -132,7 +138,38 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
       Close();
       return;
     }
-    Send(Reply(*now.site, parser_->get()));
+    const Site& site = *now.site;
+    if (!site.auth.enabled()) {
+      Send(Reply(site, parser_->get(), Access::kAllowed));
+      return;
+    }
+    PasswordCheck check;
+    const std::string_view authorization(parser_->get()[http::field::authorization].data(),
+                                         parser_->get()[http::field::authorization].size());
+    switch (site.auth.Screen(authorization, check)) {
+      case BasicAuth::Screening::kAllowed:
+        Send(Reply(site, parser_->get(), Access::kAllowed));
+        return;
+      case BasicAuth::Screening::kDenied:
+        Send(Reply(site, parser_->get(), Access::kDenied));
+        return;
+      case BasicAuth::Screening::kNeedsCheck:
+        break;
+    }
+    if (site.password_checks == nullptr) {
+      Send(Reply(site, parser_->get(), check.Run() ? Access::kAllowed : Access::kDenied));
+      return;
+    }
+    // bcrypt runs on the password-checking thread; the answer comes back to
+    // this connection's strand. Nothing else of this connection happens
+    // meanwhile (no read is pending), so the parser's request stays as it is.
+    const bool queued = site.password_checks->Submit(std::move(check), [self = this->shared_from_this(),
+                                                                        site = now.site](bool allowed) {
+      asio::post(self->stream_.get_executor(), [self, site, allowed] {
+        self->Send(Reply(*site, self->parser_->get(), allowed ? Access::kAllowed : Access::kDenied));
+      });
+    });
+    if (!queued) Send(Reply(site, parser_->get(), Access::kBusy));
   }
 
   void Send(HttpResponse response) {

@@ -5,8 +5,12 @@
 //
 // Every wait has its own deadline, and requests a size limit
 // (daemon/web/connection_limits.h): slow clients are dropped rather than
-// served forever. Requests past kHeaderLimit or kBodyLimit bytes get 431 or
-// 413, malformed ones 400, and the connection is closed.
+// served forever. Requests past kHeaderLimit bytes get 431, malformed ones
+// 400, and those whose framing request_route.h's CheckFraming refuses (a
+// body, no or two Host headers, an unknown transfer coding) its 413, 400 or
+// 501; the connection is then closed. A body is never read into memory: its
+// bytes go with the drain below. A request that needs a password checked
+// waits for daemon/web/password_checks.h without holding a thread.
 //
 // A connection the server closes is drained first: the send side is shut
 // down, then what the client still sends is read and dropped, for at most

@@ -13,6 +13,7 @@
 
 #include "daemon/probing/probe_table.h"
 #include "daemon/web/family_builder.h"
+#include "daemon/web/password_checks.h"
 #include "kernels/clock.h"
 #include "kernels/topology.h"
 
@@ -126,8 +127,11 @@ std::string MetricsText::Render() const {
     process_text_ = process_text;
     process_read_ns_ = now_ns;
   }
-  if (tls_failures_ == nullptr) return *text + *process_text;
-  return *text + Serialize({tls_failures_->Family()}) + *process_text;
+  std::vector<MetricFamily> server;
+  if (tls_failures_ != nullptr) server.push_back(tls_failures_->Family());
+  if (password_checks_ != nullptr) server.push_back(password_checks_->Family());
+  if (server.empty()) return *text + *process_text;
+  return *text + Serialize(server) + *process_text;
 }
 
 }  // namespace numaprobe::daemon

@@ -27,6 +27,8 @@
 
 namespace numaprobe::daemon {
 
+class PasswordChecks;
+
 // Every numaprobe_* family for `snapshot`, in a fixed order, series sorted.
 // Families known in advance are present even without series.
 std::vector<prometheus::MetricFamily> BuildFamilies(const Snapshot& snapshot);
@@ -78,13 +80,15 @@ class ProcessMetrics {
 // at once contends on kernel locks, and a storm of concurrent scrapes (or a
 // misconfigured scraper) must stay cheap. A Prometheus server scrapes a target
 // every 15-60 s, so its scrapes always see a fresh reading.
-// The HTTP server's own counters (TlsHandshakeFailures) are a few atomics,
-// read at every scrape.
+// The HTTP server's own counters (TlsHandshakeFailures, PasswordChecks) are
+// a few atomics, read at every scrape.
 class MetricsText {
  public:
-  // `store` and `tls_failures` (null: no server counters) must outlive this object.
-  explicit MetricsText(const ResultStore& store, const TlsHandshakeFailures* tls_failures = nullptr)
-      : store_(store), tls_failures_(tls_failures) {}
+  // `store`, `tls_failures` and `password_checks` (null: no server
+  // counters) must outlive this object.
+  explicit MetricsText(const ResultStore& store, const TlsHandshakeFailures* tls_failures = nullptr,
+                       const PasswordChecks* password_checks = nullptr)
+      : store_(store), tls_failures_(tls_failures), password_checks_(password_checks) {}
 
   std::string Render() const;
 
@@ -93,6 +97,7 @@ class MetricsText {
  private:
   const ResultStore& store_;
   const TlsHandshakeFailures* const tls_failures_;
+  const PasswordChecks* const password_checks_;
   const ProcessMetrics process_;
   mutable std::mutex mu_;
   mutable std::shared_ptr<const Snapshot> rendered_for_;     // guarded by mu_

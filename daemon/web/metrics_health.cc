@@ -126,6 +126,19 @@ void AppendScheduleProgress(const Snapshot& s, std::vector<MetricFamily>& out) {
   lock_wait.Add({}, s.probe_lock_wait_seconds);
   out.push_back(lock_wait.Build());
 
+  // Only while a probe waits: a stall has a process and a user to look at.
+  if (s.probe_lock_holder) {
+    FamilyBuilder holder("numaprobe_probe_lock_holder_info",
+                         Help("The process holding the probe lock while a probe waits for it, from /proc/locks (pid 0: "
+                              "in another PID namespace; uid -1: unknown); absent when no probe waits"),
+                         MetricType::Gauge);
+    holder.Add({{"pid", std::to_string(s.probe_lock_holder->pid)},
+                {"uid", std::to_string(s.probe_lock_holder->uid)},
+                {"comm", s.probe_lock_holder->comm}},
+               1);
+    out.push_back(holder.Build());
+  }
+
   FamilyBuilder refresh("numaprobe_refresh_interval_seconds",
                         "Expected seconds between two figures of one series at the current schedule: the larger of "
                         "schedule.interval and the duration of the last complete round (schedule.interval until "
@@ -191,8 +204,8 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
 
   FamilyBuilder state_ok("numaprobe_state_last_write_successful",
                          "1 if the last write of <state_directory>/state.json succeeded (or none was needed yet), 0 if "
-                         "it failed (full or read-only directory); the baseline is then kept in memory only and the "
-                         "write is retried after every round.",
+                         "it failed (full or read-only directory); what is learnt is then kept in memory only and the "
+                         "write is retried every 5 s; also 0 while an operator's request acted on cannot be removed.",
                          MetricType::Gauge);
   state_ok.Add({}, s.state_write_successful ? 1 : 0);
   out.push_back(state_ok.Build());

@@ -1,7 +1,9 @@
 #include "daemon/web/tls_options.h"
 
 #include <arpa/inet.h>
+#include <openssl/bio.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -10,9 +12,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
+
+#include "daemon/common/safe_file.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -32,18 +35,116 @@ std::string OpenSslReason() {
   return reason.empty() ? "unknown OpenSSL error" : reason;
 }
 
-// Why OpenSSL could not load `path` for `key`, naming both. A file it could
-// not open gets the system's reason ("No such file or directory"; OpenSSL's
-// own is "system lib"), from the errno OpenSSL queues first: the files are
-// opened by OpenSSL alone.
+// Why OpenSSL could not use the text of `path` for `key`, naming both.
 std::string Rejected(const char* key, const std::string& path, const char* what) {
-  const unsigned long first = ERR_peek_error();
-  if (first != 0 && ERR_SYSTEM_ERROR(first)) {
-    ERR_clear_error();
-    return std::string("tls_server_config.") + key + ": cannot read " + path + ": " +
-           std::generic_category().message(ERR_GET_REASON(first));
-  }
   return std::string("tls_server_config.") + key + ": " + path + ": " + what + ": " + OpenSslReason();
+}
+
+// A certificate, key or CA file is a few KiB; a CA bundle (Mozilla's) about
+// 220 KiB. Anything past this is not one.
+constexpr std::uint64_t kMaxPemBytes = 1024 * 1024;
+
+// The text of the file `key` names, read by common/safe_file.h (a regular
+// file within kMaxPemBytes: a FIFO or /dev/zero named there must not hang or
+// exhaust a start or a SIGHUP), as an OpenSSL memory BIO; or the error.
+using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
+struct PemFile {
+  std::string text;  // the BIO reads it in place
+  Bio bio{nullptr, &BIO_free};
+  std::string problem;
+};
+PemFile ReadPem(const char* key, const std::string& path) {
+  PemFile file;
+  FileText read = ReadLimitedFile(path, kMaxPemBytes);
+  if (!read.ok()) {
+    file.problem = std::string("tls_server_config.") + key + ": " + read.problem;
+    return file;
+  }
+  file.text = std::move(read.text);
+  file.bio.reset(BIO_new_mem_buf(file.text.data(), static_cast<int>(file.text.size())));
+  if (file.bio == nullptr) file.problem = std::string("tls_server_config.") + key + ": " + OpenSslReason();
+  return file;
+}
+
+// True when the only error OpenSSL queued is "no start line" at the end of
+// the text: a PEM reader's way of saying there was nothing more.
+bool OnlyEndOfPem() {
+  const unsigned long error = ERR_peek_last_error();
+  if (ERR_GET_LIB(error) != ERR_LIB_PEM || ERR_GET_REASON(error) != PEM_R_NO_START_LINE) return false;
+  ERR_clear_error();
+  return true;
+}
+
+// cert_file: the server certificate first, then intermediates (as Go's
+// tls.LoadX509KeyPair reads it, and SSL_CTX_use_certificate_chain_file would).
+std::string UseCertificateChain(SSL_CTX* ctx, const std::string& path) {
+  PemFile file = ReadPem("cert_file", path);
+  if (!file.problem.empty()) return file.problem;
+  X509* leaf = PEM_read_bio_X509_AUX(file.bio.get(), nullptr, nullptr, nullptr);
+  if (leaf == nullptr) return Rejected("cert_file", path, "not a PEM certificate");
+  const int used = SSL_CTX_use_certificate(ctx, leaf);
+  X509_free(leaf);
+  if (used != 1) return Rejected("cert_file", path, "not a usable certificate");
+  SSL_CTX_clear_chain_certs(ctx);
+  while (X509* intermediate = PEM_read_bio_X509(file.bio.get(), nullptr, nullptr, nullptr)) {
+    if (SSL_CTX_add0_chain_cert(ctx, intermediate) != 1) {  // takes it on success only
+      X509_free(intermediate);
+      return Rejected("cert_file", path, "cannot add an intermediate certificate");
+    }
+  }
+  if (!OnlyEndOfPem()) return Rejected("cert_file", path, "not a PEM certificate chain");
+  return "";
+}
+
+std::string UsePrivateKey(SSL_CTX* ctx, const std::string& path) {
+  PemFile file = ReadPem("key_file", path);
+  if (!file.problem.empty()) return file.problem;
+  // Without a callback OpenSSL asks for an encrypted key's pass phrase on the
+  // terminal, or reads stdin: the daemon would block at start or on SIGHUP.
+  // Refusing the key is the answer (no pass phrase is configured).
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(
+      file.bio.get(), nullptr, [](char*, int, int, void*) { return 0; }, nullptr);
+  if (key == nullptr) {
+    return Rejected("key_file", path, "not a PEM private key (encrypted keys are not supported)");
+  }
+  const int used = SSL_CTX_use_PrivateKey(ctx, key);
+  EVP_PKEY_free(key);
+  if (used != 1) return Rejected("key_file", path, "not a usable private key");
+  return "";
+}
+
+// client_ca_file: every certificate into the verification store, and each
+// distinct subject into the CA names the CertificateRequest lists, so a
+// client with several certificates can pick the one this server accepts (as
+// Go sends them, and SSL_load_client_CA_file would).
+std::string UseClientCas(SSL_CTX* ctx, const std::string& path) {
+  PemFile file = ReadPem("client_ca_file", path);
+  if (!file.problem.empty()) return file.problem;
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx);
+  STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+  if (names == nullptr) return Rejected("client_ca_file", path, "out of memory");
+  int count = 0;
+  while (X509* ca = PEM_read_bio_X509(file.bio.get(), nullptr, nullptr, nullptr)) {
+    ++count;
+    const bool stored = X509_STORE_add_cert(store, ca) == 1;
+    const X509_NAME* subject = X509_get_subject_name(ca);
+    bool seen = false;
+    for (int i = 0; i < sk_X509_NAME_num(names) && !seen; ++i)
+      seen = X509_NAME_cmp(sk_X509_NAME_value(names, i), subject) == 0;
+    X509_NAME* copy = seen ? nullptr : X509_NAME_dup(subject);
+    X509_free(ca);
+    if (!stored || (!seen && (copy == nullptr || sk_X509_NAME_push(names, copy) == 0))) {
+      X509_NAME_free(copy);
+      sk_X509_NAME_pop_free(names, X509_NAME_free);
+      return Rejected("client_ca_file", path, "cannot use a CA certificate");
+    }
+  }
+  if (count == 0 || !OnlyEndOfPem()) {
+    sk_X509_NAME_pop_free(names, X509_NAME_free);
+    return Rejected("client_ca_file", path, "no PEM certificate");
+  }
+  SSL_CTX_set_client_CA_list(ctx, names);  // takes `names`
+  return "";
 }
 
 // Go's crypto/tls names for the TLS 1.2 suites it implements without known
@@ -184,14 +285,7 @@ std::string ConfigureCiphers(SSL_CTX* ctx, const WebConfig::Tls& tls) {
 
 std::string ConfigureClientAuth(SSL_CTX* ctx, const WebConfig::Tls& tls) {
   if (!tls.client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(ctx, tls.client_ca_file.c_str(), nullptr) != 1) {
-      return Rejected("client_ca_file", tls.client_ca_file, "no PEM certificate");
-    }
-    // The CA names the CertificateRequest lists, so a client with several
-    // certificates can pick the one this server accepts (as Go sends them).
-    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(tls.client_ca_file.c_str());
-    if (names == nullptr) return Rejected("client_ca_file", tls.client_ca_file, "no CA name readable");
-    SSL_CTX_set_client_CA_list(ctx, names);
+    if (std::string error = UseClientCas(ctx, tls.client_ca_file); !error.empty()) return error;
   }
   using Auth = WebConfig::ClientAuth;
   SSL_verify_cb verify = tls.client_allowed_sans.empty() ? nullptr : &VerifyAllowedSans;
@@ -232,18 +326,8 @@ std::string Configure(SSL_CTX* ctx, const WebConfig::Tls& tls) {
   }
   // Names first: an unknown suite or curve is reported even when a file is wrong too.
   if (auto error = ConfigureCiphers(ctx, tls); !error.empty()) return error;
-  // A chain file: the server certificate first, then intermediates (as Go's
-  // tls.LoadX509KeyPair reads cert_file).
-  if (SSL_CTX_use_certificate_chain_file(ctx, tls.cert_file.c_str()) != 1) {
-    return Rejected("cert_file", tls.cert_file, "not a PEM certificate");
-  }
-  // Without a callback OpenSSL asks for an encrypted key's pass phrase on the
-  // terminal, or reads stdin: the daemon would block at start or on SIGHUP.
-  // Refusing the key is the answer (no pass phrase is configured).
-  SSL_CTX_set_default_passwd_cb(ctx, [](char*, int, int, void*) { return 0; });
-  if (SSL_CTX_use_PrivateKey_file(ctx, tls.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    return Rejected("key_file", tls.key_file, "not a PEM private key (encrypted keys are not supported)");
-  }
+  if (std::string error = UseCertificateChain(ctx, tls.cert_file); !error.empty()) return error;
+  if (std::string error = UsePrivateKey(ctx, tls.key_file); !error.empty()) return error;
   if (SSL_CTX_check_private_key(ctx) != 1) {
     return Rejected("key_file", tls.key_file, ("does not match cert_file " + tls.cert_file).c_str());
   }

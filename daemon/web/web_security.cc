@@ -3,19 +3,16 @@
 #include <crypt.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <spdlog/spdlog.h>
 #include <strings.h>
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
+#include <set>
 
 namespace numaprobe::daemon {
 namespace {
-
-constexpr std::size_t kMaxVerified = 64;
-// A valid bcrypt hash of a random password nobody knows: unknown users are
-// checked against it so they cost as much as known ones.
-constexpr const char* kDummyHash = "$2y$10$.BB78SjiQ/MtJzTq.p.wseLPMTtaeVlEovKSj2URa8R6e/7TlnrFe";
 
 std::string Sha256(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -24,7 +21,67 @@ std::string Sha256(std::string_view data) {
   return std::string(reinterpret_cast<const char*>(digest), length);
 }
 
+// A bcrypt hash at `cost` of no password anyone knows: a fresh random salt
+// (crypt_gensalt_rn, so crypt_r accepts it and does the full work) and 31
+// random characters where the hash would be, which no computation yields.
+std::string DummyHash(int cost) {
+  unsigned char random[16 + 31];
+  if (RAND_bytes(random, sizeof random) != 1) throw std::runtime_error("RAND_bytes failed");
+  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+  if (crypt_gensalt_rn("$2y$", static_cast<unsigned long>(cost), reinterpret_cast<const char*>(random), 16, setting,
+                       sizeof setting) == nullptr) {
+    throw std::runtime_error("crypt_gensalt_rn cannot make a bcrypt salt");
+  }
+  static constexpr char kAlphabet[] = "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  std::string hash(setting);
+  for (int i = 0; i < 31; ++i) hash += kAlphabet[random[16 + i] % 64];
+  return hash;
+}
+
+// The highest cost among the users' hashes (10, the toolkit's example, if
+// none); a warning when they differ: a user of a lower cost answers faster
+// than an unknown one, and timing then tells that user exists.
+int DummyCost(const std::map<std::string, std::string>& users) {
+  std::set<int> costs;
+  for (const auto& [user, hash] : users) {
+    if (const int cost = BcryptCost(hash); cost != 0) costs.insert(cost);
+  }
+  if (costs.size() > 1) {
+    spdlog::warn(
+        "basic_auth_users: the bcrypt hashes have {} different costs (from {} to {}): response times can tell "
+        "users of a lower cost from unknown ones; hash every password at the same cost",
+        costs.size(), *costs.begin(), *costs.rbegin());
+  }
+  return costs.empty() ? 10 : *costs.rbegin();
+}
+
 }  // namespace
+
+bool VerifiedPasswords::Contains(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  return std::find(keys_.begin(), keys_.end(), key) != keys_.end();
+}
+
+void VerifiedPasswords::Add(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  if (std::find(keys_.begin(), keys_.end(), key) != keys_.end()) return;
+  if (keys_.size() >= kMaxVerified) keys_.erase(keys_.begin());
+  keys_.push_back(key);
+}
+
+bool PasswordCheck::Run() const {
+  // crypt_data is 32 KiB: on the heap, not on the thread's stack.
+  auto data = std::make_unique<crypt_data>();
+  const char* computed = crypt_r(password.c_str(), hash.c_str(), data.get());
+  if (computed == nullptr || computed[0] == '*') return false;
+  const bool match = std::strlen(computed) == hash.size() && CRYPTO_memcmp(computed, hash.data(), hash.size()) == 0;
+  if (!match || !known) return false;
+  if (!key.empty() && verified) verified->Add(key);
+  return true;
+}
+
+BasicAuth::BasicAuth(std::map<std::string, std::string> users)
+    : users_(std::move(users)), dummy_hash_(users_.empty() ? std::string() : DummyHash(DummyCost(users_))) {}
 
 bool DecodeBase64(std::string_view in, std::string& out) {
   out.clear();
@@ -45,41 +102,46 @@ bool DecodeBase64(std::string_view in, std::string& out) {
   return true;
 }
 
-bool BasicAuth::Allows(std::string_view authorization) const {
+BasicAuth::Screening BasicAuth::Screen(std::string_view authorization, PasswordCheck& check) const {
   std::string_view header(authorization);
   while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
-  if (header.size() < 6 || strncasecmp(header.data(), "Basic ", 6) != 0) return false;
+  if (header.size() < 6 || strncasecmp(header.data(), "Basic ", 6) != 0) return Screening::kDenied;
   header.remove_prefix(6);
   while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
   while (!header.empty() && header.back() == ' ') header.remove_suffix(1);
-  if (header.size() > 4096) return false;
+  if (header.size() > 4096) return Screening::kDenied;
   std::string decoded;
-  if (!DecodeBase64(header, decoded)) return false;
+  if (!DecodeBase64(header, decoded)) return Screening::kDenied;
   const std::size_t colon = decoded.find(':');
-  if (colon == std::string::npos) return false;
-  const std::string user = decoded.substr(0, colon);
-  const std::string password = decoded.substr(colon + 1);
+  if (colon == std::string::npos) return Screening::kDenied;
+  std::string user = decoded.substr(0, colon);
+  std::string password = decoded.substr(colon + 1);
+  // crypt(3) reads the password as a C string: "s3cret\0anything" would be
+  // checked as "s3cret". No configured password can hold a NUL, so no such
+  // request can be right.
+  if (password.find('\0') != std::string::npos) return Screening::kDenied;
 
   const auto found = users_.find(user);
-  const bool known = found != users_.end();
-  const std::string& hash = known ? found->second : std::string(kDummyHash);
-  const std::string key = Sha256(user + '\0' + password + '\0' + hash);
-  if (known && !key.empty()) {
-    std::lock_guard lock(mutex_);
-    if (std::find(verified_.begin(), verified_.end(), key) != verified_.end()) return true;
+  check.known = found != users_.end();
+  check.hash = check.known ? found->second : dummy_hash_;
+  check.key = Sha256(user + '\0' + password + '\0' + check.hash);
+  check.password = std::move(password);
+  check.verified = verified_;
+  if (check.known && !check.key.empty() && verified_->Contains(check.key)) return Screening::kAllowed;
+  return Screening::kNeedsCheck;
+}
+
+bool BasicAuth::Allows(std::string_view authorization) const {
+  PasswordCheck check;
+  switch (Screen(authorization, check)) {
+    case Screening::kAllowed:
+      return true;
+    case Screening::kDenied:
+      return false;
+    case Screening::kNeedsCheck:
+      break;
   }
-  // crypt_data is 32 KiB: on the heap, not on the server thread's stack.
-  auto data = std::make_unique<crypt_data>();
-  const char* computed = crypt_r(password.c_str(), hash.c_str(), data.get());
-  if (computed == nullptr || computed[0] == '*') return false;
-  const bool match = std::strlen(computed) == hash.size() && CRYPTO_memcmp(computed, hash.data(), hash.size()) == 0;
-  if (!match || !known) return false;
-  if (!key.empty()) {
-    std::lock_guard lock(mutex_);
-    if (verified_.size() >= kMaxVerified) verified_.erase(verified_.begin());
-    verified_.push_back(key);
-  }
-  return true;
+  return check.Run();
 }
 
 }  // namespace numaprobe::daemon

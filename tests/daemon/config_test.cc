@@ -337,6 +337,40 @@ TEST(ParseConfig, SyntaxErrorsCarryTheLine) {
               Contains(Error("schedule.jitter", 3, "duplicate key (first set on line 2)")));
 }
 
+// yaml-cpp refused nesting past 500 levels with the words "bad file", and
+// built ~500 bytes a node: a 1 MiB "cpus: [1,1,...]" cost 266 MB for good.
+// Both limits are checked while scanning, before a tree is built, and named.
+TEST(ParseConfig, NestingAndNodeLimitsAreNamed) {
+  EXPECT_THAT(Errors("probes: " + std::string(600, '[') + std::string(600, ']') + "\n"),
+              ElementsAre(Error("", 1, "lists and mappings nested deeper than the limit of 64 levels")));
+  std::string nested;
+  for (int i = 0; i < 70; ++i) nested += std::string(2 * i, ' ') + "k:\n";
+  EXPECT_THAT(Errors(nested), ElementsAre(Error("", 65, "nested deeper than the limit of 64 levels")));
+  std::string cpus = "targets:\n  cpus: [";
+  for (int i = 0; i < 500'000; ++i) cpus += "1,";
+  cpus += "1]\n";
+  EXPECT_THAT(Errors(cpus),
+              ElementsAre(Error("", 2,
+                                "more than 32768 YAML nodes (values, lists and mappings), the limit for a "
+                                "configuration file")));
+  // Within the limit, a long list is a valid config.
+  std::string fine = "targets:\n  cpus: [";
+  for (int i = 0; i < 30'000; ++i) fine += "0,";
+  fine += "0]\n";
+  EXPECT_TRUE(std::holds_alternative<Config>(ParseConfig(fine, ProbeTableSections())));
+}
+
+// A file of 10,000 unknown keys gave 10,000 log lines on every SIGHUP: the
+// first kMaxConfigErrors are kept, and one more line counts the rest.
+TEST(ParseConfig, ErrorsAreCappedWithACountOfTheRest) {
+  std::string unknown;
+  for (int i = 0; i < 10'000; ++i) unknown += "unknown_" + std::to_string(i) + ": 1\n";
+  const std::vector<ConfigError> errors = Errors(unknown);
+  ASSERT_EQ(errors.size(), 51u);
+  EXPECT_EQ(errors[0].ToString(), "line 1: unknown_0: unknown key");
+  EXPECT_EQ(errors.back().ToString(), "9950 more errors not listed (only the first 50 are)");
+}
+
 TEST(ParseConfig, FixturesReportEveryErrorWithKeyAndLine) {
   auto unknown = Errors(LoadConfigFile(ConfigFixture("bad_unknown_key.yaml").string(), ProbeTableSections()));
   EXPECT_THAT(unknown, Contains(Error("probes.latency.strid", 4, "did you mean stride_bytes?")));
@@ -359,12 +393,13 @@ TEST(LoadConfigFile, UnreadableFileIsOneErrorNamingThePath) {
   EXPECT_EQ(errors[0].ToString(), "cannot read /nonexistent/numaprobe.yaml: No such file or directory");
   // A directory opens fine and must not read as an empty (valid) config.
   EXPECT_THAT(Errors(LoadConfigFile(SourceRoot().string(), ProbeTableSections())),
-              ElementsAre(Error("", 0, "cannot read " + SourceRoot().string() + ": it is not a regular file")));
+              ElementsAre(
+                  Error("", 0, "cannot read " + SourceRoot().string() + ": it is a directory, not a regular file")));
   // No device either: /dev/zero grew the text until std::bad_alloc aborted the
   // process (tests/integration/test_serve.py runs that one with check-config);
   // /dev/null read as an empty, valid config.
   EXPECT_THAT(Errors(LoadConfigFile("/dev/null", ProbeTableSections())),
-              ElementsAre(Error("", 0, "cannot read /dev/null: it is not a regular file")));
+              ElementsAre(Error("", 0, "cannot read /dev/null: it is a character device, not a regular file")));
 }
 
 TEST(ParseConfig, SmallestDutyCycleIsAccepted) {
@@ -426,7 +461,8 @@ TEST_F(LoadConfigFileInDir, FifoIsRefusedPromptly) {
     loading.wait();
     FAIL() << "LoadConfigFile blocked on a FIFO";
   }
-  EXPECT_THAT(Errors(loading.get()), ElementsAre(Error("", 0, "cannot read " + fifo + ": it is not a regular file")));
+  EXPECT_THAT(Errors(loading.get()),
+              ElementsAre(Error("", 0, "cannot read " + fifo + ": it is a FIFO, not a regular file")));
 }
 
 TEST_F(LoadConfigFileInDir, FilesLargerThanOneMebibyteAreRefused) {
@@ -439,7 +475,7 @@ TEST_F(LoadConfigFileInDir, FilesLargerThanOneMebibyteAreRefused) {
   EXPECT_TRUE(std::holds_alternative<Config>(LoadConfigFile(path, ProbeTableSections())));  // exactly 1 MiB: still read
   write_comment((1 << 20) + 1);
   EXPECT_THAT(Errors(LoadConfigFile(path, ProbeTableSections())),
-              ElementsAre(Error("", 0, "cannot read " + path + ": it is larger than 1MiB")));
+              ElementsAre(Error("", 0, "cannot read " + path + ": it is larger than the 1 MiB limit")));
 }
 
 TEST(SettingsFrom, MapConfigOntoKernelSpecs) {

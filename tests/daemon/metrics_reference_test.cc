@@ -26,6 +26,7 @@
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/web/metrics.h"
+#include "daemon/web/password_checks.h"
 #include "daemon/web/tls_handshake_failures.h"
 #include "kernels/loaded_latency.h"
 #include "tests/daemon/metrics_test_util.h"
@@ -166,11 +167,18 @@ Snapshot PerCpuEveryKind() {
   return WithDerived(s);
 }
 
+Snapshot LockHeld() {
+  Snapshot s = EveryKind();
+  s.probe_lock_holder = ProbeLockHolder{4321, 1000, "flock"};
+  return s;
+}
+
 std::vector<std::pair<std::string, Snapshot>> ReferenceStates() {
   return {
       {"before the first round (an empty snapshot)", Snapshot{}},
       {"every kind probed, node pairs, a restored baseline, host changes, HMAT, EDAC", EveryKind()},
       {"every kind probed in per-CPU mode with 2 bandwidth threads", PerCpuEveryKind()},
+      {"a probe waiting for the probe lock another process holds", LockHeld()},
   };
 }
 
@@ -210,6 +218,8 @@ std::map<std::string, Exported> DaemonFamilies(std::vector<std::string>& conflic
   std::filesystem::remove_all(proc);
   const TlsHandshakeFailures tls_failures;
   add("HTTPS listeners (MetricsText, at every scrape)", {tls_failures.Family()});
+  const PasswordChecks password_checks;
+  add("password checks (MetricsText, at every scrape)", {password_checks.Family()});
   return out;
 }
 

@@ -1,8 +1,15 @@
 #include "daemon/probing/probe_lock.h"
 
+#include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <atomic>
 #include <chrono>
@@ -133,6 +140,57 @@ namespace numaprobe::daemon {
 namespace {
 
 constexpr std::int64_t kSecond = 1'000'000'000;
+
+// Any user who can open the lock file can hold it (a read-only descriptor
+// suffices): the holder is named from /proc/locks, so a stall has a pid.
+TEST(FlockHolderIn, FindsTheHolderOfTheFileNotItsWaiters) {
+  const std::string locks =
+      "1: POSIX  ADVISORY  WRITE 99 fe:01:4242 0 EOF\n"
+      "2: FLOCK  ADVISORY  WRITE 1234 fe:01:4243 0 EOF\n"
+      "2: -> FLOCK  ADVISORY  WRITE 555 fe:01:4242 0 EOF\n"
+      "3: FLOCK  ADVISORY  WRITE 4321 fe:01:4242 0 EOF\n";
+  const auto holder = FlockHolderIn(locks, makedev(0xfe, 1), 4242);
+  ASSERT_TRUE(holder.has_value());
+  EXPECT_EQ(holder->pid, 4321);
+  EXPECT_FALSE(FlockHolderIn(locks, makedev(0xfe, 1), 1).has_value());
+  EXPECT_FALSE(FlockHolderIn(locks, makedev(0xfe, 2), 4242).has_value());
+  // pid 0: the holder is in a PID namespace this process cannot see.
+  const auto hidden = FlockHolderIn("1: FLOCK  ADVISORY  WRITE 0 08:10:7 0 EOF\n", makedev(8, 16), 7);
+  ASSERT_TRUE(hidden.has_value());
+  EXPECT_EQ(hidden->pid, 0);
+  EXPECT_THAT(hidden->Describe(), ::testing::HasSubstr("another PID namespace"));
+}
+
+TEST_F(ProbeLockTest, HolderIsNamedByPidAndUid) {
+  auto lock = ProbeLock::Open(path_);
+  ASSERT_TRUE(lock.ok()) << lock.failure().reason;
+  EXPECT_FALSE(lock.value().Holder().has_value());
+  // Another process holds it (a child that took the lock and waits).
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    const int fd = open(path_.c_str(), O_RDONLY);
+    if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+    (void)!write(ready[1], "x", 1);
+    pause();
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  const auto holder = lock.value().Holder();
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
+  ASSERT_TRUE(holder.has_value());
+  EXPECT_EQ(holder->pid, child);
+  EXPECT_EQ(holder->uid, static_cast<int>(getuid()));
+  EXPECT_FALSE(holder->comm.empty());
+  EXPECT_EQ(holder->Describe(),
+            "pid " + std::to_string(child) + " (uid " + std::to_string(getuid()) + ", \"" + holder->comm + "\")");
+}
 
 TEST(LockWaitMeter, TotalGrowsWhileTheWaitLasts) {
   LockWaitMeter meter;

@@ -185,6 +185,22 @@ TEST(StateFile, TextThatIsNotUtf8IsWrittenReplaced) {
   EXPECT_EQ(loaded.contents->host.facts.at("firmware"), "V\xef\xbf\xbd");  // U+FFFD
 }
 
+// A hostile file's shape is refused before a tree is built: 5 MiB of '['
+// would otherwise be 5 million nested arrays (hundreds of MB, and a
+// destructor recursing that deep).
+TEST(StateFile, NestingAndValueCountAreBoundedBeforeParsing) {
+  EXPECT_EQ(ParseState(std::string(5 * 1024 * 1024, '['), "s").error,
+            "invalid state file s: arrays and objects nested deeper than the limit of 32 levels");
+  std::string many = "[";
+  for (int i = 0; i < 4'000'001; ++i) many += "0,";
+  many.back() = ']';
+  EXPECT_EQ(ParseState(many, "s").error,
+            "invalid state file s: more than 4000000 JSON values, the limit for a state file");
+  std::string error;
+  EXPECT_FALSE(ParseRequest(std::string(100, '[') + std::string(100, ']'), "r.json", error));
+  EXPECT_THAT(error, HasSubstr("nested deeper than the limit of 32 levels"));
+}
+
 TEST(StateFile, RequestsRoundTripAndBadOnesAreNamed) {
   std::string error;
   const auto request = ParseRequest(FormatRequest({"accept", "id-1"}), "r.json", error);

@@ -10,7 +10,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -186,21 +191,42 @@ TEST_F(StateTest, SuccessfulWriteRemovesTempFilesOfDeadWriters) {
                                                          ".state.json.tmp.notapid", "state.json"));
 }
 
-TEST_F(StateTest, FailedRenameRemovesTheTemporaryFile) {
-  // A non-empty directory named state.json cannot be renamed over.
+TEST_F(StateTest, ADirectoryAtTheFileIsNotReplacedAndNoTemporaryFileIsLeft) {
+  // A non-empty directory named state.json could not be renamed over anyway.
   fs::create_directories(fs::path(dir_) / "state.json" / "keep");
   const std::string error = WriteStateFile(dir_, "state.json", Sample());
   EXPECT_THAT(error, HasSubstr(dir_ + "/state.json"));
   EXPECT_THAT(Entries(), ElementsAre("state.json"));
 }
 
-// Unreadable is not corrupt: the caller must never write over a file it
-// merely could not read.
-TEST_F(StateTest, UnreadableFileIsUnreadableNamingThePath) {
-  fs::create_directories(fs::path(dir_) / "state.json");  // read() fails with EISDIR
-  const StoredText stored = ReadStateFile(dir_, "state.json");
-  EXPECT_EQ(stored.status, StoredText::Status::kUnreadable);
-  EXPECT_THAT(stored.error, HasSubstr(dir_ + "/state.json"));
+// A directory, a FIFO, a link or an oversized file cannot be a state file:
+// refused, naming what it is, so that the model keeps it as a copy and
+// replaces it; read promptly (a FIFO never blocks, /dev/zero is not read).
+TEST_F(StateTest, HostileFilesAreRefusedNamingTheProblem) {
+  fs::create_directories(fs::path(dir_) / "state.json");
+  const std::string path = dir_ + "/state.json";
+  StoredText stored = ReadStateFile(dir_, "state.json");
+  EXPECT_EQ(stored.status, StoredText::Status::kRefused);
+  EXPECT_EQ(stored.error, "cannot read " + path + ": it is a directory, not a regular file");
+  fs::remove(path);
+
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  stored = ReadStateFile(dir_, "state.json");  // returns: no writer ever comes
+  EXPECT_EQ(stored.status, StoredText::Status::kRefused);
+  EXPECT_EQ(stored.error, "cannot read " + path + ": it is a FIFO, not a regular file");
+  fs::remove(path);
+
+  fs::create_symlink("/dev/zero", path);
+  stored = ReadStateFile(dir_, "state.json");
+  EXPECT_EQ(stored.status, StoredText::Status::kRefused);
+  EXPECT_EQ(stored.error, "cannot read " + path + ": it is a symbolic link, which is not followed here");
+  fs::remove(path);
+
+  WriteText(path, "{}");
+  fs::resize_file(path, 16 * 1024 * 1024 + 1);
+  stored = ReadStateFile(dir_, "state.json");
+  EXPECT_EQ(stored.status, StoredText::Status::kRefused);
+  EXPECT_EQ(stored.error, "cannot read " + path + ": it is larger than the 16 MiB limit");
 }
 
 TEST_F(StateTest, DirectoryUnderARegularFileIsAnErrorNamingThePath) {
@@ -257,6 +283,96 @@ TEST(HostFactsTest, TopologySignatureNamesNodesAndDistances) {
   EXPECT_TRUE(facts.contains("hypervisor"));
   EXPECT_TRUE(facts.contains("nodes_per_package"));
   EXPECT_EQ(facts.size(), 8u);
+}
+
+// Finding 1 of issue 41: root's `numaprobe baseline reset` (or a daemon run
+// as root) wrote through a link the state directory's owner planted at the
+// predictable temp name, and chowned the target to that owner. A link at
+// every name a writer could predict: the temp names of the pids around ours
+// (the old scheme and the new prefix), the corrupt copy's names for the next
+// minute, state.json and the request file themselves. No write, truncation or
+// chown may reach the target; the files end up new regular files.
+TEST_F(StateTest, NoWriteFollowsALinkPlantedAtAPredictableName) {
+  fs::create_directories(dir_);
+  const fs::path victim = root_ / "victim";
+  WriteText(victim, "precious");
+  ::chmod(victim.c_str(), 0600);
+  const pid_t self = ::getpid();
+  for (const char* name : {"state.json", "baseline-request.json"}) {
+    for (pid_t pid = std::max(1, self - 200); pid < self + 200; ++pid) {
+      const std::string temp = fmt::format(".{}.tmp.{}", name, pid);
+      fs::create_symlink(victim, fs::path(dir_) / temp);
+      fs::create_symlink(victim, fs::path(dir_) / (temp + ".0000000000000000"));
+    }
+  }
+  const auto now = std::chrono::system_clock::now();
+  for (int second = 0; second < 60; ++second) {
+    const std::time_t t = std::chrono::system_clock::to_time_t(now + std::chrono::seconds(second));
+    std::tm utc{};
+    gmtime_r(&t, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+    fs::create_symlink(victim, fs::path(dir_) / (std::string("state.json.corrupt-") + stamp));
+  }
+  fs::create_symlink(victim, fs::path(dir_) / "state.json");
+  fs::create_symlink(victim, fs::path(dir_) / "baseline-request.json");
+  struct stat before {};
+  ASSERT_EQ(::stat(victim.c_str(), &before), 0);
+
+  EXPECT_EQ(ReadStateFile(dir_, "state.json").status, StoredText::Status::kRefused);
+  ASSERT_EQ(KeepCorruptCopy(dir_, "state.json", "20260101T000000Z"), "");
+  ASSERT_EQ(WriteStateFile(dir_, "state.json", Sample()), "");
+  ASSERT_EQ(WriteStateFile(dir_, "baseline-request.json", "{}"), "");
+  ASSERT_EQ(RemoveStateFile(dir_, "baseline-request.json"), "");
+
+  EXPECT_EQ(ReadText(victim), "precious");
+  struct stat after {};
+  ASSERT_EQ(::stat(victim.c_str(), &after), 0);
+  EXPECT_EQ(after.st_uid, before.st_uid);
+  EXPECT_EQ(after.st_gid, before.st_gid);
+  EXPECT_EQ(after.st_mode, before.st_mode);
+  EXPECT_EQ(after.st_size, before.st_size);
+  struct stat state {};
+  ASSERT_EQ(::lstat((dir_ + "/state.json").c_str(), &state), 0);
+  EXPECT_TRUE(S_ISREG(state.st_mode));
+  EXPECT_EQ(ReadStateFile(dir_, "state.json").text, Sample());
+}
+
+// As root, for a directory another user owns: the new file is chowned to the
+// directory's owner (by its descriptor: the file this call created), nothing
+// else is. CI runs the unit tests as root; elsewhere this is skipped.
+TEST_F(StateTest, RootChownsOnlyTheFileItCreated) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  fs::create_directories(dir_);
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+  const fs::path victim = root_ / "victim";
+  WriteText(victim, "precious");
+  for (pid_t pid = std::max(1, ::getpid() - 50); pid < ::getpid() + 50; ++pid) {
+    fs::create_symlink(victim, fs::path(dir_) / (".baseline-request.json.tmp." + std::to_string(pid)));
+  }
+  ASSERT_EQ(WriteStateFile(dir_, "baseline-request.json", "{}"), "");
+  struct stat st {};
+  ASSERT_EQ(::stat(victim.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 0u);
+  EXPECT_EQ(ReadText(victim), "precious");
+  ASSERT_EQ(::lstat((dir_ + "/baseline-request.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_uid, 65534u);
+}
+
+// EACCES says nothing of what the file holds: unreadable, not refused, so the
+// model never replaces it (result_model_test.cc). Root reads anything; the
+// integration test test_hostile_files.py runs the daemon as nobody for the
+// same promise.
+TEST_F(StateTest, UnreadableFileIsUnreadableNamingThePath) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads any file";
+  fs::create_directories(dir_);
+  const std::string path = dir_ + "/state.json";
+  WriteText(path, Sample());
+  ::chmod(path.c_str(), 0);
+  const StoredText stored = ReadStateFile(dir_, "state.json");
+  EXPECT_EQ(stored.status, StoredText::Status::kUnreadable);
+  EXPECT_EQ(stored.error, "cannot read " + path + ": Permission denied");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -146,6 +147,75 @@ TEST(BasicAuth, DecodesBase64) {
   EXPECT_FALSE(DecodeBase64("YQ=a", out));
   EXPECT_FALSE(DecodeBase64("Y===", out));
   EXPECT_FALSE(DecodeBase64("YQ", out));
+}
+
+// The exporter-toolkit takes any bcrypt cost to 31; each step doubles a
+// check's work, and one request at 31 would hold the password checker for
+// days: refused when the file is read, naming the limit.
+TEST(WebConfig, BcryptCostAboveTheLimitIsRefused) {
+  const std::string cost31 = "$2y$31$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O";
+  EXPECT_EQ(FirstError("basic_auth_users:\n  alice: " + cost31 + "\n"),
+            "line 2: basic_auth_users.alice: bcrypt cost 31 is above the limit of 12 (each check of a password would "
+            "hold the server's password checker for seconds); hash it again with `htpasswd -nBC 10 user`");
+  EXPECT_THAT(FirstError("basic_auth_users:\n  alice: $2y$13$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O\n"),
+              HasSubstr("bcrypt cost 13 is above the limit of 12"));
+  EXPECT_EQ(ParsedWeb("basic_auth_users:\n  alice: $2y$12$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O\n")
+                .basic_auth_users.size(),
+            1u);
+  EXPECT_EQ(BcryptCost(kSecretHash), 10);
+  EXPECT_EQ(BcryptCost("$2y$32$hFK6PvyFYnsvHPQV7uD2XOkbRo8TTVBwwD3IaUYxwnu4XEcnZxv3O"), 0);
+}
+
+// yaml-cpp keeps both entries of a repeated key, and the last one used to
+// win silently.
+TEST(WebConfig, AUserListedTwiceIsRefused) {
+  EXPECT_EQ(FirstError(std::string("basic_auth_users:\n  alice: ") + kSecretHash + "\n  bob: " + kSecretHash +
+                       "\n  alice: " + kSecretHash + "\n"),
+            "line 4: basic_auth_users.alice: user listed twice (first on line 2)");
+}
+
+TEST(WebConfig, NestingAndSizeLimitsAreNamed) {
+  EXPECT_EQ(FirstError("a: " + std::string(100, '[') + std::string(100, ']') + "\n"),
+            "line 1: lists and mappings nested deeper than the limit of 64 levels");
+  std::string many = "basic_auth_users: [";
+  for (int i = 0; i < 40000; ++i) many += "1,";
+  many += "1]\n";
+  EXPECT_THAT(FirstError(many), HasSubstr("more than 32768 YAML nodes (values, lists and mappings), the limit"));
+}
+
+// crypt(3) reads a C string: "secret\0anything" was checked as "secret".
+TEST(BasicAuth, APasswordHoldingANulByteIsRefused) {
+  const BasicAuth auth(std::map<std::string, std::string>{{"alice", kSecretHash}});
+  EXPECT_TRUE(auth.Allows(Header("alice:secret").c_str()));
+  EXPECT_FALSE(auth.Allows(Header(std::string("alice:secret\0anything", 21)).c_str()));
+  EXPECT_FALSE(auth.Allows(Header(std::string("alice:secret\0", 13)).c_str()));
+}
+
+// Unknown users are checked against a dummy hash of the users' own cost
+// (the highest, when they differ), not a fixed cost 10: a cost-12 user no
+// longer answers four times slower than a name that does not exist.
+TEST(BasicAuth, TheDummyHashHasTheUsersCost) {
+  const std::string cost4 = "$2y$04$vtz66eFXt7WfQ.xZnb./Oe7KXe2fyup8JrGPdoFOteBnS36QVdY9i";
+  const BasicAuth four(std::map<std::string, std::string>{{"alice", cost4}});
+  EXPECT_EQ(BcryptCost(four.dummy_hash()), 4);
+  const BasicAuth ten(std::map<std::string, std::string>{{"alice", kSecretHash}, {"bob", cost4}});
+  EXPECT_EQ(BcryptCost(ten.dummy_hash()), 10);
+  // Fresh salt each time: no precomputed table matches it.
+  EXPECT_NE(BasicAuth(std::map<std::string, std::string>{{"alice", kSecretHash}}).dummy_hash(),
+            BasicAuth(std::map<std::string, std::string>{{"alice", kSecretHash}}).dummy_hash());
+  // The unknown user's check runs bcrypt in full: it takes as long as a
+  // known user's wrong password, within a factor that timer noise allows.
+  const auto seconds = [&](const std::string& credentials) {
+    PasswordCheck check;
+    EXPECT_EQ(four.Screen(Header(credentials), check), BasicAuth::Screening::kNeedsCheck);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) EXPECT_FALSE(check.Run());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const double known = seconds("alice:wrong");
+  const double unknown = seconds("mallory:wrong");
+  EXPECT_GT(unknown, known / 3) << known << " " << unknown;
+  EXPECT_LT(unknown, known * 3) << known << " " << unknown;
 }
 
 // Building the context reads the files: each problem names the key and the path.

@@ -21,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace numaprobe::daemon;
   namespace http = boost::beast::http;
   http::request_parser<http::string_body> parser;
-  parser.header_limit(16 * 1024);  // http_session.h's kHeaderLimit and kBodyLimit
-  parser.body_limit(64 * 1024);
+  parser.header_limit(16 * 1024);  // connection_limits.h's kHeaderLimit
+  parser.body_limit(0);            // no endpoint takes a body (http_session.cc)
   boost::beast::error_code error;
   parser.put(boost::asio::buffer(data, size), error);
   if (error == http::error::need_more) parser.put_eof(error);

@@ -5,8 +5,10 @@ numaprobe process would, and checks that nothing is probed until it lets go."""
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -14,7 +16,7 @@ import pytest
 from daemon import Daemon, exit_allowance, exit_decision_seconds, parse_metrics, write_config
 
 SLOWDOWN = 5 if os.environ.get("NUMAPROBE_SANITIZED") == "1" else 1
-WAITING = "another numaprobe process is probing"
+WAITING = "is held by pid"
 
 
 class HeldLock:
@@ -52,12 +54,63 @@ def test_daemon_probes_nothing_while_another_process_probes(numaprobe_bin, tmp_p
         # Published while the wait goes on, not only once it is over.
         waiting = parse_metrics(held_metrics)["numaprobe_probe_lock_wait_seconds_total"][0][1]
         assert waiting >= 1, waiting
+        # The holder is named (this test), in the log and while the wait lasts in a metric.
+        assert f"is held by pid {os.getpid()} (uid {os.getuid()}, " in d.logs(), d.logs()[-2000:]
+        holder = parse_metrics(held_metrics)["numaprobe_probe_lock_holder_info"]
+        assert [labels["pid"] for labels, _ in holder] == [str(os.getpid())], holder
         held.release()
         d.wait_ready()
         m = parse_metrics(d.metrics())
     waited = m["numaprobe_probe_lock_wait_seconds_total"][0][1]
     assert waited >= 1.5, waited
+    assert "numaprobe_probe_lock_holder_info" not in m, "a holder is named while no probe waits"
     assert lock_path in d.logs()
+
+
+def test_any_user_can_hold_the_lock_and_is_named(numaprobe_bin, tmp_path):
+    """The threat docs/security.md ("The probe lock") accepts and makes
+    visible: any local user who can open the 0644 lock file can flock it and
+    stall every probe. The daemon names that user's process, not "another
+    numaprobe process"."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to hold the lock as another user")
+    # pytest's tmp_path sits in a 0700 directory of root's: nobody could not
+    # reach a lock file there.
+    where = tempfile.mkdtemp(prefix="numaprobe-lock-")
+    os.chmod(where, 0o755)
+    lock_path = os.path.join(where, "probe.lock")
+    config = write_config(str(tmp_path), probe_lock_file=lock_path)
+    try:
+        with Daemon(numaprobe_bin, config) as d:
+            d.wait_ready()
+            ready_r, ready_w = os.pipe()
+            holder = os.fork()
+            if holder == 0:
+                try:
+                    os.close(ready_r)
+                    os.setgroups([])
+                    os.setgid(65534)
+                    os.setuid(65534)
+                    f = open(lock_path)
+                    fcntl.flock(f, fcntl.LOCK_EX)
+                    os.write(ready_w, b"x")
+                    time.sleep(60)
+                finally:
+                    os._exit(0)
+            os.close(ready_w)  # a child that fails ends the read below with b""
+            try:
+                assert os.read(ready_r, 1) == b"x", "the child as nobody could not take the lock"
+                d.wait_for(lambda: f"is held by pid {holder} (uid 65534, " in d.logs(), what="the holder named")
+                d.wait_for(lambda: any(labels.get("uid") == "65534" for labels, _ in
+                                       parse_metrics(d.metrics()).get("numaprobe_probe_lock_holder_info", [])),
+                           what="the holder in the metric")
+            finally:
+                os.close(ready_r)
+                os.kill(holder, signal.SIGKILL)
+                os.waitpid(holder, 0)
+            assert d.stop()[0] == 0
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
 
 
 def test_daemon_stops_within_a_second_while_waiting_for_the_lock(numaprobe_bin, tmp_path):

@@ -251,7 +251,7 @@ def test_config_that_is_not_a_regular_file_is_rejected(run):
     check-config (exit 134); a daemon reloading it on SIGHUP would have too."""
     r = run("check-config", "/dev/zero", timeout=10)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "cannot read /dev/zero: it is not a regular file" in r.stderr, r.stderr
+    assert "cannot read /dev/zero: it is a character device, not a regular file" in r.stderr, r.stderr
 
 
 def test_default_config_checks_clean(run):

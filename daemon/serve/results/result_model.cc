@@ -3,9 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "daemon/common/memory_return.h"
 #include "daemon/common/wall_clock.h"
 #include "daemon/probing/probe_table.h"
 #include "daemon/serve/snapshot_update.h"
@@ -106,7 +108,14 @@ void ResultModel::Plan(const PlannedHost& planned, const HostObservation& host, 
 
 void ResultModel::Restore(Moment now) {
   const StoredText stored = storage_->Read(kStateFile);
-  if (stored.status == StoredText::Status::kMissing) return StartOver(kOriginFirstStart, now);
+  if (stored.status == StoredText::Status::kMissing) {
+    StartOver(kOriginFirstStart, now);
+    // A request written before the first state file (`numaprobe baseline
+    // reset` on an empty directory) is acted on now, not left to surprise a
+    // later start.
+    CheckRequest(now);
+    return;
+  }
   if (stored.status == StoredText::Status::kUnreadable) {
     unreadable_ = stored.error;
     spdlog::error(
@@ -116,7 +125,16 @@ void ResultModel::Restore(Moment now) {
     StartOver(kOriginStateFileUnreadable, now);
     return;
   }
-  LoadedState state = ParseState(stored.text, storage_->Where() + "/" + kStateFile);
+  LoadedState state;
+  if (stored.status == StoredText::Status::kRefused) {
+    state.status = LoadedState::Status::kCorrupt;
+    state.error = stored.error;
+  } else {
+    state = ParseState(stored.text, storage_->Where() + "/" + kStateFile);
+    // The parser's garbage (up to a million JSON values) is freed by now:
+    // hand it back rather than keep it for the rest of the run.
+    ReturnFreedMemory();
+  }
   if (state.status == LoadedState::Status::kCorrupt) {
     const std::string stamp = UtcTime(now.unix_seconds, "%Y%m%dT%H%M%SZ");
     const std::string kept = storage_->KeepCorrupt(kStateFile, stamp);
@@ -259,13 +277,15 @@ void ResultModel::CheckRequest(Moment now) {
     spdlog::error("{}: the operator's request is not acted on", stored.error);
     return;
   }
-  std::string error;
-  const auto request = ParseRequest(stored.text, storage_->Where() + "/" + kRequestFile, error);
+  std::string error = stored.error;
+  const auto request = stored.status == StoredText::Status::kRefused
+                           ? std::nullopt
+                           : ParseRequest(stored.text, storage_->Where() + "/" + kRequestFile, error);
   if (!request) {
     spdlog::error("{}; it is not acted on", error);
   } else if (request->id == contents_.last_request) {
-    // Acted on before, but the file could not be removed (a read-only directory).
-    return;
+    // Acted on before, but the file could not be removed (a read-only
+    // directory): not acted on again; its removal is tried again below.
   } else {
     if (request->action == "accept") {
       spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept)");
@@ -277,9 +297,28 @@ void ResultModel::CheckRequest(Moment now) {
     contents_.last_request = request->id;
     Save(now, /*force=*/true);
   }
-  if (auto removed = storage_->Remove(kRequestFile); !removed.empty()) {
-    spdlog::warn("{}; the request is remembered and not acted on again", removed);
+  RemoveRequest();
+}
+
+void ResultModel::RemoveRequest() {
+  const std::string removed = storage_->Remove(kRequestFile);
+  if (removed.empty()) {
+    if (std::exchange(request_removal_pending_, false)) {
+      spdlog::info("the operator's request {}/{} is removed", storage_->Where(), kRequestFile);
+    }
+    return;
   }
+  // A failed write like any other: counted, and the metric says so.
+  ++write_failures_;
+  last_write_ok_ = false;
+  if (!std::exchange(request_removal_pending_, true)) {
+    spdlog::error("{}; the request is remembered and not acted on again, and its removal retried with every save",
+                  removed);
+  }
+  store_.Update([&](Snapshot& s) {
+    s.state_write_successful = false;
+    s.state_write_failures_total = write_failures_;
+  });
 }
 
 void ResultModel::ObserveHost(const HostObservation& host, const RuntimeFacts& runtime, Moment now) {
@@ -391,6 +430,7 @@ void ResultModel::Save(Moment now, bool force) {
     last_write_ok_ = true;
     dirty_ = false;
     urgent_ = false;
+    if (request_removal_pending_) RemoveRequest();
   }
   // Published when the outcome changes what the snapshot says.
   store_.Update([&](Snapshot& s) {

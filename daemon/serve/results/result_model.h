@@ -130,6 +130,8 @@ class ResultModel {
   void TrackPlannedSeries(const std::set<SeriesKey>& series, Moment now);
   void AcceptPlannedChanges(Moment now);
   void CheckRequest(Moment now);
+  // Removes the request file once acted on; counts and retries a failure.
+  void RemoveRequest();
   void Refresh(Snapshot& s);
   void MarkChanged(bool urgent);
 
@@ -162,6 +164,10 @@ class ResultModel {
   std::int64_t save_spacing_ns_;
   std::int64_t last_save_ns_ = 0;
   bool save_failing_ = false;
+  // An operator's request acted on whose file could not be removed (a
+  // read-only directory): remembered by its id, so never acted on again, and
+  // its removal retried with every save until it succeeds.
+  bool request_removal_pending_ = false;
   bool last_write_ok_ = true;
   std::uint64_t write_failures_ = 0;
 };

@@ -23,6 +23,62 @@ constexpr int kLegacyFormat = 1;
 constexpr std::size_t kMaxSeries = 1'000'000;
 constexpr std::size_t kMaxFigures = 1000;
 
+// Before any tree is built (nlohmann's SAX interface counts without
+// allocating): 16 MiB of '[' would otherwise become 8 million nested arrays,
+// hundreds of MB and a recursive destructor deep enough to overflow the
+// stack. A real file nests 5 levels; 4 million values hold the ~25 values a
+// series takes for 160 000 series, more than a 2048-CPU host probed per CPU
+// plans, and parse into at most ~64 MB, freed at once.
+constexpr std::size_t kMaxValues = 4'000'000;
+constexpr std::size_t kMaxDepth = 32;
+
+class ShapeCheck {
+ public:
+  std::string problem;
+  bool null() { return Value(); }
+  bool boolean(bool) { return Value(); }
+  bool number_integer(json::number_integer_t) { return Value(); }
+  bool number_unsigned(json::number_unsigned_t) { return Value(); }
+  bool number_float(json::number_float_t, const std::string&) { return Value(); }
+  bool string(std::string&) { return Value(); }
+  bool binary(json::binary_t&) { return Value(); }
+  bool key(std::string&) { return true; }
+  bool start_object(std::size_t) { return Enter(); }
+  bool end_object() { return Leave(); }
+  bool start_array(std::size_t) { return Enter(); }
+  bool end_array() { return Leave(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return false;  // the parse that follows says what is wrong
+  }
+
+ private:
+  bool Value() {
+    if (++values_ <= kMaxValues) return true;
+    problem = fmt::format("more than {} JSON values, the limit for a state file", kMaxValues);
+    return false;
+  }
+  bool Enter() {
+    if (!Value()) return false;
+    if (++depth_ <= kMaxDepth) return true;
+    problem = fmt::format("arrays and objects nested deeper than the limit of {} levels", kMaxDepth);
+    return false;
+  }
+  bool Leave() {
+    --depth_;
+    return true;
+  }
+  std::size_t values_ = 0;
+  std::size_t depth_ = 0;
+};
+
+// The JSON document in `text`, once it is known to be within the limits.
+json ParseBounded(std::string_view text) {
+  ShapeCheck check;
+  json::sax_parse(text, &check, json::input_format_t::json, /*strict=*/true);
+  if (!check.problem.empty()) throw std::runtime_error(check.problem);
+  return json::parse(text);
+}
+
 // "where.key", or "key" at the top.
 std::string At(const std::string& where, std::string_view key) {
   return where.empty() ? std::string(key) : fmt::format("{}.{}", where, key);
@@ -240,7 +296,7 @@ LoadedState ParseState(std::string_view text, const std::string& path) {
   // Everything below reports through one catch: a state file is replaceable,
   // so no defect in it may take the daemon down.
   try {
-    const json j = json::parse(text);
+    const json j = ParseBounded(text);
     if (!j.is_object()) throw std::runtime_error("expected a JSON object");
     const auto format = j.find("format");
     if (format == j.end()) throw std::runtime_error("format: missing");
@@ -325,7 +381,7 @@ std::optional<std::string> FormatState(const StateContents& contents, std::strin
 
 std::optional<OperatorRequest> ParseRequest(std::string_view text, const std::string& path, std::string& error) {
   try {
-    const json j = json::parse(text);
+    const json j = ParseBounded(text);
     if (!j.is_object()) throw std::runtime_error("expected a JSON object");
     OperatorRequest request{StringField(j, "", "action"), StringField(j, "", "id")};
     if (request.action != "accept" && request.action != "reset") {
