@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_driver: runs one kernel the way the daemon does and prints one JSON
 // object per estimate on stdout, for bench/compare_likwid.py.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The schedule on big hosts, before and after the results model, side by side
 on the same plans and task costs (docs/performance.md, "Round cost on big hosts").
 

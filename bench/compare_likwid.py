@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare numaprobe's short bandwidth and latency estimates with references.
 
 Bandwidth: for one CPU and one buffer size, runs likwid-bench (load_avx,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A workload to run beside the daemon (bench/interference.py), pinned to one
 // CPU for a fixed time, printing one JSON line:
 //   --mode stream: a STREAM-like copy loop over two 128 MiB arrays; reports

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the daemon costs the host, measured on the real binary:
 
   1. process CPU over a long run at the default budget (config/numaprobe.yaml,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Design calculation behind the drift alerts (docs/detection.md,
 "Thresholds"): a Monte Carlo of what the daemon publishes and what the drift
 rules decide from it, for candidate mechanisms, on the noise model of

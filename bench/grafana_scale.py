@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Every dashboard query against a Prometheus holding a synthetic fleet:
 how many rows (series) each panel returns and how long it takes.
 

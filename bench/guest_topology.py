@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """hwloc XML of a big host, from a real kernel in a QEMU guest.
 
 Boots a guest of the named shape (tests/vm/vmharness.py) and saves what

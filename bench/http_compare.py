@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Two numaprobe binaries' HTTP servers side by side, in one run on one machine:
 threads and resident memory between probes, /metrics under `wrk -t2 -c50`,
 scrape latency with 400 idle and 100 trickling connections held open, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What the daemon's probes cost a workload running beside them.
 
 Two co-runners (bench/corunner.cc), each pinned to one CPU for --seconds:

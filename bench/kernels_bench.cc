@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Google Benchmark micro-benchmarks of the kernels (not tests: no thresholds).
 //   BM_Chase/<bytes>      dependent loads over an L1-sized and a >LLC buffer;
 //                         counter ns_per_load

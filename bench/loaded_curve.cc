@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // loaded_curve: runs the loaded-latency sweep (kernels/loaded_latency.h) on
 // node 0 and prints the latency-vs-bandwidth curve next to two idle figures:
 // the sweep's own no-traffic reference point ("ref") and a plain idle chase of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The daemon's resident memory between and during probes, and the CPU each
 probe run costs with its buffer preparation.
 

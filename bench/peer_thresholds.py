@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Design calculation for the peer alert NumaProbeRemoteLocalRatioOutlier
 (docs/detection.md, "Thresholds"): how often does it fire on healthy cohorts,
 and how soon on a host out of line, as it was and as it is now? A Monte Carlo

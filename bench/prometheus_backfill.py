@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A real Prometheus over a backfilled TSDB, shared by the fleet-scale
 benchmarks (grafana_scale.py, rule_cost.py): OpenMetrics text turned into TSDB
 blocks by `promtool tsdb create-blocks-from openmetrics`, then one Prometheus

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """What one probe round costs on 2-, 4-, 8- and 16-node hosts,
 and what the schedule makes of it at the default budget.
 

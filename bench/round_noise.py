@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Round-to-round noise of the figures a running numaprobe daemon publishes
 (docs/detection.md, "Noise"): the input of the detection thresholds and of the
 noise model in tests/grafana/series_gen.py.

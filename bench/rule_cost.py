@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Rule evaluation cost at fleet scale (docs/detection.md, "Cost at fleet
 scale"): a real Prometheus holds HOSTS simulated numaprobe hosts and
 evaluates grafana/rules/*.yaml; the script reports each group's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """CPU per probe task and per buffer preparation, on the real daemon at the
 default probe settings (config/numaprobe.yaml), for bench/round_cost_vm.py.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Figure yield on a busy host: how many probe runs produce a figure.
 
 Scenarios (stress-ng from Debian, started before and stopped after each one):

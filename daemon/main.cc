@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe: continuous NUMA memory latency, bandwidth and core-to-core
 // probing. main() only parses the command line and dispatches to commands.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The knobs of the numaprobe mixin. Override them once, e.g.
 //   (import 'mixin.libsonnet') + { _config+:: { selector: 'job="node-numa"' } }
 // and the alerts, the recording rules and the dashboards follow. Why each

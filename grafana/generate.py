@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the Prometheus rules and Grafana dashboards of the numaprobe mixin
 (grafana/mixin.libsonnet) as the files Prometheus and Grafana load:
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe as a monitoring mixin: the recording rules, the alerts and the
 // dashboards from one source, tuned by _config (config.libsonnet).
 //

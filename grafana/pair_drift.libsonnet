@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A node pair's drift from its baseline, for any selector: what the daemon
 // reduces to each host's worst pair (numaprobe_memory_*_worst_pair_drift_ratio,
 // daemon/web/metrics_drift.cc), spelled out per pair for whoever needs the

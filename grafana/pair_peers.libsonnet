@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A remote node pair's deviation from its peers, for any selector: the
 // daemon's remote/local ratio of the recent medians over its cohort's median
 // (recorded by numaprobe-peer-ratios), minus 1; 0.1 = 10% above the peers.

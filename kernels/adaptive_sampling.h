@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a run collects its samples on a CPU that something may preempt, timed by
 // a clock of finite resolution.
 //

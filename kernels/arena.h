@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A probe buffer bound to one NUMA node, pre-faulted by writing, and verified
 // page by page before anyone measures it.
 //

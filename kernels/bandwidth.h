@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory bandwidth from one (or N) pinned threads: read (vector loads into
 // independent accumulators), write (non-temporal stores), copy (loads + stores).
 //

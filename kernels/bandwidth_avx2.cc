@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AVX2 (256-bit) inner loops; this file is compiled with -mavx2 and must only
 // be called after __builtin_cpu_supports("avx2") (see bandwidth_loops.h).
 //

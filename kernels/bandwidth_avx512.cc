@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AVX-512 (512-bit) inner loops; this file is compiled with -mavx512f and must
 // only be called after __builtin_cpu_supports("avx512f") (see
 // bandwidth_loops.h). Only used when explicitly requested: 512-bit

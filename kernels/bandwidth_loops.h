@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/bandwidth*.cc, kernels/loaded_latency*.cc and their
 // tests: the per-ISA inner loops.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NEON (Advanced SIMD, 128-bit) inner loops: the arm64 baseline and the
 // automatic choice. Same shape as the x86 loops: 8 vector loads (128 B, two
 // lines) per iteration into 4 independent accumulators; the compiler pairs

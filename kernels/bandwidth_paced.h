@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/bandwidth*.cc and kernels/loaded_latency*.cc: the
 // delay-injected variant of the bandwidth loops, for loaded latency.
 //

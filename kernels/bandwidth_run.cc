@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/bandwidth.cc: the multi-threaded burst engine.
 #include "kernels/bandwidth_run.h"
 

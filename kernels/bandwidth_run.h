@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/bandwidth.cc: runs the warm-up and timed bursts of one
 // validated, placement-checked MeasureBandwidth() call.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SSE2 (128-bit) inner loops: the x86-64 baseline, used when the CPU has no
 // AVX2. Same shape as the AVX2 loops: 8 loads (128 B, two lines) per iteration
 // into 4 independent accumulators.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SVE inner loops (compiled with +sve; only called when the kernel reports
 // HWCAP_SVE, see isa_arm64.cc). Vector-length agnostic: a vector is 128 to
 // 2048 bits (16 B on Grace and Graviton 4, 32 B on Graviton 3, 64 B on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Core-to-core cache-line transfer latency: two threads pinned to cpu_a and
 // cpu_b bounce one 64-byte line, which lives on a node chosen by the caller
 // (its home node changes results up to 2x across sockets, so it is a label).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Evicting lines from every cache, unprivileged: clflushopt (or clflush on
 // CPUs without it) on x86-64, DC CIVAC on arm64, writes a line back if dirty
 // and invalidates it in all caches of the coherence domain, so the next load

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // arm64 (kernels/CMakeLists.txt builds this file for aarch64 only): DC CIVAC,
 // "clean and invalidate by virtual address to the point of coherency", writes
 // a line back if dirty and invalidates it in every cache up to memory, like

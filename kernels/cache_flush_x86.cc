@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // x86-64 (kernels/CMakeLists.txt builds this file for x86-64 only):
 // clflushopt, or clflush on CPUs without it.
 #include <cpuid.h>

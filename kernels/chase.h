@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The order of a dependent-load pointer chase that defeats hardware prefetchers
 // without root or MSR writes (after google/multichase permutation.c):
 //  - one element per `stride` bytes (128 or 256): the adjacent-line prefetcher

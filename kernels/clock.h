@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The clocks probes use, read only here. clock_gettime(CLOCK_MONOTONIC) goes
 // through the vDSO (~25 ns), negligible against samples of 10^4+ loads; thread CPU
 // time is what the daemon's duty-cycle budget is charged in.

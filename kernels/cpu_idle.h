@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CPUs are idle now, from the kernel's per-CPU time counters.
 //
 // A probe pinned to a CPU that another task keeps busy gets preempted (the

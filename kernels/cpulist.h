@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel's list format for CPU and node sets ("0-3,8,10-11"), used by sysfs
 // (cpu/online, node/nodeN/cpulist), cpusets and numaprobe's own flags.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reading a whole small file: the sysfs/procfs files the kernels and the
 // daemon consult (cpu and node lists, /proc/self/stat, hugetlb counters,
 // DMI strings) and the daemon's state file. One reader instead of one

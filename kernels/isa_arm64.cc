@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // arm64: which inner loops this CPU runs (the choice for the architecture,
 // made once here; kernels/CMakeLists.txt builds this file for aarch64 only).
 // NEON (Advanced SIMD) is part of every arm64 CPU Linux runs on; SVE is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // x86-64: which inner loops this CPU runs (the choice for the architecture,
 // made once here; kernels/CMakeLists.txt builds this file for x86-64 only).
 #include "kernels/bandwidth.h"

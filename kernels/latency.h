@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Idle memory latency: a dependent-load pointer chase over a buffer on a chosen
 // node, run from a thread pinned to a chosen CPU.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loaded latency: the idle-latency pointer chase from one CPU while other CPUs
 // generate memory traffic to the same node at a swept intensity, giving the
 // latency-vs-bandwidth curve (Intel MLC --loaded_latency, google/multichase

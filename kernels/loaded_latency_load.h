@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/loaded_latency_run.cc: one load thread of a loaded-
 // latency sweep, and the mailbox through which the chase thread brackets its
 // samples with the load threads' byte counts, clocks and scheduler states.

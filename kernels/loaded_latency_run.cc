@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/loaded_latency.cc: the sweep's threads and handshake.
 #include "kernels/loaded_latency_run.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to kernels/loaded_latency.cc: the chase and load threads of one
 // validated, placement-checked MeasureLoadedLatency() call.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pinning a thread to one CPU, and noticing when the scheduler disturbed a
 // sample anyway (context switch or migration): such samples are discarded.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where does this memory live? move_pages(2) with nodes == NULL moves nothing
 // and returns each page's node. Container runtimes' default seccomp profiles
 // block move_pages (EPERM); then get_mempolicy(MPOL_F_NODE|MPOL_F_ADDR) is asked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A tiny seeded PRNG (splitmix64) for chase orders and placement sampling.
 // Written out rather than std::mt19937_64 + std::shuffle because the standard
 // leaves shuffle's algorithm to the library: the same seed must give the same

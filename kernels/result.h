@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Outcome, failure and result value types shared by every probe kernel.
 //
 // Kernels never throw for an expected probe failure, never log and never exit:

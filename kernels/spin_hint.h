@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hint a spin-wait loop gives the core on each turn: x86 PAUSE, arm64
 // YIELD. Both tell the core (and an SMT sibling or the hypervisor) that the
 // thread is waiting, without giving up the CPU; the ping-pong and barrier

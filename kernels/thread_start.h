@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starting a thread where the host limits tasks (RLIMIT_NPROC, a cgroup's
 // pids.max, a container's pids limit): std::thread throws std::system_error
 // (EAGAIN) when the kernel refuses, and a measurement that needs a thread it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether the probes' clock can time a sample to the precision a figure states.
 //
 // A sample's duration is the difference of two clock reads, and each read is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Topology queries, Restriction::FromProcess and the kernel's node distances.
 // Building a Topology from hwloc lives in topology_hwloc.cc so that this file
 // never sees hwloc types.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine as probes see it: CPUs, NUMA nodes (including CPU-less memory
 // nodes), SMT siblings, last-level-cache domains and firmware distances,
 // restricted to what this process may use.

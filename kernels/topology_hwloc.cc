@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building a Topology from hwloc: the host, an XML export or a synthetic
 // description. Everything hwloc-typed stays in this file.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Byte sizes the tests size buffers and expectations in. One definition for
 // every test file: a unity build (the sanitizer presets) compiles several test
 // files as one, where file-local copies would collide.

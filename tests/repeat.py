@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs ctest entries several times in a row, on an idle machine or beside busy
 loops, and prints how often each passed and how long each run took: the way a
 test that may depend on the machine's speed is shown not to (docs/testing.md,

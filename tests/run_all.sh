@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds numaprobe and runs every test: the layering and format checks, the
 # release build's unit, integration, Prometheus/Grafana, packaging and
 # multi-node VM suites, the unit and integration suites again under

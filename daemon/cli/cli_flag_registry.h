@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FlagRegistry over CLI11: how probe kinds add their own options to
 // `numaprobe probe` without depending on the CLI library.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `numaprobe baseline reset` and `baseline accept`: leave a request beside
 // the state file (serve/results/state_file.h, kRequestFile) that the daemon
 // acts on once, then reload the `numaprobe serve` that uses the state

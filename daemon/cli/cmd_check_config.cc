@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `numaprobe check-config FILE`: validates a config file the way `serve` and a
 // reload would (the file, then CheckOnHost), without starting anything, like
 // `promtool check config`. Made for systemd's ExecStartPre/ExecReload and for

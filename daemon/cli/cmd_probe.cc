@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `numaprobe probe`: the one-shot matrices a person runs at a terminal, like
 // `mlc --latency_matrix` / `--bandwidth_matrix` / `--c2c_latency`, but open
 // and non-root. Measures with the same ProbeRunner the daemon uses.

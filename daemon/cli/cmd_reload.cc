@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `numaprobe reload`: what `systemctl reload numaprobe` does, for every
 // deployment: check the configuration as a reload would, then send SIGHUP to
 // the `numaprobe serve` that uses its state directory. In a container (no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `numaprobe serve`: the long-running exporter. The main thread owns signals
 // (SIGTERM/SIGINT stop, SIGHUP reloads); the scheduler thread probes; the
 // HTTP server's threads serve from the ResultStore.

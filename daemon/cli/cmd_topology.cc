@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `numaprobe topology`: what numaprobe sees of the machine and what it would
 // probe; with --config.file also what the daemon would do on this host with
 // that configuration (the sizing preview, serve/preview.h).

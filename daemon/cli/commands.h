@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Subcommands of the numaprobe binary. Each Add*Command registers its flags on
 // `app` and, when the subcommand is selected, sets `run` to the action that
 // main() calls after parsing. Exit codes: 0 success, 1 a probe or the machine

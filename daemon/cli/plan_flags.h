@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flags that choose what to measure, shared by `probe` and `topology` so
 // that `numaprobe topology` shows exactly the plan `numaprobe probe` would run:
 // --cpus, --nodes, --per-cpu and the flags of the kinds that plan their own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // "[3/12] latency cpu 1 -> node 0" on stderr, but only once a run has taken
 // longer than a second: quick runs stay quiet, long ones show they are alive.
 #pragma once

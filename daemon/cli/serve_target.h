@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `numaprobe reload` and `numaprobe baseline accept|reset` share: which
 // `numaprobe serve` they act on (the one whose state directory the
 // configuration names, daemon/common/serve_lock.h) and how they tell it.

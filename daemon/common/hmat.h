@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the firmware advertises about each memory node (ACPI HMAT, as the
 // kernel exposes it without root under
 // /sys/devices/system/node/node<T>/access{0,1}/initiators/): read and write

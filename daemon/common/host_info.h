@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Facts about the host that qualify every figure: they go into the JSON
 // output, numaprobe_host_info and the baseline's fingerprint.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/common/kernel_cmdline.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel command line as host facts: the parameters that change NUMA,
 // memory and power behaviour by name ("cmdline.mitigations" -> "off"), the
 // rest as one hash, so adding `quiet` is seen without exporting every word.

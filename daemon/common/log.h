@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging set-up, node_exporter style: --log.level (debug, info, warn, error)
 // and --log.format (logfmt, json), to stderr (journald and kubectl logs pick it up).
 #pragma once

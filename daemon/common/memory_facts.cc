@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory half of the runtime facts: what each node holds, its hugepage
 // pools, what EDAC says about the DIMMs and their errors, poisoned memory.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Handing freed heap memory back to the kernel after a spike: parsing a large
 // state or config file, thousands of connections closed. glibc keeps freed
 // memory in its arenas for reuse, so without this the resident size stays at

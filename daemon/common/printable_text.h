@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Text read from the host (DMI vendor and BIOS strings, boot parameters,
 // sysfs values) is whatever bytes firmware and bootloaders wrote. It ends up
 // in the state file (JSON) and in Prometheus label values, and both must be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host settings that move NUMA latency and bandwidth and can change while
 // the daemon runs: transparent huge pages, automatic NUMA balancing, the CPU
 // frequency governor and energy-performance preference of the probing CPUs,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one way the daemon opens a file that someone else may have put in its
 // way (docs/security.md, "Files"): the state file, the config file, the web
 // config, the TLS certificate, key and CA files. sysfs and procfs, which only

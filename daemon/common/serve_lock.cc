@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/common/serve_lock.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the one-shot commands (`numaprobe reload`, `numaprobe baseline accept`
 // and `reset`) find the `numaprobe serve` that uses a state directory, in
 // every deployment: a systemd unit, a container whose image has no shell or

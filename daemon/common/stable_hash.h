@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FNV-1a, 64 bit: stable across compilers, libraries and restarts, unlike
 // std::hash, for values kept in the state file or compared across restarts
 // (the host fingerprint, the kernel command line). Collision resistance

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small readers of sysfs shapes shared by the host facts: numbered entries
 // (node0, node1 under /sys/devices/system/node, mc0 under edac/mc, the
 // initiator links beside HMAT figures), one-number attributes, and the

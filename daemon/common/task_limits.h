@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The limits on how many tasks (threads and processes) this process may
 // have, for the log line that explains why a thread could not be created:
 // "task limits: RLIMIT_NPROC 24 (per user), cgroup pids.max 24 (24 in use);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test-only hooks, read from the environment, for integration tests that need
 // a changed host (a new kernel, microcode, ...) or regressed figures without
 // changing the machine:

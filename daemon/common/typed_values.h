@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One value per type, of types the holder does not know: how shared code
 // keeps each probe kind's own settings (its config section in Config, its run
 // settings in ProbeSettings) without naming the kinds, whose modules define

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wall-clock time as the daemon shows it: Unix seconds for metrics, and the
 // current UTC time in a strftime format for state files and HTTP headers
 // (gmtime_r: gmtime's static buffer races between threads).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe's configuration: YAML text -> a checked Config value, or every
 // error found, each naming the key and the line (config/numaprobe.yaml is the
 // documented default). Defaults are safe on a busy production host.

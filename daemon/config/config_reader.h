@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The YAML half of config parsing: walks one mapping of the document, refuses
 // keys it does not know, converts values (config_values.h) and checks their
 // range. Every problem is recorded, with its dotted key and 1-based line, in a

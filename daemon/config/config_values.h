@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scalar value syntaxes of numaprobe's config file, parsed from plain text
 // (no YAML here, so they are tested on strings): sizes ("256MiB"), durations
 // ("5m", "1h30m"), integers and numbers, and the "did you mean" suggestion for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A probe kind's part of the configuration: its section probes.<name> and its
 // options under `targets`. Each kind declares its keys, ranges, defaults and
 // cross-key rules in its module (probing/kinds/); config/ sits below the

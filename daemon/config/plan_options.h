@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What to measure, as the configuration's `targets` section and `numaprobe
 // probe`'s flags state it; probing/plan.h turns it into a Plan on a topology.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The keys of one mapping of the configuration, as the code above config/
 // reads them: a probe kind's section (probes.<kind>) and its target options
 // are read by the kind's module through this, without yaml-cpp types. Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The web configuration file (--web.config.file) in the Prometheus
 // exporter-toolkit format (docs/security.md): TLS, basic auth users with
 // bcrypt hashes, extra response headers. Parsing only, text -> value; the

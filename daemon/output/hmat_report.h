@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The firmware's advertised figures (ACPI HMAT) beside the measured ones: the
 // comparison `numaprobe probe` prints (table and JSON), the landing page shows
 // and /metrics exports as ratios. A pair gets a ratio only when the firmware

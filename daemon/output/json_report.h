@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Machine-readable output of `numaprobe topology` and `numaprobe probe`:
 // every figure with its spread, page size, buffer size and placement
 // verification, so that tests (tests/vm) and people can assert on it.

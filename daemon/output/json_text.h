@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON as numaprobe writes it (the state file, `probe --format json`,
 // `topology --format json`): indented by two spaces, and never an exception
 // for a string that is not UTF-8. Host facts are made printable when read

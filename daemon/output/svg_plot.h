@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A standalone SVG line chart, as one string: for `numaprobe probe --tests
 // loaded_latency`, which writes the latency-vs-bandwidth curves to a file.
 //

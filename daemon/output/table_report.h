@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human-readable output of `numaprobe topology` and `numaprobe probe`: aligned
 // matrices like `mlc --latency_matrix` / `--bandwidth_matrix` / `--c2c_latency`.
 #pragma once

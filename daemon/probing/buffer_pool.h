@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prepared probe buffers, one per (buffer name, memory node).
 //
 // The daemon frees them after every visit (EndProbe; a visit is the probes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CPUs of a node a probe measures from, chosen when the probe starts.
 //
 // Production hosts are busy. A probe pinned to a fixed CPU that a workload

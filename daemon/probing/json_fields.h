@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON pieces every kind's record uses (buffer and placement, discards,
 // sample statistics), so `numaprobe probe --format json` reads the same for
 // every kind.

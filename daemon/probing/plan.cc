@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // BuildPlan (rules in plan.h). Every choice is deterministic, preferring the
 // highest-numbered CPUs as RepresentativeCpu does, so the same machine always
 // yields the same plan and therefore the same metric series across restarts.

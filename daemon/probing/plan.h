@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a round measures: which CPU measures which memory node, and the
 // targets of the kinds that plan their own (ProbeKind::PlanTargets: runs
 // between CPUs). BuildPlan is a pure function of the options and the Topology

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ProbeKind: everything numaprobe knows about one kind of probe, in one place.
 // The scheduler, `numaprobe probe`, the snapshot, /metrics, the landing page,
 // the terminal table and the JSON output never switch on a kind: they iterate

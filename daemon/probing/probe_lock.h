@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host-wide exclusion between numaprobe processes.
 //
 // Two probes running at once measure each other: a bandwidth burst loads the

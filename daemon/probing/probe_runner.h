@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every probe run needs besides its kind: the topology, the prepared
 // buffers, the settings and the host-wide ProbeLock. A kind's Run (probing/
 // kinds/) takes its buffers from here and holds the lock through Hold(), so

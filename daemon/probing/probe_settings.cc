@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/probing/probe_settings.h"
 
 #include "daemon/probing/probe_table.h"

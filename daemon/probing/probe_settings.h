@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The settings of a probe run, and the settings a Config implies, shared by
 // the daemon and by `numaprobe probe`'s defaults, so the CLI and the daemon
 // measure the same way. Each kind keeps its own settings type in its module

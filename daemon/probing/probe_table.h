@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The probe table: every probe kind numaprobe has, in the order a round runs
 // them and the views show them. One explicit list (kinds/probe_table.cc), not
 // static-initialiser registration, which static libraries silently drop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everything one `numaprobe probe` run measured, in run order. The terminal
 // table and the JSON output are two readers of this one value.
 #pragma once

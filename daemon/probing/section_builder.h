@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Builds the ReportSections kinds hand to the terminal table and the landing
 // page: a matrix (rows by measuring CPU, columns by memory node) or a list, with
 // failed runs shown as "!N" in their cell and explained in the notes.

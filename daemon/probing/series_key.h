@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The identity of one measured series: which probe, from which CPU (per-CPU
 // mode) or node, on which memory node, which variant (the bandwidth op). Every
 // place that keeps something per series (recent figures, baselines, the state

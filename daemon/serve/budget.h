@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The duty-cycle budget: probes may spend at most `ratio` of one CPU, counted
 // in CPU time (what a probe costs the host), not wall time.
 //

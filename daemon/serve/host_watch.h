@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's view of its host: HostInfo when the probes are planned, and
 // every fact (HostFacts plus the runtime facts) whenever the scheduler looks,
 // every round and on SIGHUP. A fact that cannot be read is "unknown" and

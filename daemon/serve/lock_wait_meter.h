@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The running total behind numaprobe_probe_lock_wait_seconds_total, kept live
 // while a wait is still going on: a lock another process holds for an hour
 // shows within a second, not when the hour is over.

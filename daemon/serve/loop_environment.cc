@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/loop_environment.h"
 
 #include "daemon/common/wall_clock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the scheduler loop takes from the host besides running probes: time,
 // sleeping, the CPUs and memory nodes it may use, the plan, where its state
 // is kept, the test hooks (and with them where host facts are read), and

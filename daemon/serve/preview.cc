@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/preview.h"
 
 #include <spdlog/spdlog.h>

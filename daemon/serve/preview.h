@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sizing preview: what the daemon will do on a host with a configuration
 // (`numaprobe topology --config.file FILE`), found by running the real
 // scheduler loop and results model on a simulated clock (simulation.h) with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What runs the scheduler's probes. WorkerExecutor measures for real: the
 // kind's kernel through a ProbeRunner, on the low-priority ProbeWorker, its
 // CPU time counted. Tests script runs instead (costs, outcomes, runs that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/probe_worker.h"
 
 #include <sched.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The thread probes run on, at lowered CPU priority (SCHED_IDLE or nice 19),
 // one job at a time.
 //

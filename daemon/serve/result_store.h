@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hand-over point between the scheduler (one writer) and HTTP threads
 // (many readers).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rounds on big hosts. A round of every pair costs CPU in proportion to the
 // number of pairs (N x N memory pairs on an N-node host), and the duty-cycle
 // budget does not grow with it: at the default 0.2 % of one CPU an 8-node

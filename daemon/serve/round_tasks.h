@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What one round probes: the plan's targets for every enabled kind, as tasks
 // in the order that lets consecutive tasks share buffers.
 #pragma once

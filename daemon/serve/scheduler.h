@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The probe loop: runs the plan's probes round after round, one at a time, at
 // low CPU priority, paced so that probe CPU time stays within the duty-cycle
 // budget, with rounds started at a jittered interval so a fleet does not probe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // systemd's notify protocol without libsystemd: one datagram per message to
 // $NOTIFY_SOCKET (after systemd's notify-selfcontained-example.c). Every call
 // is a no-op when the variable is unset (plain shell, containers).

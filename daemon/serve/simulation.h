@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A host and probes on a simulated clock, so that the real scheduler loop
 // (scheduler.cc) and results model run hours or days of schedule in seconds:
 // `numaprobe topology --config.file` sizes a host with them (the sizing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshot: everything /metrics and the landing page show, as one immutable
 // value. The scheduler builds a new one after each probe and swaps it into the
 // ResultStore; a scrape copies the current shared_ptr and never waits for, or

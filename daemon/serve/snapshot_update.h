@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How probe results change the published Snapshot: pure functions, so the
 // rules (which figures are published, what is counted) are unit-tested
 // without running probes. They hold for every kind in the probe table.

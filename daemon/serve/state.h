@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's persistent state: the files of <state_directory>
 // (results/state_file.h says what they hold), written atomically: temp file,
 // fsync, rename, fsync of the directory. A missing file is normal; an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/task_cost_estimate.h"
 
 #include <cmath>

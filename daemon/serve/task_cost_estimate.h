@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a probe task costs, as the scheduler sizes rounds by it: the CPU
 // seconds of a task of each kind, smoothed over recent runs, the first task
 // of a visit (which prepares the buffers) and a task continuing one apart.

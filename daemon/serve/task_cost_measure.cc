@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/task_cost_measure.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measures what a task of each enabled kind costs on this host, for the sizing
 // preview when no costs are given and the state file has none: for each kind,
 // one visit of two tasks on the plan's first memory node (the first task

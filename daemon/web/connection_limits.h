@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What bounds slow, silent or many clients (docs/security.md, "Slow
 // clients"). Connections cost no thread (daemon/web/http_session.h), so:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/content_encoding.h"
 
 #include <strings.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Content negotiation for response bodies, as Prometheus' own client
 // libraries do it: gzip when the request's Accept-Encoding allows it (every
 // Prometheus scrape sends "Accept-Encoding: gzip"), identity otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FamilyBuilder: assembles one prometheus::MetricFamily from series added in
 // any order, for the collect-time families of daemon/metrics*.cc.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe's HTTP(S) server: Boost.Beast's HTTP/1.1 on Boost.Asio's event
 // loop (OpenSSL 3 through asio::ssl for TLS), run by kHttpThreads threads
 // whatever the number of clients. What each request gets is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/http_reply.h"
 
 #include <spdlog/spdlog.h>

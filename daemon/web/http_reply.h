@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What numaprobe answers to one parsed HTTP request, as Boost.Beast messages:
 //   <telemetry_path>  Prometheus text format 0.0.4 (MetricsText)
 //   /                 landing page (daemon/web/landing_page.h)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/http_session.h"
 
 #include <spdlog/spdlog.h>

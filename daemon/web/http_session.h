@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One accepted HTTP or HTTPS connection, served on the server's event loop
 // (daemon/web/http.h): read a request, answer it (http_reply.h), and again
 // while the client keeps the connection alive. No thread waits on a

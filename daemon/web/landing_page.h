@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HTML page at "/": what this exporter is, links to its endpoints, the
 // host it measures and the current latency and bandwidth matrices. Like
 // /metrics it only formats the last published Snapshot.

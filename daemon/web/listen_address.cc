@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/listen_address.h"
 
 #include <arpa/inet.h>

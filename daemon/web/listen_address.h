@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // node_exporter-style --web.listen-address values -> the address to bind,
 // checked before any socket is opened so a typo is reported naming the
 // address:

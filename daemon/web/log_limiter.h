@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // At most one log line a minute for a problem that can recur many times a
 // second (failed accepts while descriptors run out, failed TLS handshakes
 // from a scanner): the journal keeps the first occurrence and stays readable.

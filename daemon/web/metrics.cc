@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Measured figures and the baseline. Values are converted to base units here
 // and nowhere else: the kernels already report seconds and bytes per second.
 #include "daemon/web/metrics.h"

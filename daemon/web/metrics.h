@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Prometheus view of a Snapshot. Every contract family (names, labels,
 // HELP) is defined here and in metrics_health.cc; tests/fixtures/metrics.golden
 // pins the exact output and promtool lints it.

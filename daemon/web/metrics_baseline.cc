@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The baseline the figures are compared with, how much its rounds spread,
 // which host facts changed since it was recorded, and the smoothed recent
 // figures that drift rules divide by it.

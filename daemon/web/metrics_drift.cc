@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each host's worst drift, per kind with a baseline (and per op): the one
 // number a drift alert compares with its threshold (computed by
 // serve/results/derived.cc). The alert then names the drifted pairs by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Self-description and health: what ran, what it cost, what was measured and
 // on which host and build. The scheduler keeps these in the Snapshot, so they
 // too are as of the last scheduled probe, never computed by the scrape.

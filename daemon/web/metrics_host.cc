@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host facts (runtime_facts.h, HostFacts) and what the firmware
 // advertises (ACPI HMAT) beside the measured figures. Bounded per host: one
 // info series per fact, one gauge per node and pool, one HMAT series per

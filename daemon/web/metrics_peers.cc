@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each host's remote/local ratios of the peer medians (computed by
 // serve/results/derived.cc), with the labels of its peer cohort: what the
 // peer alert compares across hosts. With the ratio and its cohort here, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // process_* metrics as the Prometheus client libraries define them
 // (client_golang's process collector; process_threads as in client_rust),
 // read from procfs: prometheus-cpp 1.0.1 ships no process collector.

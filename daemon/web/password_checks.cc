@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/password_checks.h"
 
 #include <spdlog/spdlog.h>

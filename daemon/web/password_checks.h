@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where bcrypt runs: one thread of its own and a queue of at most kQueued
 // checks, never the HTTP threads. bcrypt is slow on purpose (50-140 ms at cost
 // 10 on the development machine, docs/security.md): on the two threads that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/request_route.h"
 
 namespace numaprobe::daemon {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which endpoint a request asks for, as a pure function of its method and
 // path (tests/fuzz/fuzz_http_request.cc reaches it behind Boost.Beast's
 // parser). Beast parses the request line and headers; this decides what to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/web/tls_handshake_failures.h"
 
 #include <openssl/err.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Failed TLS handshakes: counted by reason in
 // numaprobe_http_tls_handshake_failures_total and logged with the peer's
 // address, as Go's net/http logs "http: TLS handshake error from ADDR: ERR"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tls_server_config (daemon/config/web_config.h) as an OpenSSL 3 server
 // context, every key of the exporter-toolkit format honoured: certificate
 // chain and key, the five client_auth_type values (Go's tls.ClientAuthType),

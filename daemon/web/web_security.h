@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Enforcement of the web configuration (daemon/config/web_config.h): HTTP
 // basic authentication against bcrypt hashes (libxcrypt). TLS is
 // daemon/web/tls_options.h. OpenSSL stays out of this header.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe / Fleet: which hosts are out of line, bounded at 1,000 hosts.
 // Per-host tables list only hosts over an alert level, at most fleetTopK of
 // them, worst over the dashboard's time range (an instant query over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe / Host: is this host's NUMA healthy, and since when? The first
 // screen answers with the quantities the alerts fire on, coloured at the
 // alerts' levels (_config); the rows below hold the figures behind them.

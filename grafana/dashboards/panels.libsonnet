@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small constructors for the Grafana panels the numaprobe dashboards use
 // (schemaVersion 38: Grafana 9.x and 10.x). Every panel and query uses the
 // `datasource` template variable. Ids and grid positions are assigned by

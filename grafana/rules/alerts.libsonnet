@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe alerting rules. Thresholds and `for:` durations come from
 // _config (config.libsonnet); what to do when an alert fires is in
 // docs/runbook.md, one section per alert (runbook_url points there). No rule

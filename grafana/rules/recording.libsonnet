@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // numaprobe recording rules: the ratios shared by the dashboards and the
 // alerts (alerts.libsonnet). What is compared with what, the noise model and
 // the thresholds: docs/detection.md.

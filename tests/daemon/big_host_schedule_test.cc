@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The schedule's goals on big hosts, proven by the real scheduler loop and
 // results model on a simulated clock (daemon/serve/simulation.h), on the
 // 8- and 16-node topologies of QEMU guests (tests/fixtures/topology/, 64 CPUs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/budget.cc
 #include "daemon/serve/budget.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pool itself, over a stand-in buffer that only has a size: reuse,
 // freeing, the budget and recipes. The kinds' real buffers are tested in
 // memory_buffers_test.cc.

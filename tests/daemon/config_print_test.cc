@@ -45,7 +45,8 @@ TEST(FormatConfig, EveryKeyOfEveryKindIsWritten) {
     }
   }
   for (const char* key :
-       {"\nschedule:\n  duty_cycle: 0.002\n  learning_duty_cycle: auto\n  interval: 5m\n  jitter: 0.2\n  priority: idle\n",
+       {"\nschedule:\n  duty_cycle: 0.002\n  learning_duty_cycle: auto\n  interval: 5m\n  jitter: 0.2\n  priority: "
+        "idle\n",
         "\nmemory:\n  budget: 320MiB\n  pages: auto\n", "\nbaseline:\n  rounds: 15\n  accept_changes: []\n",
         "\nstate_directory: /var/lib/numaprobe\n", "\nprobe_lock_file: \"/run/lock/numaprobe.lock\"\n"}) {
     EXPECT_THAT(text, HasSubstr(key)) << text;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/config.cc (and the schema walk in daemon/config_reader.cc)
 #include "daemon/config/config.h"
 #include "daemon/probing/kinds/kind_settings.h"

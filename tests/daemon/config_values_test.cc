@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/config_values.cc
 #include "daemon/config/config_values.h"
 

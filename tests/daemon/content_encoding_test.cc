@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/web/content_encoding.cc: Accept-Encoding as
 // Prometheus and browsers send it, and gzip output that zlib reads back.
 #include "daemon/web/content_encoding.h"

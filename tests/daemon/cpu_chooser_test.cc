@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/probing/cpu_chooser.cc on the 2-socket NPS2 fixture
 // (node 0 = CPUs 0-7, SMT pairs (0,1) (2,3) (4,5) (6,7)), with /proc/stat
 // snapshots and isolated-CPU lists supplied by the test.

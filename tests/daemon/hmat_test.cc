@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the firmware's advertised figures (daemon/common/hmat.h) on
 // tests/fixtures/host_facts/hmat, and their comparison with measured records
 // (daemon/output/hmat_report.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the host facts read from sysfs and procfs
 // (daemon/common/runtime_facts.h, host_info.h, kernel_cmdline.h) on the
 // fixture trees of tests/fixtures/host_facts: each fact's before and after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for ProbeCpusByNode (daemon/serve/host_watch.h): which CPUs'
 // governor and frequency the host watch reads, from the targets of a round.
 #include "daemon/serve/host_watch.h"

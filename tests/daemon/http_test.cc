@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/web/http.cc (with http_session.cc and http_reply.cc),
 // daemon/web/listen_address.cc and daemon/web/landing_page.cc: a real server on 127.0.0.1:0, fetched with a tiny
 // raw-socket HTTP/1.1 client (no curl in unit tests).

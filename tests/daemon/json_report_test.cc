@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/json_report.cc
 #include "daemon/output/json_report.h"
 

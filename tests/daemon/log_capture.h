@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Captures what the daemon logs while a test runs: a sink added to spdlog's
 // default logger for the capture's lifetime.
 #pragma once

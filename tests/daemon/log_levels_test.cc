@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the level names of daemon/common/log.cc: node_exporter's
 // debug, info, warn and error, in both --log.format values, and --log.level
 // filtering by the same four words.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory kinds' shared buffers (daemon/probing/kinds/memory_buffers.h),
 // really allocated on node 0.
 #include "daemon/probing/kinds/memory_buffers.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/metrics.md against the daemon's own families: one table row per family
 // the daemon can export, with its type, its labels and its HELP text as the
 // row's meaning. The families come from BuildFamilies() over the snapshots of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/metrics.cc, metrics_health.cc, metrics_process.cc and
 // family_builder.cc: the metric contract.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fixed Snapshots and lookups shared by metrics_test.cc and http_test.cc.
 #pragma once
 

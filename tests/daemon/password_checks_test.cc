@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/web/password_checks.cc: bcrypt on a thread of its
 // own, a bounded queue that refuses (and counts) past its limit, and a Stop
 // that never waits for a check in progress.

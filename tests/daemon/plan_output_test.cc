@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the plan in `numaprobe topology`'s outputs
 // (output/json_report.cc, output/table_report.cc): the memory pairs, then each
 // kind's own targets as the kind shows them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/probing/plan.cc and the core-to-core kind's own
 // planning (probing/kinds/core_to_core_plan.cc), on the hwloc XML fixtures
 // described in tests/fixtures/topology/README.md.

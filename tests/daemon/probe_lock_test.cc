@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/probing/probe_lock.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether /proc/self/stat describes this process. qemu-user, which runs the
 // arm64 cross build's unit tests on the build machine, answers it with a line
 // of its own in which every field but the pid, name, parent and stack start is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Records of each kind built without running a probe, for tests of the
 // snapshot, metrics and report views.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/web/request_route.cc: the telemetry path check shared
 // by --web.telemetry-path and HttpServer::Start, and the framing checks.
 #include "daemon/web/request_route.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/serve/results/result_model.cc, driven synchronously
 // (no loop, no threads, no clock): what happens when runs land, host facts
 // change, the configuration or the operator asks, and the daemon restarts on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/serve/rotation.cc and RoundTasks' visit order: the
 // structure of rounds on 1- to 16-node topologies (synthetic ones without
 // firmware distances, and the 2-socket NPS2 + CXL fixture with them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/common/safe_file.cc: what the daemon refuses to read
 // (FIFOs, devices, directories, links where none are followed, files past a
 // size cap) and how it creates files (O_EXCL under a random name).

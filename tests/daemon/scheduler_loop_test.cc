@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scheduler loop (scheduler.cc) on a scripted host and scripted probes
 // (scripted_loop.h): pacing, jitter, the duty-cycle budget, rotation,
 // baseline rounds and the state file, a reload and a cpuset change in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/scheduler.cc (the parts that do not run probes; the
 // loop itself is exercised end to end by tests/integration/test_serve.py).
 #include "daemon/serve/scheduler.h"

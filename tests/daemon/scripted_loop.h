@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A host and probes for the scheduler loop that the test controls: the
 // production simulation (daemon/serve/simulation.h: a clock that only moves
 // when the loop sleeps or a probe runs, state in memory, host facts from a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How many series one daemon exports on 2- to 16-node hosts, counted from the
 // daemon's own code: the default plan (BuildPlan) on a synthetic topology,
 // every planned task's figure published (RecordRun), a complete baseline with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/common/serve_lock.cc: a pid is used only while its
 // lock is held and only in the same PID namespace; hostile or broken files
 // are refused naming the path. Signal 0 checks the target without

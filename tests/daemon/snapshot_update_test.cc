@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/snapshot_update.cc
 #include "daemon/serve/snapshot_update.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/serve/results/state_file.cc: format 2 round trips
 // everything a restart must not lose; format 1 (the release before) is read
 // and converted; defects are named; operators' requests.

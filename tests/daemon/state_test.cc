@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/serve/state.cc: the host fingerprint and facts, and
 // the files of the state directory, written atomically (the text they hold is
 // results/state_file.cc's: state_file_test.cc).
@@ -285,7 +286,7 @@ TEST(HostFactsTest, TopologySignatureNamesNodesAndDistances) {
   EXPECT_EQ(facts.size(), 8u);
 }
 
-// Finding 1 of issue 41: root's `numaprobe baseline reset` (or a daemon run
+// The privilege escalation this guards against: root's `numaprobe baseline reset` (or a daemon run
 // as root) wrote through a link the state directory's owner planted at the
 // predictable temp name, and chowned the target to that owner. A link at
 // every name a writer could predict: the temp names of the pids around ours

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper for tests/integration/test_state_kill.py: drives the daemon's
 // real state write path (FormatState, then WriteStateFile: temp file, fsync,
 // rename, fsync of the directory) so the test can SIGKILL it at random

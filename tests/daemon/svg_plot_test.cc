@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/output/svg_plot.cc. Every output is parsed by a real
 // XML parser (libxml2) and inspected with XPath, not matched as text.
 #include "daemon/output/svg_plot.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/serve/task_cost_estimate.cc: learning, fixing and the
 // JSON form the state file, `numaprobe topology --task-costs` and the
 // NUMAPROBE_TEST_TASK_COSTS hook share.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/common/task_limits.cc on made-up cgroup trees.
 #include "daemon/common/task_limits.h"
 

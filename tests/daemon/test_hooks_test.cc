@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/common/test_hooks.cc: test-only hooks are refused
 // outside test mode.
 #include "daemon/common/test_hooks.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for daemon/config/web_config.cc (the --web.config.file parser),
 // daemon/web/web_security.cc (basic auth) and the file checks of
 // daemon/web/tls_options.cc (serving TLS: tests/integration/test_web_tls.py).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Validates prometheus-operator objects (PodMonitor, PrometheusRule, ...) in
 rendered manifests against the CRDs' schemas, strictly: an unknown field is an
 error, as with `kubectl apply --validate=strict`.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the tests in tests/deploy need from their environment: the built binary
 (ctest sets NUMAPROBE_BIN) and host tools, skipped with the reason when absent."""
 import os

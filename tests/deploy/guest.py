@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Debian 12 guests made from the Debian archive with mmdebstrap, cached, for
 the deploy tests (label systemd).
 

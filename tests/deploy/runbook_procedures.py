@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The commands docs/runbook.md gives for reloading, accepting and resetting in
 each deployment ("Reloading, accepting and resetting": its systemd, Container
 and Kubernetes subsections), as the tests that run or check them read them:

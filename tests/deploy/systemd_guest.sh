@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs inside the Debian 12 guest of tests/deploy/test_systemd.py, started at
 # boot by numaprobe-selftest.service from the read-only second disk
 # (/selftest: this script, numaprobe.deb, fast.yaml). Two boots:

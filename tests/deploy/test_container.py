@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The container image (ctest label `container`): deploy/container/build-image.py
 makes it from the .deb that the package_build fixture built (its files and
 the libraries they load, on an empty base), podman builds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Static and offline checks of deploy/: the systemd unit, the container image
 recipe and the Kubernetes manifests, and that they agree with each other and
 with the documented default config.

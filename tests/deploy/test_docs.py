@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The documents against the code they describe (ctest `docs`): what an
 operator reads in README.md, docs/ (the man page included), deploy/README.md,
 grafana/README.md and config/numaprobe.yaml must name things that exist:

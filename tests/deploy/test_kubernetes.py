@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Kubernetes manifests, offline (ctest label `kubernetes`): the bundle that
 deploy/kubernetes/make-bundle.py writes (base + PrometheusRule from
 grafana/rules + one ConfigMap per dashboard) rendered by `kubectl kustomize`,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks of docs/numaprobe.8, the manual page the systemd unit names
 (Documentation=man:numaprobe(8)):
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Debian package (ctest label `package`): what cmake/packaging.cmake makes
 with CPack (the package_build test builds it first, as a ctest fixture), its
 fields and files, lintian, and a real `dpkg -i` / upgrade / `dpkg --purge` on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The .deb under a real systemd: a Debian 12 guest in QEMU (KVM where /dev/kvm
 works, TCG otherwise) whose root filesystem mmdebstrap made (tests/deploy/
 guest.py, cached in ~/.cache/numaprobe-deploy). systemd_guest.sh runs inside

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: the YAML config parser (ParseConfig). Every input must end in a
 // Config or a non-empty error list, never a crash, hang or sanitizer report.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: the request path as the server runs it (daemon/web/http_session.cc
 // and http_reply.cc): raw bytes through Boost.Beast's request parser with the
 // server's header and body limits, then our routing (daemon/web/request_route.h)

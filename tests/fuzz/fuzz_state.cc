@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: the state-file parser (ParseState, what the daemon runs on the
 // text of <state_directory>/state.json, either format). Properties checked
 // beyond "no crash": a rejected file always says why and gives nothing; an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: the scalar parsers of the config (size, duration, integer,
 // number, bool) and the kernel CPU-list parser. The first byte picks the
 // parser; properties checked: a parsed CPU list formats and re-parses to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer: the --web.config.file parser (ParseWebConfig) and the basic-auth
 // header check (BasicAuth::Allows, a cost-4 bcrypt hash so executions stay fast).
 #include <cstddef>

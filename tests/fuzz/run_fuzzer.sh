@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run_fuzzer.sh FUZZER SEED_CORPUS WORK_DIR: runs one libFuzzer target for
 # NUMAPROBE_FUZZ_SECONDS (default 60) from the seed corpus (never modified:
 # new inputs go to WORK_DIR/corpus). libFuzzer exits non-zero on a crash,

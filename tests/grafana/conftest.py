@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """pytest glue for tests/grafana: import path, the multi-node panel report and the
 detection time-to-fire table."""
 import os

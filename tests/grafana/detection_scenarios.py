@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The detection scenarios of docs/detection.md, run through `promtool test rules`
 with both rule files, and what each must (and must not) fire.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the grafana/ tests: locating files, walking dashboard
 panels, a small PromQL scanner (metric selectors and their label matchers) and
 Grafana-style template variable substitution.

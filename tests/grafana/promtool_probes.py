@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reading alert firing times out of `promtool test rules`.
 
 promtool 2.42 reports a promql_expr_test only when it fails, and then prints

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Realistic numaprobe daemon series for `promtool test rules`.
 
 Simulates what Prometheus stores when it scrapes numaprobe daemons every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The alerting path (ctest grafana_alertmanager): the example routing and
 inhibition of grafana/alertmanager.yml passes `amtool check-config`, and the
 mixin's alerts, as its rules make them, go through a real Alertmanager to a

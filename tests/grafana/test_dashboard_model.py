@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """grafana/dashboards/*.json against Grafana's own dashboard model, offline
 (ctest label `grafana`): the TypeScript types of @grafana/schema (npm, pinned
 in .ci/install-deps) checked with `tsc --noEmit`. Each dashboard becomes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Static checks of grafana/dashboards/*.json: identity, data source and
 template variables, units, query selectors, the metric contract, and that every
 query parses (promtool)."""

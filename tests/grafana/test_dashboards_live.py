@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration: the real numaprobe daemon scraped by a real Prometheus (Debian's
 `prometheus` package) on loopback, with grafana/rules/recording.yaml loaded.
 Every query of every dashboard panel, with its template variables substituted

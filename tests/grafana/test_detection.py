@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Detection guarantees of grafana/rules (docs/detection.md), checked with
 `promtool test rules` on realistic generated daemon series (series_gen.py):
 every alert fires within its stated time in its scenario, and nothing else

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The mixin (grafana/mixin.libsonnet) is the source of grafana/rules/*.yaml and
 grafana/dashboards/*.json: the committed files are exactly what it generates,
 the source is jsonnetfmt-formatted, and _config overrides reach every rule and

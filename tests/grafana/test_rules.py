@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Static checks of grafana/rules/*.yaml: promtool check/test, alert metadata,
 runbook anchors, and that rules_test.yaml covers every alert both ways."""
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The rule files stay portable: every PromQL function they call, every rule
 and group field and every annotation template function is one that Prometheus
 2.x and 3.x, Thanos Ruler, the Mimir ruler and VictoriaMetrics' vmalert all

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The detection scenarios evaluated by VictoriaMetrics' vmalert (Debian's
 `victoria-metrics` package): the same generated series, the same rule files,
 replayed over stored history, for comparison with promtool's results

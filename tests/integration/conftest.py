@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures for integration tests: the real numaprobe binary."""
 import os
 import subprocess

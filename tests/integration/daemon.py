@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Runs the real `numaprobe serve` on a free loopback port for integration tests."""
 import datetime
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Figures on a busy host: a probe whose planned CPU is kept busy by
 another process measures from an idle CPU of the same node, and says which.
 

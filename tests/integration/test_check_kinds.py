@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """.ci/check-kinds: shared daemon code must not name a probe kind.
 
 The check passes on this tree, and fails, naming file and line, on a copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`numaprobe probe` and `numaprobe topology` as a person runs them: real
 binary, real machine (one NUMA node here; multi-node lives in tests/vm)."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A wall-clock jump does not disturb pacing or the duty-cycle budget
 (docs/security.md, "How each promise is tested"). The real binary runs under
 libfaketime (Debian package faketime) with FAKETIME_DONT_FAKE_MONOTONIC=1, so

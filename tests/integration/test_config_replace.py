@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The config file replaced while SIGHUPs arrive, in a tight loop: the daemon
 never crashes, only ever runs one of the versions written, and ends on the
 last one. Two ways of replacing: rename (what config management does; the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A kernel/microcode rollout must not overwrite the baseline. The real
 daemon is restarted with a changed host fingerprint (test-only overrides) and
 figures raised by test-only fault injection; a real Prometheus scrapes its real

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host facts read every round and on SIGHUP: the real daemon reads them from a
 fixture tree (NUMAPROBE_TEST_FACT_ROOT, honoured only with NUMAPROBE_TEST_MODE=1)
 which the test edits while it runs, as an operator's `echo never > .../enabled`

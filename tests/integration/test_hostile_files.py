@@ -1,5 +1,6 @@
-"""Hostile files and local users against the real daemon (issue 41;
-docs/security.md, "Files the daemon reads and writes"): links planted in the
+# SPDX-License-Identifier: Apache-2.0
+"""Hostile files and local users against the real daemon (docs/security.md,
+"Files"): links planted in the
 state directory where root writes, a FIFO, /dev/zero or 5 MiB of '[' at the
 state file or the operator's request file, an unreadable or corrupt state
 file, a request in a read-only directory, a second `serve` that cannot bind, configs too large, too deep or
@@ -63,7 +64,7 @@ def open_dir():
 
 
 def test_no_write_follows_a_link_planted_in_the_state_directory(run, open_dir):
-    """Issue 41 finding 1, as it was shown: the state directory's owner plants
+    """The privilege escalation, as it was shown: the state directory's owner plants
     links at every name a root writer could predict; root's `baseline reset`
     and `baseline accept` (which write baseline-request.json) must neither
     write through them nor chown their target. Before the fix the root-owned

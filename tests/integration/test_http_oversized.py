@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Oversized requests against the real binary (docs/security.md, "How each
 promise is tested"): a 1 MiB URI, 10,000 headers, a 1 MiB header value, a
 POST streaming 1 MiB of a huge announced body and an overflowing

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Slowloris against the real binary: 500 connections that never finish a
 request must not keep a scraper from /metrics (docs/security.md, "How each
 promise is tested"). Two kinds of attacker: connections that send nothing,

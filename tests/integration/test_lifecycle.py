@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The operator's actions without a shell or kill: `numaprobe reload` and
 `numaprobe baseline accept|reset` find the `numaprobe serve` of the
 configuration's state directory (its serve.lock) and send it SIGHUP; a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`numaprobe probe --tests loaded_latency`: the loaded-latency curve as a
 person asks for it, in a table, in JSON and as an SVG plot. Real binary on
 this machine (one NUMA node, two CPUs: one chase CPU, one load CPU).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-wide exclusion: every numaprobe process on a host takes one flock(2)
 around each probe, so a daemon, a second daemon and a person's `numaprobe probe`
 never measure at the same time. The test holds the lock itself, as another

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What a SIGHUP and `check-config` do beyond parsing: an unchanged file keeps
 the round and the prepared buffers, and a file that cannot work on this host
 (CPUs it does not have, an unusable lock file) is refused by check-config just

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """`numaprobe serve` as an operator runs it: the real binary on a free port,
 scraped over HTTP. This machine has one NUMA node, so the local pair (0, 0) is
 what exists; multi-node series are asserted in tests/vm."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A full or read-only state directory: the daemon keeps serving metrics, says
 so (numaprobe_state_last_write_successful 0, numaprobe_state_write_failures_total,
 a log line naming the path and the errno text) and writes the state file once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SIGKILL during a state write, 100 times: <state_directory>/state.json is
 always one of the two complete versions, never missing, truncated or a mix.
 Drives the real write path (FormatState, WriteStateFile) through tests/daemon/state_write_loop.cc,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A task limit is an operating condition, not a crash (docs/security.md,
 "Task limits"). The daemon runs with a budget of 24 tasks, as a non-root user
 under RLIMIT_NPROC and inside a cgroup with pids.max: it starts, completes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """--web.config.file (exporter-toolkit format) against the real binary, with
 curl: basic auth with bcrypt hashes, extra headers, SIGHUP reload, bad files
 refused naming the key. TLS (tls_server_config) is test_web_tls.py."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tls_server_config against the real binary, with real curl and openssl
 s_client: HTTPS scrapes, refused protocol versions, mutual TLS, basic auth
 over TLS, certificates taken up on SIGHUP (each file read once per reload),

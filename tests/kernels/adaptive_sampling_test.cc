@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/adaptive_sampling.cc with a scripted sampler: which
 // samples are "preempted", what the clock says and how coarse it is are chosen
 // by the test, so the CPU cap, the shortening, the lengthening for a coarse

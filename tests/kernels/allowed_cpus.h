@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPUs this test process may pin to, ascending: the affinity mask
 // intersected with the online CPUs, as kernels::Restriction reads them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/bandwidth_paced.cc: one paced unit touches exactly
 // its bytes, and the spin calibration is a plausible rate.
 #include "kernels/bandwidth_paced.h"

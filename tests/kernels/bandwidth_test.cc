@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/bandwidth.cc, bandwidth_run.cc and the per-ISA loops.
 #include "kernels/bandwidth.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/clock.h: the sample clock runs at the rate of
 // CLOCK_MONOTONIC (on arm64 it is the counter scaled by its frequency).
 #include "kernels/clock.h"

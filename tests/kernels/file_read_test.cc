@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/file_read.cc
 #include "kernels/file_read.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/loaded_latency.cc and loaded_latency_run.cc.
 //
 // The test machines share their CPUs with builds, so no latency figure is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether the kernel under the test answers the NUMA memory-policy system
 // calls. qemu-user, which runs the arm64 cross build's unit tests on the build
 // machine, implements none of mbind, move_pages and get_mempolicy (ENOSYS):

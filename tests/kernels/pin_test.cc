@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/pin.cc
 #include "kernels/pin.h"
 

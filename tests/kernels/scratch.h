@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // 64-byte aligned scratch memory filled with 0xA5, for the tests of the
 // bandwidth loops: a byte a loop wrote no longer reads 0xA5.
 #pragma once

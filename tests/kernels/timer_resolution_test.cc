@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/timer_resolution.cc: the clock's step is measured
 // from scripted clocks (a coarse counter, a clock whose reads cost more than
 // its tick, a stopped one), and the check is driven with chosen steps, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for kernels/topology.cc and kernels/topology_hwloc.cc, on the hwloc
 // XML fixtures described in tests/fixtures/topology/README.md.
 #include "kernels/topology.h"

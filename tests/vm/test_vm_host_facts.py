@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host facts and firmware-advertised figures on a real kernel: one QEMU guest
 with an ACPI HMAT (`-machine hmat=on` and `-numa hmat-lb` values chosen here)
 and a CPU-less memory node whose attached initiator is node 1.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Multi-node NUMA end-to-end tests: the real numaprobe binary inside QEMU guests.
 
 Two guests boot (one per topology) and run every scenario of that topology in one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Boots numaprobe inside QEMU guests that have a NUMA topology of their own.
 
 The build and CI machines have one NUMA node; a software-emulated (TCG) guest with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bandwidth kind: read, non-temporal write and copy bandwidth from one
 // (or `threads`) pinned CPUs of cpu_node to a buffer on mem_node
 // (kernels/bandwidth.h). The op is the target's variant.

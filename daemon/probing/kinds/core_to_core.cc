@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core_to_core kind: one-way cache-line transfer latency between two CPUs
 // with the line homed on a chosen node (kernels/c2c.h). It plans its own
 // targets, CPU pairs (core_to_core_plan.h), from the topology and its target

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PlanC2cPairs (rules in core_to_core_plan.h). Deterministic and preferring the
 // highest-numbered CPUs, as the memory plan does (probing/plan.cc), so the same
 // machine always yields the same pairs and therefore the same metric series.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The core_to_core kind's targets: which CPU pairs bounce a line, and on
 // which node the line lives. The kind plans them itself (ProbeKind::PlanTargets)
 // from the topology and its own target option, the CPU list `c2c_cpus`.

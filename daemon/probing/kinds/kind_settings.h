@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each kind's own settings types: its config section probes.<kind>, as
 // Config::probes.Of<T>() holds it (read by the kind's ReadConfig), and its run
 // settings, as ProbeSettings::Of<T>() holds them: the kernel spec plus the

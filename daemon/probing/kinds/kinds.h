@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The probe kinds, one module each under probing/kinds/. Only the probe table
 // (kinds/probe_table.cc) names them; everything else iterates the table.
 #pragma once

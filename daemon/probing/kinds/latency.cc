@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The latency kind: idle memory latency by a dependent pointer chase from one
 // CPU of cpu_node over a buffer on mem_node (kernels/latency.h).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loaded_latency kind (Intel MLC --loaded_latency, multichase multiload):
 // the pointer chase from the pair's CPU to mem_node while the node's other
 // CPUs stream to the same node at a swept injection delay, from saturation to

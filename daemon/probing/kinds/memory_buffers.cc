@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/probing/kinds/memory_buffers.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The buffers of the memory kinds, shared between kinds: the latency kind
 // chases the chase buffer, the bandwidth kind streams over the stream buffer,
 // and loaded_latency uses both at once on the same node, so a visit prepares

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one list that names every kind (kinds.h); everything else iterates it.
 #include "daemon/probing/probe_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every figure the daemon derives from what it has learnt of its series,
 // computed in this one place and published in the Snapshot, so that the web
 // layer only formats: the armed baselines and their spread, the recent and

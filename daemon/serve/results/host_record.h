@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the baseline is read against: the host it was recorded on (fingerprint
 // and topology signature), the host facts as last seen, every change of them
 // since the baseline began (the last kMaxHostChanges, each logged and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one owner of what happens after a probe finishes: it counts the run and
 // publishes or withdraws its figure, adds the figure to its series' recent
 // figures and, while that series records, to its baseline, decides whether

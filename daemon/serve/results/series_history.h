@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the daemon has learnt of one series: its recent figures, and its
 // baseline, being recorded or armed. Each series learns from its own figures
 // only: a failed run of another series costs it nothing, and a series that

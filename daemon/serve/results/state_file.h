@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text of <state_directory>/state.json: everything the daemon has learnt
 // that a restart must not lose. ParseState reads it from a string (what the
 // daemon loads and tests/fuzz/fuzz_state.cc feeds it), FormatState writes

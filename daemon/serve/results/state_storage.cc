@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/results/state_storage.h"
 
 namespace numaprobe::daemon {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the ResultModel keeps its files: the state directory on the host, or
 // memory (the sizing preview runs days of schedule on a simulated clock and
 // must not write a file a second). The model names the files
