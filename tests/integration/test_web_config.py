@@ -6,9 +6,13 @@ import ctypes
 import ctypes.util
 import os
 import re
+import base64
+import http.client
 import signal
+import socket
 import statistics
 import subprocess
+import threading
 import time
 
 import pytest
@@ -161,3 +165,64 @@ def test_basic_auth_and_headers(numaprobe_bin, tmp_path):
         assert re.search(r"(?im)^X-Content-Type-Options: nosniff", out), out
         assert curl(d.port, user="bob:hunter2")[1] == 200
         assert curl(d.port, path="/-/healthy", user="bob:hunter2")[1] == 200
+
+
+def test_a_flood_of_wrong_passwords_does_not_stall_a_verified_scraper(numaprobe_bin, tmp_path):
+    """40 connections sending 10 pipelined requests each with a wrong
+    password made a scrape with valid credentials wait 13.9 s (bcrypt ran on
+    the two HTTP threads). Now the checks queue (8) behind one checking
+    thread and the rest get 503, counted: the verified scraper's request is
+    answered while wrong passwords are still being checked (its answer comes
+    before the flood's last 401), whatever the machine's speed."""
+    web = web_config(tmp_path, f"basic_auth_users:\n  alice: {SECRET_HASH}\n")
+    wrong = base64.b64encode(b"alice:wrong").decode()
+    request = (f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic {wrong}\r\n\r\n").encode()
+    with start(numaprobe_bin, tmp_path, web) as d:
+        assert curl(d.port, user="alice:secret")[1] == 200  # verified once: remembered
+        last_401 = []
+        statuses = []
+        lock = threading.Lock()
+
+        def flood(sock):
+            seen, data = 0, b""
+            try:
+                while seen < 10:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    now = time.monotonic()
+                    data += chunk
+                    found = re.findall(rb"HTTP/1\.1 (\d{3})", data)
+                    with lock:
+                        for status in found[seen:]:
+                            statuses.append(int(status))
+                            if status == b"401":
+                                last_401.append(now)
+                    seen = len(found)
+            except OSError:
+                pass
+            finally:
+                sock.close()
+
+        sockets = []
+        for _ in range(40):
+            sock = socket.create_connection(("127.0.0.1", d.port), timeout=60)
+            sock.sendall(request * 10)
+            sockets.append(sock)
+        threads = [threading.Thread(target=flood, args=(sock,)) for sock in sockets]
+        for t in threads:
+            t.start()
+        conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=60)
+        conn.request("GET", "/metrics", headers={"Authorization": "Basic " + base64.b64encode(b"alice:secret").decode()})
+        response = conn.getresponse()
+        body = response.read().decode()
+        answered = time.monotonic()
+        conn.close()
+        for t in threads:
+            t.join(timeout=120)
+        assert response.status == 200, response.status
+        assert 503 in statuses and 401 in statuses, sorted(set(statuses))
+        assert answered < max(last_401), "the verified scrape waited for the flood's password checks"
+        refused = parse_metrics(body)["numaprobe_http_password_checks_refused_total"][0][1]
+        later = parse_metrics(curl_metrics(d.port))["numaprobe_http_password_checks_refused_total"][0][1]
+        assert later == statuses.count(503) and later >= refused, (later, refused, statuses.count(503))
