@@ -51,6 +51,29 @@ def write_config(directory, duty_cycle=0.2, interval="1s", pages="auto", baselin
     return path
 
 
+def readable_sanitizer_options(directory):
+    """The *SAN_OPTIONS of this process, each suppressions file copied into
+    `directory`, for a daemon run under another user id: the sanitized daemon
+    exits when it cannot read the file (the TSan stage of a clone in
+    `mktemp -d`, a 0700 directory, did)."""
+    env = {}
+    for name, value in os.environ.items():
+        if not name.endswith("SAN_OPTIONS"):
+            continue
+        options = []
+        for option in value.split(":"):
+            key, _, path = option.partition("=")
+            if key == "suppressions" and path:
+                copy = os.path.join(directory, f"{name.lower()}.supp")
+                shutil.copy2(path, copy)
+                os.chmod(copy, 0o644)
+                option = f"suppressions={copy}"
+            options.append(option)
+        env[name] = ":".join(options)
+    return env
+
+
+
 class Daemon:
     """A running `numaprobe serve`; use as a context manager."""
 

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from daemon import SANITIZED_SLOWDOWN, Daemon, has_sample, parse_metrics, write_config
+from daemon import SANITIZED_SLOWDOWN, Daemon, has_sample, parse_metrics, readable_sanitizer_options, write_config
 
 NOBODY = 65534
 
@@ -179,7 +179,7 @@ def test_unreadable_state_file_is_kept_not_overwritten(numaprobe_bin, open_dir):
         f.write(original)
     os.chmod(state, 0o600)
     config = write_config(open_dir, interval="1s", state_directory=state_dir)
-    binary, preexec = numaprobe_bin, None
+    binary, preexec, env = numaprobe_bin, None, None
     if os.geteuid() == 0:
         os.chown(state_dir, NOBODY, NOBODY)  # the daemon's directory; the file stays root's
         os.chmod(config, 0o644)
@@ -188,6 +188,7 @@ def test_unreadable_state_file_is_kept_not_overwritten(numaprobe_bin, open_dir):
         os.chmod(os.path.join(open_dir, "probe.lock"), 0o644)
         binary = os.path.join(open_dir, "numaprobe")
         shutil.copy2(numaprobe_bin, binary)
+        env = readable_sanitizer_options(open_dir)
 
         def preexec():
             os.setgroups([])
@@ -195,7 +196,7 @@ def test_unreadable_state_file_is_kept_not_overwritten(numaprobe_bin, open_dir):
             os.setuid(NOBODY)
     else:
         os.chmod(state, 0)
-    with Daemon(binary, config, preexec_fn=preexec) as d:
+    with Daemon(binary, config, env=env, preexec_fn=preexec) as d:
         d.wait_for(lambda: f"cannot read {state}: Permission denied" in d.logs(), what="the unreadable file named")
         d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_state_last_write_successful 0"), timeout=60,
                    what="the refused write in the metric")

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from daemon import SANITIZED_SLOWDOWN, Daemon, parse_metrics, write_config
+from daemon import SANITIZED_SLOWDOWN, Daemon, parse_metrics, readable_sanitizer_options, write_config
 
 TASK_BUDGET = 24
 # The process's own threads between probes (tests/integration/test_serve.py
@@ -69,28 +69,6 @@ def unprivileged_daemon(numaprobe_bin, directory, nproc):
     shutil.copy2(numaprobe_bin, binary)
     os.chmod(binary, 0o755)
     return Daemon(binary, config, env=readable_sanitizer_options(directory), preexec_fn=as_user(uid, nproc))
-
-
-def readable_sanitizer_options(directory):
-    """The *SAN_OPTIONS of this process, each suppressions file copied into
-    `directory`, for the same reason as the binary: the sanitized daemon
-    exits when it cannot read the file (the TSan stage of a clone in
-    `mktemp -d` did)."""
-    env = {}
-    for name, value in os.environ.items():
-        if not name.endswith("SAN_OPTIONS"):
-            continue
-        options = []
-        for option in value.split(":"):
-            key, _, path = option.partition("=")
-            if key == "suppressions" and path:
-                copy = os.path.join(directory, f"{name.lower()}.supp")
-                shutil.copy2(path, copy)
-                os.chmod(copy, 0o644)
-                option = f"suppressions={copy}"
-            options.append(option)
-        env[name] = ":".join(options)
-    return env
 
 
 def threads_of(pid):
