@@ -32,11 +32,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+# The round's task order and which tasks share buffers, as the VM round-cost
+# bench works them out (bench/ is on the path when a bench script runs).
+from round_cost_vm import round_tasks, shares_buffers  # noqa: E402
+
 DUTY = 0.002       # schedule.duty_cycle
 INTERVAL_S = 300   # schedule.interval
 ROUNDS = 15        # baseline.rounds
 ROTATE_ABOVE = 2.0
-OPS = ("read", "write", "copy")
 
 
 def topology_json(binary: Path, xml: Path, *extra: str) -> dict:
@@ -47,25 +50,12 @@ def topology_json(binary: Path, xml: Path, *extra: str) -> dict:
 
 
 def tasks_of(report: dict) -> list[tuple]:
-    """RoundTasks: (kind, cpu_node, mem_node, variant, relation), kind by kind,
-    memory nodes ascending (stable)."""
-    plan = report["plan"]
-    node_of = {c["id"]: c["node"] for c in report["cpus"]}
-    memory = [(p["cpu_node"], p["mem_node"]) for p in plan["memory_pairs"]]
-    tasks = []
-    for kind, variants in (("latency", ("",)), ("bandwidth", OPS)):
-        tasks += sorted([(kind, c, m, v, "") for c, m in memory for v in variants], key=lambda t: t[2])
-    tasks += sorted([("core_to_core", node_of[p["cpu_a"]], p["line_node"], "", p["relation"])
-                     for p in plan["c2c_pairs"]], key=lambda t: t[2])
-    return tasks
-
-
-def shares(a: tuple, b: tuple) -> bool:
-    return a[0] == b[0] and a[2] == b[2]
+    """RoundTasks of a `numaprobe topology --format json` report."""
+    return round_tasks(report["plan"], {c["id"]: c["node"] for c in report["cpus"]})
 
 
 def cost(tasks: list[tuple], costs: dict) -> float:
-    return sum(costs[t[0]]["visit_start"] if i == 0 or not shares(tasks[i - 1], t)
+    return sum(costs[t[0]]["visit_start"] if i == 0 or not shares_buffers(tasks[i - 1], t)
                else costs[t[0]].get("continuation", costs[t[0]]["visit_start"]) for i, t in enumerate(tasks))
 
 
@@ -77,7 +67,7 @@ def before(report: dict, costs: dict) -> dict:
         rep = first.setdefault((t[0], matrix[t[1]][t[2]], t[4]), i)
         if rep == i or tasks[rep][:3] == t[:3]:
             every.append(i)
-        elif rotated and rotated[-1][-1] == i - 1 and shares(tasks[i - 1], t):
+        elif rotated and rotated[-1][-1] == i - 1 and shares_buffers(tasks[i - 1], t):
             rotated[-1].append(i)
         else:
             rotated.append([i])
