@@ -2,6 +2,7 @@
 // The baseline the figures are compared with, how much its rounds spread,
 // which host facts changed since it was recorded, and the smoothed recent
 // figures that drift rules divide by it.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -122,6 +123,30 @@ void AppendBaselineFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
     changes.Add({{"field", c->field}, {"before", c->before}, {"after", c->after}}, c->unix_seconds);
   }
   out.push_back(changes.Build());
+
+  // The newest of those changes as one label, for grouping a fleet rollout's
+  // drift alerts in Alertmanager by what changed (grafana/alertmanager.yml):
+  // every field first seen changed at that moment, so a kernel and microcode
+  // update seen at one boot is one value on every host that took it. An
+  // older, unrelated change on one host does not split it from the others.
+  FamilyBuilder newest("numaprobe_host_last_change_timestamp_seconds",
+                       "Unix time the daemon first saw the newest host change since the baseline was recorded; "
+                       "change: every field that changed then, each as the drift alerts' descriptions write it "
+                       "(field, old value, arrow, new value), sorted by field and joined by commas. One series at most; what Alertmanager groups a fleet rollout's drift "
+                       "alerts by. Cleared by numaprobe baseline accept or reset.",
+                       MetricType::Gauge);
+  if (!last.empty()) {
+    double newest_seconds = 0;
+    for (const auto& [field, c] : last) newest_seconds = std::max(newest_seconds, c->unix_seconds);
+    std::string change;
+    for (const auto& [field, c] : last) {
+      if (c->unix_seconds != newest_seconds) continue;
+      if (!change.empty()) change += ", ";
+      change += c->field + " " + c->before + " -> " + c->after;
+    }
+    newest.Add({{"change", change}}, newest_seconds);
+  }
+  out.push_back(newest.Build());
 
   FamilyBuilder info("numaprobe_baseline_info",
                      "The host fingerprint and why the current baseline exists (origin: first_start, restored, "

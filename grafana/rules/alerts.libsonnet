@@ -25,20 +25,20 @@ local pairPeers = import '../pair_peers.libsonnet';
       (first seen {{ (. | first | value) | humanizeTimestamp }}){{ else }}; no host change since the baseline was recorded{{ end }}.
     |||,
     // What Alertmanager groups a fleet rollout's drift alerts by
-    // (grafana/alertmanager.yml): the host's CPU model, from its recorded
-    // cohort. The hosts of one model that drift after a rollout are then one
-    // notification, not one per host; each alert's description names what
-    // changed on its host. Not the kernel, microcode or firmware label: at
-    // the change the info series overlaps its predecessor for minutes in
-    // promtool and VictoriaMetrics (no staleness markers), and the alert's
-    // labels would flip between the two. topk keeps one cohort series per
-    // host (a topology change overlaps too, with the same model); a host
-    // without one keeps its alert, without the label. `series`: the labels
-    // that tell the alert's series apart (op for bandwidth).
-    local withCpuModel(expr, series) = |||
+    // (grafana/alertmanager.yml): the host's CPU model and its newest host
+    // change, from instance:numaprobe_host_info:rollout. The hosts of one
+    // model that drift after one rollout are then one notification, not one
+    // per host, and another change on the same model is another. Not the
+    // kernel, microcode or firmware label of numaprobe_host_info: at the
+    // change that series overlaps its predecessor for minutes in promtool
+    // and VictoriaMetrics (no staleness markers), and the alert's labels
+    // would flip between the two; topk keeps the newer rollout series. A
+    // host without one keeps its alert, without the labels. `series`: the
+    // labels that tell the alert's series apart (op for bandwidth).
+    local withRollout(expr, series) = |||
       (
         %(expr)s
-      ) * on(%(instanceLabels)s) group_left(cpu_model) topk by (%(instanceLabels)s) (1, instance:numaprobe_host_info:cohort)
+      ) * on(%(instanceLabels)s) group_left(cpu_model, change) (topk by (%(instanceLabels)s) (1, instance:numaprobe_host_info:rollout) * 0 + 1)
       or on(%(series)s) (
         %(expr)s
       )
@@ -80,7 +80,7 @@ local pairPeers = import '../pair_peers.libsonnet';
             // and baseline (over 1 s a minute at 1,000 8-node hosts,
             // docs/detection.md). The description names the drifted pairs
             // from the one host's series (pairDrift), read while it fires.
-            expr: withCpuModel(|||
+            expr: withRollout(|||
               last_over_time(numaprobe_memory_latency_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) - 1 > %(latencyDriftThreshold)g
             ||| % c, c.instanceLabels),
             'for': c.driftFor,
@@ -104,7 +104,7 @@ local pairPeers = import '../pair_peers.libsonnet';
             alert: 'NumaProbeBandwidthDrop',
             // The same comparison for bandwidth, which is noisier: -13%
             // (docs/detection.md: 4% figure noise), per host and op.
-            expr: withCpuModel(|||
+            expr: withRollout(|||
               1 - last_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(bandwidthDropThreshold)g
             ||| % c, c.instanceLabels + ', op'),
             'for': c.driftFor,

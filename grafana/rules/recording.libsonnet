@@ -135,6 +135,32 @@ local pairPeers = import '../pair_peers.libsonnet';
               )
             ||| % c,
           },
+          // What Alertmanager groups a fleet rollout's drift alerts by
+          // (grafana/alertmanager.yml): a host's cpu_model, from its cohort,
+          // and its newest host change (change, from
+          // numaprobe_host_last_change_timestamp_seconds: every field the
+          // daemon saw changed at that moment), one series per host. A host
+          // with no change since its baseline has no change label, one
+          // without host info no cpu_model. The value is the change's Unix
+          // time (0 without one), so that where a series overlaps its
+          // successor for a while (a scrape gap, or a new change: promtool
+          // and VictoriaMetrics write no staleness markers) `topk` keeps the
+          // newer and an alert's labels never flip between the two.
+          {
+            local newestChange = |||
+              topk by (%(instanceLabels)s) (1, last_over_time(numaprobe_host_last_change_timestamp_seconds{%(selector)s}[%(gapWindow)s]))
+            ||| % c,
+            local model = 'topk by (%(instanceLabels)s) (1, instance:numaprobe_host_info:cohort) * 0' % c,
+            record: 'instance:numaprobe_host_info:rollout',
+            expr: |||
+              max by (%(instanceLabels)s, cpu_model, change) (
+                %(model)s
+                + on(%(instanceLabels)s) group_left(change) %(newestChange)s
+              )
+              or on(%(instanceLabels)s) max by (%(instanceLabels)s, cpu_model) (%(model)s)
+              or on(%(instanceLabels)s) max by (%(instanceLabels)s, change) (%(newestChange)s)
+            ||| % (c { model: model, newestChange: std.rstripChars(newestChange, '\n') }),
+          },
           // Per cohort and remote pair, the median of the hosts' ratios: only
           // where the cohort has at least peerCohortMin hosts with the pair,
           // so that it stands on healthy hosts even if two are off.

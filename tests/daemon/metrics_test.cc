@@ -249,6 +249,32 @@ TEST(Metrics, BaselineSpreadRecentMediansAndHostChanges) {
   EXPECT_DOUBLE_EQ(*Value(BuildFamilies(faked), "numaprobe_test_fault_injection_active", {}), 1);
 }
 
+// The newest host change as one label, what Alertmanager groups a rollout's
+// drift alerts by: the fields first seen changed at the newest moment, sorted
+// and joined; an older change of another field stays out of it.
+TEST(Metrics, LastHostChangeNamesEveryFieldSeenChangedAtTheNewestMoment) {
+  Snapshot s = FixedSnapshot();
+  s.host_changes = {{"thp_enabled", "always", "never", 1700000010},
+                    {"microcode", "0xa0011d0", "0xa0011d1", 1700000050},
+                    {"kernel", "6.1.0-13-amd64", "6.6.13-amd64", 1700000050}};
+  auto families = BuildFamilies(s);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_host_last_change_timestamp_seconds",
+                          {{"change", "kernel 6.1.0-13-amd64 -> 6.6.13-amd64, microcode 0xa0011d0 -> 0xa0011d1"}}),
+                   1700000050);
+  // A field changed again later is the newest change by itself.
+  s.host_changes.push_back({"thp_enabled", "never", "madvise", 1700000090});
+  families = BuildFamilies(s);
+  EXPECT_DOUBLE_EQ(*Value(families, "numaprobe_host_last_change_timestamp_seconds",
+                          {{"change", "thp_enabled never -> madvise"}}),
+                   1700000090);
+  s.host_changes.clear();
+  for (const MetricFamily& family : BuildFamilies(s)) {
+    if (family.name == "numaprobe_host_last_change_timestamp_seconds") {
+      EXPECT_TRUE(family.metric.empty()) << "no change since the baseline, no series";
+    }
+  }
+}
+
 // One series a probe, valued at its least recently refreshed pair: what
 // NumaProbeProbeStale reads instead of every pair's timestamp.
 TEST(Metrics, OldestSuccessPerProbeIsItsStalestPair) {

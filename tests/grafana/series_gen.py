@@ -647,6 +647,20 @@ class HostSim:
         for (fld, before, after), at in seen.items():
             self.add("numaprobe_host_change_timestamp_seconds", {"field": fld, "before": before, "after": after},
                      [(at, float(at))])
+        # The newest change as the daemon publishes it: after each reboot with
+        # changes, every field whose last change came then, one label.
+        last: dict[str, tuple] = {}
+        newest: list[tuple[str, float]] = []
+        for r in self.reboots:
+            if not r.changes:
+                continue
+            at = r.at_s + r.down_s
+            for fld, before, after in r.changes:
+                last[fld] = (before, after, at)
+            newest.append((", ".join(f"{f} {b} -> {a}" for f, (b, a, t) in sorted(last.items()) if t == at), at))
+        for i, (change, at) in enumerate(newest):
+            ev = [(at, float(at))] + ([(newest[i + 1][1], None)] if i + 1 < len(newest) else [])
+            self.add("numaprobe_host_last_change_timestamp_seconds", {"change": change}, ev)
         # Baselines: armed from the start; a recording fault sends every series
         # back to recording at at_s, predicted armed after BASELINE_ROUNDS rounds
         # (the daemon's numaprobe_baseline_expected_armed_timestamp_seconds).

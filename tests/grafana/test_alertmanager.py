@@ -5,18 +5,20 @@ mixin's alerts, as its rules make them, go through a real Alertmanager to a
 webhook receiver:
 
 - the alerts come from grafana/rules/*.yaml evaluated by promtool on a small
-  fleet (a host whose topology changed while its latency drifts; two hosts of
-  one CPU model after a kernel rollout and a third of that model after a
-  microcode update; a bandwidth drop with no change on a host of another
-  model), labels and annotations exactly as Prometheus would send them;
+  fleet (a host whose topology changed while its latency drifts; three hosts
+  of one CPU model after a kernel rollout, one of them with an older,
+  unrelated change too, and a fourth of that model after a microcode update;
+  a bandwidth drop with no change on a host of another model), labels and
+  annotations exactly as Prometheus would send them;
 - they are posted to Alertmanager's API as Prometheus posts them, with the
   example configuration, its receivers pointed at a webhook on loopback and
   its waits shortened (the routing tree, grouping and inhibition untouched);
-- the webhook must receive: the three drifting hosts of one model in one
-  notification, each alert's description naming its own change; the
-  bandwidth drop and the topology change each in their own; never the drift
-  of the host whose topology changed, which Alertmanager reports as
-  inhibited by it.
+- the webhook must receive: the kernel rollout's three drifting hosts of one
+  model in one notification, the microcode update's host of that model in
+  another (grouped by CPU model and change), each alert's description naming
+  its host's changes; the bandwidth drop and the topology change each in
+  their own; never the drift of the host whose topology changed, which
+  Alertmanager reports as inhibited by it.
 
 Debian's prometheus-alertmanager (0.25, with amtool) runs it; .ci/install-deps
 installs it. Every wait is a poll with a deadline, never a sleep that assumes
@@ -51,13 +53,16 @@ AMD, INTEL = "AMD EPYC 7543", "Xeon Gold 6338"
 KERNEL = ("6.1.0-18-amd64", "6.6.13-amd64")
 MICROCODE = ("0xa0011d0", "0xa0011d1")
 FIRMWARE = "1.4.9"
-# host -> (CPU model, kernel, microcode, changes since its baseline, what goes wrong)
+THP = ("always", "never")
+# host -> (CPU model, kernel, microcode, changes since its baseline as (field,
+# before, after, first seen in seconds), what goes wrong)
 FLEET = {
-    "host-a": (INTEL, KERNEL[1], "0xd0003a5", [("kernel", *KERNEL)], {"latency": 1.3, "topology_changed": True}),
-    "host-b": (AMD, KERNEL[1], MICROCODE[0], [("kernel", *KERNEL)], {"latency": 1.25}),
-    "host-c": (AMD, KERNEL[1], MICROCODE[0], [("kernel", *KERNEL)], {"latency": 1.2}),
-    "host-d": (AMD, KERNEL[0], MICROCODE[1], [("microcode", *MICROCODE)], {"latency": 1.15}),
+    "host-a": (INTEL, KERNEL[1], "0xd0003a5", [("kernel", *KERNEL, 60)], {"latency": 1.3, "topology_changed": True}),
+    "host-b": (AMD, KERNEL[1], MICROCODE[0], [("kernel", *KERNEL, 60)], {"latency": 1.25}),
+    "host-c": (AMD, KERNEL[1], MICROCODE[0], [("kernel", *KERNEL, 70)], {"latency": 1.2}),
+    "host-d": (AMD, KERNEL[0], MICROCODE[1], [("microcode", *MICROCODE, 60)], {"latency": 1.15}),
     "host-e": (INTEL, KERNEL[0], "0xd0003a5", [], {"bandwidth": 0.8}),
+    "host-f": (AMD, KERNEL[1], MICROCODE[0], [("thp_enabled", *THP, 10), ("kernel", *KERNEL, 65)], {"latency": 1.2}),
 }
 EVAL_MIN = 30
 
@@ -89,9 +94,16 @@ def fleet_series() -> list[dict]:
         add("numaprobe_host_info", {**instance, "cpu_model": model, "numa_nodes": "2", "numa_distance_sum": "62",
                                     "kernel": kernel, "microcode": microcode, "firmware": FIRMWARE,
                                     "fingerprint": host}, f"1+0x{steps}")
-        for field, before, after in changes:
+        for field, before, after, seen in changes:
             add("numaprobe_host_change_timestamp_seconds", {**instance, "field": field, "before": before,
-                                                           "after": after}, f"60+0x{steps}")
+                                                           "after": after}, f"{seen}+0x{steps}")
+        if changes:
+            # The newest change, as the daemon publishes it (one field changed
+            # at that moment on every host here; tests/daemon/metrics_test.cc
+            # covers several).
+            field, before, after, seen = max(changes, key=lambda c: c[3])
+            add("numaprobe_host_last_change_timestamp_seconds", {**instance, "change": f"{field} {before} -> {after}"},
+                f"{seen}+0x{steps}")
         if "latency" in faults:
             add("numaprobe_memory_latency_worst_pair_drift_ratio", instance, f"{faults['latency']}+0x{steps}")
         if "bandwidth" in faults:
@@ -252,8 +264,12 @@ def test_mixin_alerts_through_a_real_alertmanager(mixin_alerts, alertmanager):
             out.setdefault(key, set()).update(host(a) for a in n["alerts"])
         return out
 
+    kernel_rollout = f"kernel {KERNEL[0]} -> {KERNEL[1]}"
     want = {
-        (("alertname", "NumaProbeLatencyDrift"), ("cpu_model", AMD)): {"host-b", "host-c", "host-d"},
+        (("alertname", "NumaProbeLatencyDrift"), ("change", kernel_rollout), ("cpu_model", AMD)):
+            {"host-b", "host-c", "host-f"},
+        (("alertname", "NumaProbeLatencyDrift"), ("change", f"microcode {MICROCODE[0]} -> {MICROCODE[1]}"),
+         ("cpu_model", AMD)): {"host-d"},
         (("alertname", "NumaProbeBandwidthDrop"), ("cpu_model", INTEL)): {"host-e"},
         (("alertname", "NumaProbeTopologyChanged"), ("instance", "host-a:10062"), ("job", "numaprobe")): {"host-a"},
     }
@@ -262,16 +278,20 @@ def test_mixin_alerts_through_a_real_alertmanager(mixin_alerts, alertmanager):
     got = wait_for(f"{expected} alerts at the webhook",
                    lambda: groups() if sum(len(h) for h in groups().values()) >= expected else None, process)
     assert got == want, got
-    # The model's rollout is one notification for its three hosts, not three.
-    rollout = [n for n in webhook.notifications if n["groupLabels"].get("cpu_model") == AMD]
+    # The model's kernel rollout is one notification for its three hosts, not
+    # three; host-f's older THP change does not split it off.
+    rollout = [n for n in webhook.notifications if n["groupLabels"].get("change") == kernel_rollout]
     assert len(rollout) == 1, rollout
-    assert sorted(host(a) for a in rollout[0]["alerts"]) == ["host-b", "host-c", "host-d"], rollout
+    assert sorted(host(a) for a in rollout[0]["alerts"]) == ["host-b", "host-c", "host-f"], rollout
     sent = {(a["labels"]["alertname"], host(a)): a for n in webhook.notifications for a in n["alerts"]}
     # What a receiver shows is the mixin's text, naming each host's change.
     assert f"since kernel {KERNEL[0]} -> {KERNEL[1]}" in sent[("NumaProbeLatencyDrift", "host-b")]["annotations"][
         "description"]
     assert f"since microcode {MICROCODE[0]} -> {MICROCODE[1]}" in sent[("NumaProbeLatencyDrift", "host-d")][
         "annotations"]["description"]
+    assert f"since kernel {KERNEL[0]} -> {KERNEL[1]}, thp_enabled {THP[0]} -> {THP[1]}" in sent[
+        ("NumaProbeLatencyDrift", "host-f")]["annotations"]["description"]
+    assert "change" not in sent[("NumaProbeBandwidthDrop", "host-e")]["labels"], "no change, no label"
     assert sent[("NumaProbeLatencyDrift", "host-b")]["annotations"]["runbook_url"].endswith("#numaprobelatencydrift")
     # host-a's drift never reached the webhook: Alertmanager holds it,
     # inhibited by the same host's topology change.

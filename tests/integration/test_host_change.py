@@ -152,6 +152,11 @@ def test_restart_on_a_new_kernel_keeps_the_baseline_and_prometheus_sees_the_regr
         assert changes["kernel"][0]["before"] == real_kernel and changes["kernel"][0]["after"] == NEW_KERNEL
         assert changes["microcode"][0]["after"] == NEW_MICROCODE
         assert started - 5 <= changes["kernel"][1] <= time.time() + 5
+        # Both seen at this start: one newest change naming both, what
+        # Alertmanager groups a rollout's drift alerts by.
+        assert m["numaprobe_host_last_change_timestamp_seconds"] == [
+            ({"change": f"kernel {real_kernel} -> {NEW_KERNEL}, microcode {changes['microcode'][0]['before']} -> "
+                        f"{NEW_MICROCODE}"}, changes["kernel"][1])]
         assert m["numaprobe_test_fault_injection_active"][0][1] == 1
         assert m["numaprobe_refresh_interval_seconds"][0][1] >= 1
         logs = d.logs()
@@ -187,6 +192,7 @@ def test_restart_on_a_new_kernel_keeps_the_baseline_and_prometheus_sees_the_regr
         d.wait_for(lambda: parse_metrics(d.metrics())["numaprobe_baseline_info"][0][0]["origin"] == "accepted",
                    what="the accept to be taken")
         assert "numaprobe_host_change_timestamp_seconds" not in parse_metrics(d.metrics())
+        assert "numaprobe_host_last_change_timestamp_seconds" not in parse_metrics(d.metrics())
         d.wait_for(lambda: "numaprobe_baseline_complete 1" in d.metrics().splitlines(), timeout=90,
                    what="the accepted baseline")
         after = latency_baseline(parse_metrics(d.metrics()))
