@@ -87,6 +87,7 @@ void ExpectSame(const Config& a, const Config& b) {
   SAME(probes.Of<CoreToCoreConfig>().enabled);
   SAME(probes.Of<CoreToCoreConfig>().samples);
   SAME(probes.Of<CoreToCoreConfig>().round_trips);
+  SAME(probes.Of<CoreToCoreConfig>().run_timeout_ms);
   SAME(probes.Of<LoadedLatencyConfig>().enabled);
   SAME(probes.Of<LoadedLatencyConfig>().traffic);
   SAME(probes.Of<LoadedLatencyConfig>().load_threads);
@@ -251,6 +252,7 @@ TEST(ParseConfig, EveryNumericKeyIsRangeChecked) {
       {"probes:\n  bandwidth:\n    threads: 4\n", "probes.bandwidth.threads", "= 512MiB"},
       {"probes:\n  core_to_core:\n    samples: 101\n", "probes.core_to_core.samples", "[1, 100]"},
       {"probes:\n  core_to_core:\n    round_trips: 5\n", "probes.core_to_core.round_trips", "[10, 1000000]"},
+      {"probes:\n  core_to_core:\n    run_timeout_ms: 99\n", "probes.core_to_core.run_timeout_ms", "[100, 600000]"},
       {"schedule:\n  duty_cycle: 0.9\n", "schedule.duty_cycle", "0.9 is out of range [0.00001, 0.5]"},
       {"schedule:\n  duty_cycle: 0\n", "schedule.duty_cycle", "0 is out of range [0.00001, 0.5]"},
       // Tiny budgets made the pause cost / ratio overflow (daemon/budget.cc).
@@ -484,7 +486,7 @@ TEST(SettingsFrom, MapConfigOntoKernelSpecs) {
 probes:
   latency: {stride_bytes: 256, buffer_size: 64MiB, samples: 9, loads_per_sample: 100000}
   bandwidth: {ops: [write], threads: 2, buffer_size: 512MiB, burst_size: 16MiB, bursts: 3}
-  core_to_core: {samples: 11, round_trips: 500}
+  core_to_core: {samples: 11, round_trips: 500, run_timeout_ms: 30000}
 memory: {budget: 2GiB, pages: hugetlb}
 )");
   const ProbeSettings probe = ProbeSettingsFrom(c);
@@ -502,6 +504,7 @@ memory: {budget: 2GiB, pages: hugetlb}
   const auto& c2c = probe.Of<CoreToCoreSettings>();
   EXPECT_EQ(c2c.spec.samples, 11);
   EXPECT_EQ(c2c.spec.round_trips, 500);
+  EXPECT_EQ(c2c.spec.total_timeout, std::chrono::milliseconds(30000));
   EXPECT_EQ(FigureContextFrom(c).threads, 2);
   const BufferSettings buffers = BufferSettingsFrom(c);
   EXPECT_EQ(buffers.pages, k::PagePolicy::kHugetlb);

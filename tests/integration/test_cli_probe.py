@@ -50,6 +50,7 @@ def test_probe_help_documents_flags(run):
     (["probe", "--pages", "1G"], "--pages"),
     (["probe", "--stride", "100"], "--stride"),
     (["probe", "--samples", "0"], "--samples"),
+    (["probe", "--c2c-timeout-ms", "99"], "--c2c-timeout-ms"),
     (["probe", "--latency-buffer", "lots"], "--latency-buffer"),
     # The configuration file's size syntax: a bare "M" could mean either base.
     (["probe", "--bandwidth-buffer", "64M"], "expected a size such as 256MiB"),

@@ -46,7 +46,13 @@ FOUR = vh.VmTopology(
 # Small, fast probes: TCG is slow and the figures mean nothing here anyway.
 LATENCY = "--latency-buffer 4MiB --samples 3 --loads 2000"
 BANDWIDTH = "--bandwidth-buffer 4MiB --burst 1MiB --bursts 2 --ops read --threads 1"
-C2C = "--round-trips 200"
+# A core-to-core round trip needs both vCPUs to run, which a TCG guest gives
+# them when its one host thread switches between them: how soon is the
+# emulator's speed and the host's load, so the run deadline is raised far
+# beyond any run here (60 s instead of 1 s) and a pair that works never
+# times out, while one that never answers still does.
+C2C_TIMEOUT_MS = 60000
+C2C = f"--round-trips 200 --c2c-timeout-ms {C2C_TIMEOUT_MS}"
 SMALL = f"{LATENCY} {BANDWIDTH} {C2C}"
 HUGEPAGES_NODE1 = "/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
 
@@ -60,12 +66,12 @@ SERVE_CONFIG = """\
 probes:
   latency: {enabled: true, buffer_size: 4MiB, samples: 3, loads_per_sample: 20000}
   bandwidth: {enabled: true, ops: [read], threads: 1, buffer_size: 4MiB, burst_size: 1MiB, bursts: 2}
-  core_to_core: {enabled: true, samples: 3, round_trips: 200}
+  core_to_core: {enabled: true, samples: 3, round_trips: 200, run_timeout_ms: %d}
 schedule: {duty_cycle: 0.5, interval: 1s, jitter: 0}
 memory: {budget: 64MiB, pages: auto}
 baseline: {rounds: 1}
 state_directory: /tmp/numaprobe-state
-"""
+""" % C2C_TIMEOUT_MS
 SERVE_ADDRESS = "127.0.0.1:10062"
 SERVE_ARGS = f"--config.file /tmp/serve.yaml --web.listen-address {SERVE_ADDRESS} --log.level debug"
 

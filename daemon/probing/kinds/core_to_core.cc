@@ -5,6 +5,8 @@
 // option `c2c_cpus` (the configuration's targets.c2c_cpus, --c2c-cpus).
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kinds.h"
@@ -21,6 +23,15 @@ using C2cRecord = ProbeRecordOf<k::C2cResult>;
 // The target option's key under `targets` (its flag: --c2c-cpus).
 constexpr const char* kC2cCpusOption = "c2c_cpus";
 
+// How long one pair's run may take before it ends with outcome timeout, in
+// the configuration (run_timeout_ms) and on the command line
+// (--c2c-timeout-ms) alike. Both CPUs must run at once for a round trip: on
+// a host (or an emulator) that cannot give them that, a run fails rather
+// than waits without bound; a test in a slow guest raises the limit instead
+// of depending on the guest's speed.
+constexpr int kMinRunTimeoutMs = 100;
+constexpr int kMaxRunTimeoutMs = 600'000;
+
 // A pair's fields, in the plan's JSON and in each record's.
 nlohmann::json PairToJson(const C2cPair& p) {
   return {{"cpu_a", p.cpu_a},
@@ -35,12 +46,15 @@ class CoreToCoreKind final : public ProbeKind {
   std::string_view title() const override { return "core-to-core latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<CoreToCoreConfig>().enabled; }
 
-  std::vector<std::string_view> ConfigKeys() const override { return {"enabled", "samples", "round_trips"}; }
+  std::vector<std::string_view> ConfigKeys() const override {
+    return {"enabled", "samples", "round_trips", "run_timeout_ms"};
+  }
   void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
     CoreToCoreConfig& c2c = probes.Of<CoreToCoreConfig>();
     s.Bool("enabled", c2c.enabled);
     s.Integer("samples", 1, 100, c2c.samples);
     s.Integer("round_trips", 10, 1'000'000, c2c.round_trips);
+    s.Integer("run_timeout_ms", kMinRunTimeoutMs, kMaxRunTimeoutMs, c2c.run_timeout_ms);
   }
   // targets.c2c_cpus (PlanOptions::kind_cpus): the CPUs whose pairs are measured.
   std::vector<std::string_view> TargetKeys() const override { return {kC2cCpusOption}; }
@@ -169,15 +183,21 @@ class CoreToCoreKind final : public ProbeKind {
     CoreToCoreSettings& s = settings.Of<CoreToCoreSettings>();
     s.spec.samples = config.probes.Of<CoreToCoreConfig>().samples;
     s.spec.round_trips = config.probes.Of<CoreToCoreConfig>().round_trips;
+    s.run_timeout_ms = config.probes.Of<CoreToCoreConfig>().run_timeout_ms;
+    s.spec.total_timeout = std::chrono::milliseconds(s.run_timeout_ms);
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
     flags.AddInt("--round-trips", settings.Of<CoreToCoreSettings>().spec.round_trips, 10, 10'000'000,
                  "Core-to-core: round trips per sample");
+    flags.AddInt("--c2c-timeout-ms", settings.Of<CoreToCoreSettings>().run_timeout_ms, kMinRunTimeoutMs,
+                 kMaxRunTimeoutMs, "Core-to-core: a pair's run ends with outcome timeout after this many ms");
   }
   // --samples (the latency kind's flag) counts core-to-core samples too.
   void AfterFlags(ProbeSettings& settings) const override {
-    settings.Of<CoreToCoreSettings>().spec.samples = settings.Of<LatencySettings>().spec.samples;
+    CoreToCoreSettings& c2c = settings.Of<CoreToCoreSettings>();
+    c2c.spec.samples = settings.Of<LatencySettings>().spec.samples;
+    c2c.spec.total_timeout = std::chrono::milliseconds(c2c.run_timeout_ms);
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

@@ -45,6 +45,7 @@ struct CoreToCoreConfig {
   bool enabled = true;
   int samples = 7;
   int round_trips = 2000;
+  int run_timeout_ms = 1000;  // kernels::C2cSpec::total_timeout
   bool operator==(const CoreToCoreConfig&) const = default;
 };
 
@@ -78,6 +79,7 @@ struct BandwidthSettings {
 
 struct CoreToCoreSettings {
   kernels::C2cSpec spec;
+  int run_timeout_ms = 1000;  // --c2c-timeout-ms, copied to spec.total_timeout
 };
 
 // The kernel's default injection delays, as the flag's integer list.
