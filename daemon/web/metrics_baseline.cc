@@ -132,7 +132,8 @@ void AppendBaselineFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder newest("numaprobe_host_last_change_timestamp_seconds",
                        "Unix time the daemon first saw the newest host change since the baseline was recorded; "
                        "change: every field that changed then, each as the drift alerts' descriptions write it "
-                       "(field, old value, arrow, new value), sorted by field and joined by commas. One series at most; what Alertmanager groups a fleet rollout's drift "
+                       "(field, old value, arrow, new value), sorted by field and joined by commas. One series at "
+                       "most; what Alertmanager groups a fleet rollout's drift "
                        "alerts by. Cleared by numaprobe baseline accept or reset.",
                        MetricType::Gauge);
   if (!last.empty()) {
