@@ -268,8 +268,14 @@ void MeetsEveryGoal(const std::string& fixture, std::int64_t every_pair_deadline
   const Snapshot restored = host.Now();
   EXPECT_EQ(restored.baseline_progress.armed, before.baseline_progress.armed) << "armed again at once";
   EXPECT_EQ(restored.baseline_progress.recording, before.baseline_progress.recording);
-  EXPECT_DOUBLE_EQ(restored.baseline_progress.recorded_ratio, before.baseline_progress.recorded_ratio)
-      << "the recording goes on from where it was";
+  // The recording goes on from where it was: nothing lost, nothing started
+  // over. The loop runs on a thread of its own, so one run may land between
+  // the test's read and the stop (seen in CI: a bandwidth run, whose read,
+  // write and copy figures land together), and no more.
+  const double needed = static_cast<double>(DefaultConfig().baseline.rounds) * restored.baseline_progress.recording;
+  const double landed = (restored.baseline_progress.recorded_ratio - before.baseline_progress.recorded_ratio) * needed;
+  EXPECT_GE(landed, -1e-6) << "figures recorded before the restart were lost";
+  EXPECT_LE(landed, 3 + 1e-6) << "more than one run's figures since the read before the restart";
   EXPECT_EQ(KeysOf(restored.recent_medians), KeysOf(before.recent_medians)) << "recent figures kept";
   const std::int64_t ready_again = host.RunUntilReady();
   ASSERT_GE(ready_again, 0);
