@@ -20,22 +20,35 @@ CLI::Validator SizeFlag() {
       "SIZE");
 }
 
-void CliFlagRegistry::AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) {
-  app_.add_option(flag, value, help)->check(CLI::Range(min, max));
+namespace {
+
+// A setting's option: sizes are written as in the configuration file, and
+// the value is checked by the declaration (range, then rule) with the same
+// words as the configuration's error. The help names the key.
+template <class T>
+void AddSettingOption(CLI::App& app, std::string_view kind, const KindSetting& setting, T& value) {
+  std::string help(setting.help);
+  if (!setting.key.empty()) help += " (probes." + std::string(kind) + "." + std::string(setting.key) + ")";
+  CLI::Option* option = app.add_option(std::string(setting.flag), value, help);
+  if (setting.bytes) option->transform(SizeFlag());
+  option->check(CLI::Validator(
+      [setting](std::string& text) -> std::string {
+        auto parsed = ParseInteger(text);
+        if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+        const std::int64_t v = std::get<std::int64_t>(parsed);
+        return setting.Problem(v, setting.bytes ? FormatSize(static_cast<std::uint64_t>(v)) : text);
+      },
+      setting.RangeText()));
 }
 
-void CliFlagRegistry::AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
-                               const std::string& help) {
-  app_.add_option(flag, value, help)->check(CLI::Range(min, max));
+}  // namespace
+
+void CliFlagRegistry::AddSetting(std::string_view kind, const KindSetting& setting, int& value) {
+  AddSettingOption(app_, kind, setting, value);
 }
 
-void CliFlagRegistry::AddSize(const std::string& flag, std::size_t& value, const std::string& help) {
-  app_.add_option(flag, value, help)->transform(SizeFlag());
-}
-
-void CliFlagRegistry::AddCountChoice(const std::string& flag, std::size_t& value,
-                                     const std::vector<std::size_t>& allowed, const std::string& help) {
-  app_.add_option(flag, value, help)->check(CLI::IsMember(allowed));
+void CliFlagRegistry::AddSetting(std::string_view kind, const KindSetting& setting, std::uint64_t& value) {
+  AddSettingOption(app_, kind, setting, value);
 }
 
 // ENUM, as CLI11 calls an option of an enum type: the help reads the same as

@@ -12,12 +12,8 @@ namespace numaprobe::daemon {
 class CliFlagRegistry final : public FlagRegistry {
  public:
   explicit CliFlagRegistry(CLI::App& app) : app_(app) {}
-  void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) override;
-  void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
-                const std::string& help) override;
-  void AddSize(const std::string& flag, std::size_t& value, const std::string& help) override;
-  void AddCountChoice(const std::string& flag, std::size_t& value, const std::vector<std::size_t>& allowed,
-                      const std::string& help) override;
+  void AddSetting(std::string_view kind, const KindSetting& setting, int& value) override;
+  void AddSetting(std::string_view kind, const KindSetting& setting, std::uint64_t& value) override;
   void AddEnum(const std::string& flag, const std::map<std::string, int>& by_name, std::function<void(int)> store,
                const std::string& help) override;
   void AddEnumList(const std::string& flag, const std::map<std::string, int>& by_name,

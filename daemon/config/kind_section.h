@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon/common/typed_values.h"
+#include "daemon/config/kind_setting.h"
 #include "daemon/config/plan_options.h"
 #include "daemon/config/section_keys.h"
 
@@ -33,7 +34,11 @@ class KindSection {
   // JSON key.
   virtual std::string_view name() const = 0;
   // The keys of probes.<name>; any other key is an error naming it.
+  // ConfigKeysOf(the keys that are not numeric settings, Settings()).
   virtual std::vector<std::string_view> ConfigKeys() const = 0;
+  // The kind's numeric settings, each declared once (kind_setting.h): what
+  // ReadConfig reads and RegisterFlags adds, with their ranges.
+  virtual std::vector<KindSetting> Settings() const { return {}; }
   // Reads probes.<name> into the kind's own type in `probes`
   // (Config::probes.Of<T>()), checking ranges and the section's cross-key
   // rules. Absent keys keep the type's defaults.

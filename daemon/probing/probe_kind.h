@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,7 @@
 #include "daemon/common/hmat.h"
 #include "daemon/config/config.h"
 #include "daemon/config/kind_section.h"
+#include "daemon/config/kind_setting.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/series_key.h"
 #include "kernels/result.h"
@@ -169,17 +171,17 @@ struct PlotSeries {
 
 // Options a kind adds to `numaprobe probe` (and `topology`), registered through this neutral
 // interface so kinds do not depend on the CLI library (cli/ implements it).
+// Sizes are std::size_t and counts std::uint64_t: one type on the LP64 targets.
+static_assert(std::is_same_v<std::size_t, std::uint64_t>);
+
 class FlagRegistry {
  public:
   virtual ~FlagRegistry() = default;
-  virtual void AddInt(const std::string& flag, int& value, int min, int max, const std::string& help) = 0;
-  virtual void AddCount(const std::string& flag, std::uint64_t& value, std::uint64_t min, std::uint64_t max,
-                        const std::string& help) = 0;
-  // A byte size written as in the configuration file (256MiB).
-  virtual void AddSize(const std::string& flag, std::size_t& value, const std::string& help) = 0;
-  // A count that must be one of `allowed`.
-  virtual void AddCountChoice(const std::string& flag, std::size_t& value, const std::vector<std::size_t>& allowed,
-                              const std::string& help) = 0;
+  // The flag of a numeric setting (config/kind_setting.h), checked against
+  // its range and rule as the configuration checks its key; `kind` names the
+  // section the key is in (probes.<kind>), which the help shows.
+  virtual void AddSetting(std::string_view kind, const KindSetting& setting, int& value) = 0;
+  virtual void AddSetting(std::string_view kind, const KindSetting& setting, std::uint64_t& value) = 0;
   virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
                           const std::string& help) = 0;
   // A CPU (or node) list as sysfs and the configuration file write it

@@ -22,6 +22,26 @@ using BandwidthRecord = ProbeRecordOf<k::BandwidthResult>;
 
 constexpr k::BandwidthOp kOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite, k::BandwidthOp::kCopy};
 
+// The settings (config/kind_setting.h). Non-temporal stores and vector
+// loads move whole lines, so a burst is whole 64-byte lines.
+constexpr KindSetting kBandwidthThreads{
+    "threads", "--threads", 1, 1024, false, nullptr, "Bandwidth: pinned threads per measurement"};
+constexpr KindSetting kBandwidthBuffer{"buffer_size",
+                                       "--bandwidth-buffer",
+                                       0,
+                                       kMaxConfigSizeBytes,
+                                       true,
+                                       nullptr,
+                                       "Bandwidth buffer size per node, e.g. 512MiB"};
+constexpr KindSetting kBandwidthBurst{"burst_size",
+                                      "--burst",
+                                      64 * 1024,
+                                      kMaxConfigSizeBytes,
+                                      true,
+                                      WholeCacheLinesRule,
+                                      "Bandwidth: bytes per thread per burst, e.g. 64MiB"};
+constexpr KindSetting kBandwidthBursts{"bursts", "--bursts", 1, 1000, false, nullptr, "Bandwidth: bursts per estimate"};
+
 k::BandwidthOp OpOf(const ProbeTarget& t) {
   for (k::BandwidthOp op : kOps) {
     if (k::BandwidthOpName(op) == t.variant) return op;
@@ -35,9 +55,10 @@ class BandwidthKind final : public ProbeKind {
   std::string_view title() const override { return "memory bandwidth"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<BandwidthConfig>().enabled; }
 
-  std::vector<std::string_view> ConfigKeys() const override {
-    return {"enabled", "ops", "threads", "buffer_size", "burst_size", "bursts"};
+  std::vector<KindSetting> Settings() const override {
+    return {kBandwidthThreads, kBandwidthBuffer, kBandwidthBurst, kBandwidthBursts};
   }
+  std::vector<std::string_view> ConfigKeys() const override { return ConfigKeysOf({"enabled", "ops"}, Settings()); }
   void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
     BandwidthConfig& bandwidth = probes.Of<BandwidthConfig>();
     s.Bool("enabled", bandwidth.enabled);
@@ -50,17 +71,10 @@ class BandwidthKind final : public ProbeKind {
       bandwidth.ops.clear();
       for (std::size_t i : *ops) bandwidth.ops.push_back(k::kAllBandwidthOps[i]);
     }
-    s.Integer("threads", 1, 256, bandwidth.threads);
-    s.Size("buffer_size", 0, kMaxConfigSizeBytes, bandwidth.buffer_bytes);
-    std::size_t burst = bandwidth.burst_bytes;
-    s.Size("burst_size", 64 * 1024, kMaxConfigSizeBytes, burst);
-    // Non-temporal stores and vector loads move whole lines.
-    if (burst % 64 != 0) {
-      s.Error("burst_size", FormatSize(burst) + " is not a multiple of 64 bytes");
-    } else {
-      bandwidth.burst_bytes = burst;
-    }
-    s.Integer("bursts", 1, 100, bandwidth.bursts);
+    ReadSetting(s, kBandwidthThreads, bandwidth.threads);
+    ReadSetting(s, kBandwidthBuffer, bandwidth.buffer_bytes);
+    ReadSetting(s, kBandwidthBurst, bandwidth.burst_bytes);
+    ReadSetting(s, kBandwidthBursts, bandwidth.bursts);
 
     // The kernel's rotation rule (k::MinBandwidthBufferBytes), checked up front
     // so the operator sees the key. Checked only when its inputs parsed, to
@@ -266,9 +280,9 @@ class BandwidthKind final : public ProbeKind {
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
     BandwidthSettings& s = settings.Of<BandwidthSettings>();
-    flags.AddSize("--bandwidth-buffer", s.buffer_bytes, "Bandwidth buffer size per node, e.g. 512MiB");
-    flags.AddSize("--burst", s.spec.burst_bytes, "Bandwidth: bytes per thread per burst, e.g. 64MiB");
-    flags.AddInt("--bursts", s.spec.bursts, 1, 1000, "Bandwidth: bursts per estimate");
+    flags.AddSetting(name(), kBandwidthBuffer, s.buffer_bytes);
+    flags.AddSetting(name(), kBandwidthBurst, s.spec.burst_bytes);
+    flags.AddSetting(name(), kBandwidthBursts, s.spec.bursts);
     flags.AddEnumList(
         "--ops", EnumByName(k::kAllBandwidthOps, k::BandwidthOpName),
         [&s](const std::vector<int>& ops) {
@@ -276,7 +290,7 @@ class BandwidthKind final : public ProbeKind {
           for (int op : ops) s.ops.push_back(static_cast<k::BandwidthOp>(op));
         },
         "Bandwidth operations");
-    flags.AddInt("--threads", s.threads, 1, 1024, "Bandwidth: pinned threads per measurement");
+    flags.AddSetting(name(), kBandwidthThreads, s.threads);
     flags.AddEnum(
         "--isa", EnumByName(k::kAllIsas, k::IsaName), [&s](int isa) { s.spec.isa = static_cast<k::Isa>(isa); },
         "Bandwidth: instruction set (auto never picks avx512 or sve)");

@@ -29,8 +29,17 @@ constexpr const char* kC2cCpusOption = "c2c_cpus";
 // a host (or an emulator) that cannot give them that, a run fails rather
 // than waits without bound; a test in a slow guest raises the limit instead
 // of depending on the guest's speed.
-constexpr int kMinRunTimeoutMs = 100;
-constexpr int kMaxRunTimeoutMs = 600'000;
+constexpr KindSetting kC2cSamples{
+    "samples", "", 1, kMaxSamplesPerPair, false, nullptr, "Core-to-core: accepted samples per pair (set by --samples)"};
+constexpr KindSetting kC2cRoundTrips{
+    "round_trips", "--round-trips", 10, 10'000'000, false, nullptr, "Core-to-core: round trips per sample"};
+constexpr KindSetting kC2cRunTimeout{"run_timeout_ms",
+                                     "--c2c-timeout-ms",
+                                     100,
+                                     600'000,
+                                     false,
+                                     nullptr,
+                                     "Core-to-core: a pair's run ends with outcome timeout after this many ms"};
 
 // A pair's fields, in the plan's JSON and in each record's.
 nlohmann::json PairToJson(const C2cPair& p) {
@@ -46,15 +55,14 @@ class CoreToCoreKind final : public ProbeKind {
   std::string_view title() const override { return "core-to-core latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<CoreToCoreConfig>().enabled; }
 
-  std::vector<std::string_view> ConfigKeys() const override {
-    return {"enabled", "samples", "round_trips", "run_timeout_ms"};
-  }
+  std::vector<KindSetting> Settings() const override { return {kC2cSamples, kC2cRoundTrips, kC2cRunTimeout}; }
+  std::vector<std::string_view> ConfigKeys() const override { return ConfigKeysOf({"enabled"}, Settings()); }
   void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
     CoreToCoreConfig& c2c = probes.Of<CoreToCoreConfig>();
     s.Bool("enabled", c2c.enabled);
-    s.Integer("samples", 1, 100, c2c.samples);
-    s.Integer("round_trips", 10, 1'000'000, c2c.round_trips);
-    s.Integer("run_timeout_ms", kMinRunTimeoutMs, kMaxRunTimeoutMs, c2c.run_timeout_ms);
+    ReadSetting(s, kC2cSamples, c2c.samples);
+    ReadSetting(s, kC2cRoundTrips, c2c.round_trips);
+    ReadSetting(s, kC2cRunTimeout, c2c.run_timeout_ms);
   }
   // targets.c2c_cpus (PlanOptions::kind_cpus): the CPUs whose pairs are measured.
   std::vector<std::string_view> TargetKeys() const override { return {kC2cCpusOption}; }
@@ -188,10 +196,8 @@ class CoreToCoreKind final : public ProbeKind {
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
-    flags.AddInt("--round-trips", settings.Of<CoreToCoreSettings>().spec.round_trips, 10, 10'000'000,
-                 "Core-to-core: round trips per sample");
-    flags.AddInt("--c2c-timeout-ms", settings.Of<CoreToCoreSettings>().run_timeout_ms, kMinRunTimeoutMs,
-                 kMaxRunTimeoutMs, "Core-to-core: a pair's run ends with outcome timeout after this many ms");
+    flags.AddSetting(name(), kC2cRoundTrips, settings.Of<CoreToCoreSettings>().spec.round_trips);
+    flags.AddSetting(name(), kC2cRunTimeout, settings.Of<CoreToCoreSettings>().run_timeout_ms);
   }
   // --samples (the latency kind's flag) counts core-to-core samples too.
   void AfterFlags(ProbeSettings& settings) const override {

@@ -20,6 +20,11 @@
 
 namespace numaprobe::daemon {
 
+// Accepted samples per pair, at most, for every kind that takes samples:
+// latency's --samples also sets core-to-core's (CoreToCoreKind::AfterFlags),
+// so their keys share one range.
+inline constexpr std::int64_t kMaxSamplesPerPair = 1000;
+
 // The config sections; the defaults are config/numaprobe.yaml's.
 struct LatencyConfig {
   bool enabled = true;

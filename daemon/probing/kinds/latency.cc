@@ -3,7 +3,6 @@
 // CPU of cpu_node over a buffer on mem_node (kernels/latency.h).
 #include <fmt/format.h>
 
-#include <bit>
 #include <map>
 #include <set>
 #include <tuple>
@@ -23,6 +22,40 @@ namespace k = kernels;
 using LatencyRecord = ProbeRecordOf<k::LatencyResult>;
 
 constexpr std::size_t kMiB = 1024 * 1024;
+
+// 0 (sized from the LLC) or at least 1 MiB: "buffer_size: 64" meant MiB, and
+// a chase that fits in cache measures the cache, not the node.
+std::string AutomaticOrAtLeastMiB(std::uint64_t bytes) {
+  return bytes == 0 || bytes >= kMiB ? "" : FormatSize(bytes) + " is out of range: 0 (automatic) or at least 1MiB";
+}
+
+// The settings (config/kind_setting.h). Below 64 bytes two chased elements
+// share a cache line; above 4096 every load is also a TLB miss and the
+// figure stops being the memory's latency.
+constexpr KindSetting kLatencyStride{"stride_bytes",
+                                     "--stride",
+                                     64,
+                                     4096,
+                                     false,
+                                     PowerOfTwoRule,
+                                     "Latency: bytes between chased elements, a power of two"};
+constexpr KindSetting kLatencyBuffer{
+    "buffer_size",
+    "--latency-buffer",
+    0,
+    kMaxConfigSizeBytes,
+    true,
+    AutomaticOrAtLeastMiB,
+    "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)"};
+constexpr KindSetting kLatencySamples{"samples",
+                                      "--samples",
+                                      1,
+                                      kMaxSamplesPerPair,
+                                      false,
+                                      nullptr,
+                                      "Latency and core-to-core: accepted samples per pair"};
+constexpr KindSetting kLatencyLoads{
+    "loads_per_sample", "--loads", 1000, 1'000'000'000, false, nullptr, "Latency: dependent loads per sample"};
 constexpr const char* kWhat = " of a dependent pointer chase from a CPU of cpu_node to memory on mem_node";
 
 Labels PairLabels(const MemoryPair& p, bool per_cpu) {
@@ -37,32 +70,17 @@ class LatencyKind final : public ProbeKind {
   std::string_view title() const override { return "memory latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<LatencyConfig>().enabled; }
 
-  std::vector<std::string_view> ConfigKeys() const override {
-    return {"enabled", "stride_bytes", "buffer_size", "samples", "loads_per_sample"};
+  std::vector<KindSetting> Settings() const override {
+    return {kLatencyStride, kLatencyBuffer, kLatencySamples, kLatencyLoads};
   }
+  std::vector<std::string_view> ConfigKeys() const override { return ConfigKeysOf({"enabled"}, Settings()); }
   void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
     LatencyConfig& latency = probes.Of<LatencyConfig>();
     s.Bool("enabled", latency.enabled);
-    // Below 64 two elements share a cache line; above 4096 every load is also a
-    // TLB miss and the figure stops being the memory's latency.
-    std::size_t stride = latency.stride_bytes;
-    s.Integer("stride_bytes", 64, 4096, stride);
-    if (!std::has_single_bit(stride)) {
-      s.Error("stride_bytes", std::to_string(stride) + " is not a power of two (64, 128, ... 4096)");
-    } else {
-      latency.stride_bytes = stride;
-    }
-    // 0 (sized from the LLC) or at least 1 MiB: "buffer_size: 64" meant MiB,
-    // and a chase that fits in cache measures the cache, not the node.
-    std::size_t bytes = latency.buffer_bytes;
-    s.Size("buffer_size", 0, kMaxConfigSizeBytes, bytes);
-    if (bytes != 0 && bytes < kMiB) {
-      s.Error("buffer_size", FormatSize(bytes) + " is out of range: 0 (automatic) or at least 1MiB");
-    } else {
-      latency.buffer_bytes = bytes;
-    }
-    s.Integer("samples", 1, 100, latency.samples);
-    s.Integer("loads_per_sample", 1000, 100'000'000, latency.loads_per_sample);
+    ReadSetting(s, kLatencyStride, latency.stride_bytes);
+    ReadSetting(s, kLatencyBuffer, latency.buffer_bytes);
+    ReadSetting(s, kLatencySamples, latency.samples);
+    ReadSetting(s, kLatencyLoads, latency.loads_per_sample);
   }
   std::vector<ConfiguredBuffer> ConfiguredBuffers(const Config& config) const override {
     return {{"buffer_size", config.probes.Of<LatencyConfig>().buffer_bytes}};
@@ -217,13 +235,10 @@ class LatencyKind final : public ProbeKind {
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
     LatencySettings& s = settings.Of<LatencySettings>();
-    flags.AddCountChoice("--stride", s.stride, {64, 128, 256, 512, 1024, 2048, 4096},
-                         "Latency: bytes between chased elements (power of two, 64-4096)");
-    flags.AddSize(
-        "--latency-buffer", s.buffer_bytes,
-        "Latency buffer size, e.g. 256MiB (0: 2 samples of loads, at least 16MiB, flushed before each sample)");
-    flags.AddInt("--samples", s.spec.samples, 1, 1000, "Latency and core-to-core samples per pair");
-    flags.AddCount("--loads", s.spec.loads_per_sample, 100, 1'000'000'000, "Latency: dependent loads per sample");
+    flags.AddSetting(name(), kLatencyStride, s.stride);
+    flags.AddSetting(name(), kLatencyBuffer, s.buffer_bytes);
+    flags.AddSetting(name(), kLatencySamples, s.spec.samples);
+    flags.AddSetting(name(), kLatencyLoads, s.spec.loads_per_sample);
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

@@ -49,15 +49,28 @@ std::vector<const k::LoadedLatencyPoint*> Points(const k::LoadedLatencyResult& r
   return points;
 }
 
+// The settings (config/kind_setting.h). Samples and loads are the
+// configuration's only: `numaprobe probe` measures with their defaults.
+constexpr KindSetting kLoadThreads{"load_threads",
+                                   "--load-threads",
+                                   0,
+                                   4096,
+                                   false,
+                                   nullptr,
+                                   "Loaded latency: load threads on the chase CPU's node (0: every other allowed CPU)"};
+constexpr KindSetting kLoadedSamples{
+    "samples", "", 1, kMaxSamplesPerPair, false, nullptr, "Loaded latency: accepted chase samples per point"};
+constexpr KindSetting kLoadedLoads{
+    "loads_per_sample", "", 1000, 100'000'000, false, nullptr, "Loaded latency: dependent loads per sample"};
+
 class LoadedLatencyKind final : public ProbeKind {
  public:
   std::string_view name() const override { return "loaded_latency"; }
   std::string_view title() const override { return "loaded latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<LoadedLatencyConfig>().enabled; }
 
-  std::vector<std::string_view> ConfigKeys() const override {
-    return {"enabled", "traffic", "load_threads", "samples", "loads_per_sample"};
-  }
+  std::vector<KindSetting> Settings() const override { return {kLoadThreads, kLoadedSamples, kLoadedLoads}; }
+  std::vector<std::string_view> ConfigKeys() const override { return ConfigKeysOf({"enabled", "traffic"}, Settings()); }
   void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
     LoadedLatencyConfig& loaded = probes.Of<LoadedLatencyConfig>();
     s.Bool("enabled", loaded.enabled);
@@ -67,9 +80,9 @@ class LoadedLatencyKind final : public ProbeKind {
       loaded.traffic.clear();
       for (std::size_t i : *traffic) loaded.traffic.emplace_back(traffic_names[i]);
     }
-    s.Integer("load_threads", 0, 1024, loaded.load_threads);
-    s.Integer("samples", 1, 100, loaded.samples);
-    s.Integer("loads_per_sample", 1000, 100'000'000, loaded.loads_per_sample);
+    ReadSetting(s, kLoadThreads, loaded.load_threads);
+    ReadSetting(s, kLoadedSamples, loaded.samples);
+    ReadSetting(s, kLoadedLoads, loaded.loads_per_sample);
   }
   bool RunsByDefault() const override { return false; }
 
@@ -277,8 +290,7 @@ class LoadedLatencyKind final : public ProbeKind {
     LoadedLatencySettings& s = settings.Of<LoadedLatencySettings>();
     flags.AddChoices("--traffic", s.traffic, TrafficNames(),
                      "Loaded latency: load traffic mixes (read, read2-ntwrite1)");
-    flags.AddInt("--load-threads", s.load_threads, 0, 4096,
-                 "Loaded latency: load threads on the chase CPU's node (0: every other allowed CPU)");
+    flags.AddSetting(name(), kLoadThreads, s.load_threads);
     flags.AddIntList("--delays", s.delays_ns, 0, 1'000'000,
                      "Loaded latency: injection delays to sweep, ns per KiB each load thread moves (0: saturation)");
   }
