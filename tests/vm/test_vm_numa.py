@@ -54,6 +54,8 @@ BANDWIDTH = "--bandwidth-buffer 4MiB --burst 1MiB --bursts 2 --ops read --thread
 C2C_TIMEOUT_MS = 60000
 C2C = f"--round-trips 200 --c2c-timeout-ms {C2C_TIMEOUT_MS}"
 SMALL = f"{LATENCY} {BANDWIDTH} {C2C}"
+# Peak bandwidth: every allowed CPU of a node at once (two here), tiny bursts.
+PEAK = "--bandwidth-buffer 4MiB --peak-burst 256KiB --bursts 2"
 HUGEPAGES_NODE1 = "/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
 
 # The daemon, schema of config/numaprobe.yaml: small buffers, a round
@@ -162,6 +164,7 @@ def scenario_topology_probe(name: str) -> vh.Scenario:
 snapshot_nodes sysfs_nodes
 run topology numaprobe topology --format json
 run probe numaprobe probe --format json --tests latency,bandwidth,core_to_core {SMALL}
+run peak numaprobe probe --format json --tests peak_bandwidth {PEAK}
 """, timeout=120)
 
 
@@ -175,6 +178,7 @@ save cgroup /proc/self/cgroup
 save cpus_effective /sys/fs/cgroup/cpus0/cpuset.cpus.effective
 run topology numaprobe topology --format json
 run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,core_to_core {SMALL}
+run peak numaprobe probe --format json --tests peak_bandwidth {PEAK}
 # The same restriction through an affinity mask instead of a cgroup.
 echo 0 >/sys/fs/cgroup/cgroup.procs
 run taskset_topology taskset -c 0-1 numaprobe topology --format json
@@ -246,6 +250,7 @@ echo 0 >/sys/devices/system/cpu/cpu3/online
 save cpus_online /sys/devices/system/cpu/online
 run topology numaprobe topology --format json
 run probe numaprobe probe --format json --per-cpu --tests latency,bandwidth,core_to_core {SMALL}
+run peak numaprobe probe --format json --tests peak_bandwidth {PEAK}
 echo 1 >/sys/devices/system/cpu/cpu3/online
 """, timeout=120)
 
@@ -445,7 +450,8 @@ def four():
 
 FIGURES = {"latency": ("median_seconds", "min_seconds", "mad_seconds"),
            "bandwidth": ("median_bytes_per_second",),
-           "core_to_core": ("median_seconds",)}
+           "core_to_core": ("median_seconds",),
+           "peak_bandwidth": ("median_bytes_per_second",)}
 
 
 def ok_run(res: vh.ScenarioResult, step: str, want_rc: int = 0) -> dict:
@@ -520,6 +526,32 @@ def assert_measured(kind: str, r: dict):
         assert_on_node(r["buffer"], r["mem_node"], what)
 
 
+def assert_peak(res: vh.ScenarioResult, step: str, node_cpus: dict[int, set[int]]) -> list[dict]:
+    """The peak bandwidth runs of `step`: one per CPU node with allowed CPUs,
+    memory node and op, each streaming from every allowed CPU of its CPU node
+    and no other (`node_cpus`), over a buffer verified on its memory node.
+    Its figure is `ok` or `coarse_clock` (assert_measured), or `disturbed`
+    with the discarded bursts counted: a TCG guest runs its vCPUs one at a
+    time on one host thread, and a thread the emulator has not yet switched
+    to can miss the burst barrier's deadline (discards.timeout) - the threads
+    really did not stream together, and the run says so instead of a figure."""
+    report = res.json(step)
+    records = report["peak_bandwidth"]
+    not_ok = [r for r in records if r["outcome"] not in ("ok",)]
+    assert res.rc(step) == (1 if not_ok else 0), f"{res.name}/{step}: exit {res.rc(step)}\n" + res.describe()
+    for r in records:
+        allowed = node_cpus[r["cpu_node"]]
+        assert r["threads"] == len(r["cpus"]) == len(allowed) and set(r["cpus"]) == allowed, r
+        if r["outcome"] == "disturbed":
+            assert sum(r["discards"].values()) > 0 and r["median_bytes_per_second"] is None, r
+            assert_on_node(r["buffer"], r["mem_node"], f"peak_bandwidth {failure_summary(r)}")
+        else:
+            assert_measured("peak_bandwidth", r)
+            if r["outcome"] == "ok":
+                assert r["per_thread_bytes_per_second"] == pytest.approx(r["median_bytes_per_second"] / len(allowed))
+    return records
+
+
 def assert_no_figure(kind: str, r: dict):
     for figure in FIGURES[kind]:
         assert r.get(figure) is None, f"{kind} with outcome {r['outcome']} publishes {figure}={r[figure]}"
@@ -591,6 +623,9 @@ def test_two_nodes_all_pairs_verified(two):
         same = TWO.cpu_node(r["cpu_a"]) == TWO.cpu_node(r["cpu_b"])
         assert (r["relation"] == "cross_node") != same, r
     assert "cross_node" in {r["relation"] for r in probe["core_to_core"]}
+    peak = assert_peak(res, "peak", {n: set(TWO.node_cpus(n)) for n in TWO.cpu_nodes()})
+    assert sorted((r["cpu_node"], r["mem_node"], r["op"]) for r in peak) == \
+        sorted((c, m, op) for c, m in want for op in ("read", "write"))
 
 
 # ------------------------------------------------- 4 nodes, asymmetric, CPU-less node
@@ -616,6 +651,9 @@ def test_four_nodes_memory_only_node_and_distances(four):
     assert 3 not in {p["cpu_node"] for p in topo["plan"]["memory_pairs"]}
     for r in probe["core_to_core"]:
         assert_measured("core_to_core", r)
+    # Node 3 has no CPU to stream from: no row; its memory is a column.
+    peak = assert_peak(res, "peak", {n: set(FOUR.node_cpus(n)) for n in FOUR.cpu_nodes()})
+    assert {(r["cpu_node"], r["mem_node"]) for r in peak} == want and len(peak) == 2 * len(want)
 
 
 # --------------------------------------------------------------- restricted cpuset
@@ -638,6 +676,9 @@ def test_cpuset_cpus_only_node0_cpus_used_remote_memory_measured(two):
         assert probe[kind], f"no {kind} result"
         for r in probe[kind]:
             assert_measured(kind, r)
+    # Node 0's two CPUs stream to both nodes' memory; node 1 has no allowed CPU.
+    peak = assert_peak(res, "peak", {0: set(TWO.node_cpus(0))})
+    assert {(r["cpu_node"], r["mem_node"]) for r in peak} == {(0, 0), (0, 1)}
 
 
 def test_cpuset_mems_node1_not_allowed(two):

@@ -25,7 +25,14 @@ constexpr k::BandwidthOp kOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite
 // The settings (config/kind_setting.h). Non-temporal stores and vector
 // loads move whole lines, so a burst is whole 64-byte lines.
 constexpr KindSetting kBandwidthThreads{
-    "threads", "--threads", 1, 1024, false, nullptr, "Bandwidth: pinned threads per measurement"};
+    "threads",
+    "--threads",
+    1,
+    1024,
+    false,
+    nullptr,
+    "Bandwidth: pinned threads per measurement (peak_bandwidth: how many of each node's CPUs; "
+    "default every one)"};
 constexpr KindSetting kBandwidthBuffer{"buffer_size",
                                        "--bandwidth-buffer",
                                        0,
@@ -290,10 +297,17 @@ class BandwidthKind final : public ProbeKind {
           for (int op : ops) s.ops.push_back(static_cast<k::BandwidthOp>(op));
         },
         "Bandwidth operations");
-    flags.AddSetting(name(), kBandwidthThreads, s.threads);
+    flags.AddSetting(name(), kBandwidthThreads, s.threads_flag);
     flags.AddEnum(
         "--isa", EnumByName(k::kAllIsas, k::IsaName), [&s](int isa) { s.spec.isa = static_cast<k::Isa>(isa); },
         "Bandwidth: instruction set (auto never picks avx512 or sve)");
+  }
+
+  // --threads is kept apart from the count so that the peak kind can tell a
+  // chosen count from the default (kind_settings.h).
+  void AfterFlags(ProbeSettings& settings) const override {
+    BandwidthSettings& s = settings.Of<BandwidthSettings>();
+    if (s.threads_flag > 0) s.threads = s.threads_flag;
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {

@@ -78,8 +78,29 @@ struct BandwidthSettings {
   kernels::BandwidthRunSpec spec;
   std::size_t buffer_bytes = 256u << 20;
   int threads = 1;  // >1: the pair's CPU plus further CPUs of its node
+  // --threads as given, 0 when it is not: it sets `threads` here and the
+  // peak bandwidth's count (whose default is every CPU, not one).
+  int threads_flag = 0;
   std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite,
                                         kernels::BandwidthOp::kCopy};
+};
+
+// Peak bandwidth (Intel MLC --bandwidth_matrix): every allowed CPU of the CPU
+// node streams at once, so the figure is the memory system's (its channels,
+// the link between sockets), not what one core can keep in flight. On
+// demand only (`numaprobe probe --tests peak_bandwidth`).
+struct PeakBandwidthSettings {
+  // Bursts of 8 MiB per thread: ~1 ms at a core's ~10 GB/s, as the bandwidth
+  // kind's single thread gets with 32 MiB, and the buffer that holds four
+  // bursts of every thread of a 64-CPU node stays 2 GiB.
+  kernels::BandwidthRunSpec spec = [] {
+    kernels::BandwidthRunSpec s;
+    s.burst_bytes = std::size_t{8} << 20;
+    return s;
+  }();
+  int threads = 0;                        // 0: every allowed CPU of cpu_node
+  std::size_t buffer_bytes = 256u << 20;  // at least; grows to four bursts of every thread
+  std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite};
 };
 
 struct CoreToCoreSettings {

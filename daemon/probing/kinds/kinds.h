@@ -12,6 +12,7 @@ const ProbeKind& LatencyProbe();
 const ProbeKind& BandwidthProbe();
 const ProbeKind& CoreToCoreProbe();
 const ProbeKind& LoadedLatencyProbe();
+const ProbeKind& PeakBandwidthProbe();
 
 // Ends the help text of every kind's figures: a scrape reads them, it does not
 // cause a measurement.

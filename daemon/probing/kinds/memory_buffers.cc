@@ -10,6 +10,7 @@ namespace k = kernels;
 namespace {
 constexpr const char* kChase = "chase";
 constexpr const char* kStream = "stream";
+constexpr const char* kPeakStream = "peak_stream";
 }  // namespace
 
 k::Expected<k::LatencyBuffer*> ChaseBuffer(ProbeRunner& runner, int node, std::size_t llc_bytes) {
@@ -35,7 +36,15 @@ k::Expected<k::BandwidthBuffer*> StreamBuffer(ProbeRunner& runner, int node) {
   });
 }
 
+k::Expected<k::BandwidthBuffer*> PeakStreamBuffer(ProbeRunner& runner, int node, std::size_t bytes) {
+  const k::PagePolicy pages = runner.pool().settings().pages;
+  return runner.pool().Get<k::BandwidthBuffer>(kPeakStream, node, fmt::format("bytes={}", bytes), bytes, [&] {
+    return k::BandwidthBuffer::Create({node, bytes, pages});
+  });
+}
+
 void DropChaseBuffer(ProbeRunner& runner, int node) { runner.pool().Drop(kChase, node); }
 void DropStreamBuffer(ProbeRunner& runner, int node) { runner.pool().Drop(kStream, node); }
+void DropPeakStreamBuffer(ProbeRunner& runner, int node) { runner.pool().Drop(kPeakStream, node); }
 
 }  // namespace numaprobe::daemon

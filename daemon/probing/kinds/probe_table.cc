@@ -8,10 +8,7 @@ namespace numaprobe::daemon {
 
 const std::vector<const ProbeKind*>& ProbeTable() {
   static const std::vector<const ProbeKind*> table{
-      &LatencyProbe(),
-      &BandwidthProbe(),
-      &CoreToCoreProbe(),
-      &LoadedLatencyProbe(),
+      &LatencyProbe(), &BandwidthProbe(), &CoreToCoreProbe(), &LoadedLatencyProbe(), &PeakBandwidthProbe(),
   };
   return table;
 }
