@@ -3,10 +3,11 @@
 """numaprobe's peak bandwidth against likwid-bench with the same threads on the
 same CPUs, side by side.
 
-For each round: likwid-bench `load_avx` and `store_mem_avx` (non-temporal
-stores) with `-w N:<size>:<threads>` (the threads placed compactly on the NUMA
-domain's hwthreads), and `numaprobe probe --tests peak_bandwidth --threads
-<threads>` (read and non-temporal write), in alternating order so that drift in
+Node 0 against its own memory. For each round: likwid-bench `load_avx` and
+`store_mem_avx` (non-temporal stores) with `-w M0:<size>:<threads>` (the
+threads placed compactly on NUMA domain 0's hwthreads), and `numaprobe probe
+--tests peak_bandwidth --threads <threads>` (read and non-temporal write; its
+node 0 -> node 0 runs), in alternating order so that drift in
 the host's load hits both alike. The CPUs likwid-bench reports must be the
 ones numaprobe's JSON names, or the script stops. Both count bytes loaded
 (read) or stored (write), without write-allocate traffic.
@@ -30,7 +31,7 @@ PAIRS = [("load_avx", "read"), ("store_mem_avx", "write")]
 
 
 def likwid(test, size_mb, threads):
-    out = subprocess.run(["likwid-bench", "-t", test, "-w", f"N:{size_mb}MB:{threads}"], check=True,
+    out = subprocess.run(["likwid-bench", "-t", test, "-w", f"M0:{size_mb}MB:{threads}"], check=True,
                          capture_output=True, text=True).stdout
     cpus = sorted({int(c) for c in re.findall(r"running on hwthread (\d+)", out)})
     return float(re.search(r"MByte/s:\s+([\d.]+)", out).group(1)) * 1e6, cpus
@@ -41,7 +42,7 @@ def numaprobe(binary, size_mb, threads, tries=3):
         r = subprocess.run([binary, "probe", "--tests", "peak_bandwidth", "--threads", str(threads), "--format",
                             "json", "--bandwidth-buffer", f"{size_mb}MiB", "--lock-file", ""],
                            capture_output=True, text=True)
-        records = json.loads(r.stdout)["peak_bandwidth"]
+        records = [rec for rec in json.loads(r.stdout)["peak_bandwidth"] if rec["cpu_node"] == rec["mem_node"] == 0]
         bad = [rec for rec in records if rec["outcome"] != "ok"]
         if not bad:
             return {rec["op"]: (rec["median_bytes_per_second"], sorted(rec["cpus"])) for rec in records}

@@ -174,6 +174,13 @@ struct ProbeCommand {
 
   int Run() {
     ApplySharedFlags();
+    for (const ProbeKind* kind : ProbeTable()) {
+      if (!Wants(std::string(kind->name()))) continue;
+      if (std::string problem = kind->FlagsProblem(settings); !problem.empty()) {
+        fmt::print(stderr, "numaprobe: {}\nRun 'numaprobe --help' for usage.\n", problem);
+        return kExitUsage;
+      }
+    }
     auto host = PlanFromFlags(plan);
     if (const int* exit_code = std::get_if<int>(&host)) return *exit_code;
     const auto& [topology, p] = std::get<HostPlan>(host);

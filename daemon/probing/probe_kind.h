@@ -327,6 +327,10 @@ class ProbeKind : public KindSection {
   // After the flags are parsed: settings this kind takes from another kind's
   // flag (core_to_core counts --samples too).
   virtual void AfterFlags(ProbeSettings& /*settings*/) const {}
+  // After AfterFlags, for a kind `numaprobe probe` will run: what is wrong
+  // with its settings across flags ("" if nothing), the cross-key rule its
+  // ReadConfig checks, as a usage error naming the flags.
+  virtual std::string FlagsProblem(const ProbeSettings& /*settings*/) const { return ""; }
 };
 
 }  // namespace numaprobe::daemon

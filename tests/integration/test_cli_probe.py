@@ -54,6 +54,10 @@ def test_probe_help_documents_flags(run):
     (["probe", "--latency-buffer", "lots"], "--latency-buffer"),
     # The configuration file's size syntax: a bare "M" could mean either base.
     (["probe", "--bandwidth-buffer", "64M"], "expected a size such as 256MiB"),
+    # The configuration's rotation rule, across flags (kinds/bandwidth.cc).
+    (["probe", "--tests", "bandwidth", "--threads", "8"],
+     "--bandwidth-buffer 256MiB must be at least 4 x --burst x --threads = 1GiB"),
+    (["probe", "--loads", "999"], "--loads: 999 is out of range [1000, 10000000]"),
     (["probe", "--no-such-flag"], "--no-such-flag"),
     (["topology", "--cpus", "4095"], "cpu 4095"),
     (["probe", "--c2c-cpus", "0,4095"], "cpu 4095"),

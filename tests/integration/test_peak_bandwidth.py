@@ -16,10 +16,24 @@ SMALL = ["--bandwidth-buffer", "64MiB", "--peak-burst", "1MiB", "--bursts", "3",
 SANITIZED = os.environ.get("NUMAPROBE_SANITIZED") == "1"
 
 
+def reserved_cpus():
+    """isolated and nohz_full CPUs: no probe uses them (daemon/probing/cpu_chooser.h)."""
+    cpus = set()
+    for name in ("isolated", "nohz_full"):
+        try:
+            text = open(f"/sys/devices/system/cpu/{name}").read().strip()
+        except OSError:
+            continue
+        for part in filter(None, text.split(",")):
+            first, _, last = part.partition("-")
+            cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
 def node_cpus(out):
-    """Each node's allowed CPUs, from the topology the run printed."""
-    disallowed = set(out["topology"]["disallowed_cpus"])
-    return {n["id"]: set(n["cpus"]) - disallowed for n in out["topology"]["nodes"]}
+    """Each node's CPUs a probe may use, from the topology the run printed."""
+    excluded = set(out["topology"]["disallowed_cpus"]) | reserved_cpus()
+    return {n["id"]: set(n["cpus"]) - excluded for n in out["topology"]["nodes"]}
 
 
 def check_record(rec, threads, allowed):

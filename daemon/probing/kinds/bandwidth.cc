@@ -303,6 +303,16 @@ class BandwidthKind final : public ProbeKind {
         "Bandwidth: instruction set (auto never picks avx512 or sve)");
   }
 
+  // The rotation rule of ReadConfig, over the flags.
+  std::string FlagsProblem(const ProbeSettings& settings) const override {
+    const BandwidthSettings& s = settings.Of<BandwidthSettings>();
+    const std::uint64_t minimum = k::MinBandwidthBufferBytes(s.spec.burst_bytes, static_cast<std::size_t>(s.threads));
+    if (s.buffer_bytes >= minimum) return "";
+    return "--bandwidth-buffer " + FormatSize(s.buffer_bytes) +
+           " must be at least 4 x --burst x --threads = " + FormatSize(minimum) +
+           ", so consecutive bursts touch different memory";
+  }
+
   // --threads is kept apart from the count so that the peak kind can tell a
   // chosen count from the default (kind_settings.h).
   void AfterFlags(ProbeSettings& settings) const override {

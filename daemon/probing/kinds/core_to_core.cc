@@ -31,8 +31,10 @@ constexpr const char* kC2cCpusOption = "c2c_cpus";
 // of depending on the guest's speed.
 constexpr KindSetting kC2cSamples{
     "samples", "", 1, kMaxSamplesPerPair, false, nullptr, "Core-to-core: accepted samples per pair (set by --samples)"};
+// At most what one sample can bounce within its 50 ms (k::C2cSpec::sample_timeout)
+// at 500 ns a round trip between sockets.
 constexpr KindSetting kC2cRoundTrips{
-    "round_trips", "--round-trips", 10, 10'000'000, false, nullptr, "Core-to-core: round trips per sample"};
+    "round_trips", "--round-trips", 10, 100'000, false, nullptr, "Core-to-core: round trips per sample"};
 constexpr KindSetting kC2cRunTimeout{"run_timeout_ms",
                                      "--c2c-timeout-ms",
                                      100,

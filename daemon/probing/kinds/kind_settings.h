@@ -22,8 +22,10 @@ namespace numaprobe::daemon {
 
 // Accepted samples per pair, at most, for every kind that takes samples:
 // latency's --samples also sets core-to-core's (CoreToCoreKind::AfterFlags),
-// so their keys share one range.
-inline constexpr std::int64_t kMaxSamplesPerPair = 1000;
+// so their keys share one range. Each kernel gives a run a fixed time (a
+// latency run 2 s, a loaded-latency point 1 s): 100 samples of the default
+// loads fit it even at remote latencies of 400 ns; many more never could.
+inline constexpr std::int64_t kMaxSamplesPerPair = 100;
 
 // The config sections; the defaults are config/numaprobe.yaml's.
 struct LatencyConfig {
@@ -90,12 +92,13 @@ struct BandwidthSettings {
 // the link between sockets), not what one core can keep in flight. On
 // demand only (`numaprobe probe --tests peak_bandwidth`).
 struct PeakBandwidthSettings {
-  // Bursts of 8 MiB per thread: ~1 ms at a core's ~10 GB/s, as the bandwidth
-  // kind's single thread gets with 32 MiB, and the buffer that holds four
-  // bursts of every thread of a 64-CPU node stays 2 GiB.
+  // spec.burst_bytes is what all threads move together per burst (128 MiB:
+  // ~1-4 ms at a node's 30-400 GB/s), shared among them, at least 1 MiB each
+  // (PeakBurstPerThread): the burst lasts about as long however many CPUs
+  // a node has, and the buffer of four bursts stays 512 MiB up to 128 CPUs.
   kernels::BandwidthRunSpec spec = [] {
     kernels::BandwidthRunSpec s;
-    s.burst_bytes = std::size_t{8} << 20;
+    s.burst_bytes = std::size_t{128} << 20;
     return s;
   }();
   int threads = 0;                        // 0: every allowed CPU of cpu_node

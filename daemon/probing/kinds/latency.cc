@@ -54,8 +54,10 @@ constexpr KindSetting kLatencySamples{"samples",
                                       false,
                                       nullptr,
                                       "Latency and core-to-core: accepted samples per pair"};
+// At most what one sample can chase within the run's 2 s
+// (k::LatencyRunSpec::max_wall_ns) at 200 ns a load.
 constexpr KindSetting kLatencyLoads{
-    "loads_per_sample", "--loads", 1000, 1'000'000'000, false, nullptr, "Latency: dependent loads per sample"};
+    "loads_per_sample", "--loads", 1000, 10'000'000, false, nullptr, "Latency: dependent loads per sample"};
 constexpr const char* kWhat = " of a dependent pointer chase from a CPU of cpu_node to memory on mem_node";
 
 Labels PairLabels(const MemoryPair& p, bool per_cpu) {

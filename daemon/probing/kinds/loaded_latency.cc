@@ -60,8 +60,10 @@ constexpr KindSetting kLoadThreads{"load_threads",
                                    "Loaded latency: load threads on the chase CPU's node (0: every other allowed CPU)"};
 constexpr KindSetting kLoadedSamples{
     "samples", "", 1, kMaxSamplesPerPair, false, nullptr, "Loaded latency: accepted chase samples per point"};
+// At most what one sample can chase within a point's 1 s
+// (k::LoadedLatencySpec::point_timeout) at 1 us a load under saturation.
 constexpr KindSetting kLoadedLoads{
-    "loads_per_sample", "", 1000, 100'000'000, false, nullptr, "Loaded latency: dependent loads per sample"};
+    "loads_per_sample", "", 1000, 1'000'000, false, nullptr, "Loaded latency: dependent loads per sample"};
 
 class LoadedLatencyKind final : public ProbeKind {
  public:

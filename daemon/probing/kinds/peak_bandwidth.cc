@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The peak bandwidth kind (Intel MLC --bandwidth_matrix): every allowed CPU
-// of cpu_node (or --threads of them) streams at once to a buffer on
+// of cpu_node (or --threads of them; never an isolated or nohz_full one,
+// probing/cpu_chooser.h) streams at once to a buffer on
 // mem_node, read and non-temporal write, with the bandwidth kernel
 // (kernels/bandwidth.h) the bandwidth kind runs with one thread. One core's
 // bandwidth is bounded by the loads it keeps in flight, not by the memory: a
@@ -41,12 +42,22 @@ constexpr KindSetting kPeakBurst{"",
                                  kMaxConfigSizeBytes,
                                  true,
                                  WholeCacheLinesRule,
-                                 "Peak bandwidth: bytes each thread moves per burst, e.g. 8MiB"};
+                                 "Peak bandwidth: bytes all threads move together per burst, e.g. 128MiB"};
+
+// Each thread's share of a burst: whole lines, at least 1 MiB so that a
+// thread's part is long beside the barrier between bursts.
+std::size_t PeakBurstPerThread(std::size_t burst_bytes, std::size_t threads) {
+  constexpr std::size_t kMinPerThread = std::size_t{1} << 20;
+  return std::max(kMinPerThread, burst_bytes / std::max<std::size_t>(threads, 1) / 64 * 64);
+}
 
 // The buffer holds four bursts of every thread, and at least the bandwidth
 // kind's buffer (--bandwidth-buffer), so that it is far larger than any LLC.
+// Up to 128 threads it has one size, so CPU nodes of different sizes share
+// each memory node's buffer.
 std::size_t PeakBufferBytes(const PeakBandwidthSettings& settings, std::size_t threads) {
-  return std::max(settings.buffer_bytes, k::MinBandwidthBufferBytes(settings.spec.burst_bytes, threads));
+  return std::max(settings.buffer_bytes,
+                  k::MinBandwidthBufferBytes(PeakBurstPerThread(settings.spec.burst_bytes, threads), threads));
 }
 
 k::BandwidthOp PeakOpOf(const ProbeTarget& t) {
@@ -121,6 +132,7 @@ class PeakBandwidthKind final : public ProbeKind {
         result.reason = buffer.failure().reason;
       } else {
         k::BandwidthRunSpec spec = settings.spec;
+        spec.burst_bytes = PeakBurstPerThread(settings.spec.burst_bytes, result.cpus.size());
         spec.cpus = result.cpus;
         spec.op = result.op;
         spec.stop = stop;
