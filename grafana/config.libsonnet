@@ -39,7 +39,19 @@
     latencyDriftThreshold: 0.06,
     // NumaProbeBandwidthDrop: recent median under baseline, as a fraction.
     bandwidthDropThreshold: 0.13,
-    // Both drift alerts: how long the recent median must stay beyond the
+    // NumaProbePeakBandwidthDrop: the peak (every CPU of a node streaming at
+    // once: probes.peak_bandwidth) recent median under baseline, as a
+    // fraction. A node's peak is the sum of its memory channels, so losing
+    // one costs its share: one channel of 12 (the most per socket on current
+    // x86 server CPUs) is 8.3% of the node's peak, one of 8 is 12.5%. 0.08
+    // is under the smallest of those shares, so a lost channel fires on any
+    // of them (one of 12 only just: it fires on a share of the medians),
+    // and over 4 standard deviations of a healthy peak ratio above 0
+    // (figures vary ~2-3%; median of 5 over a baseline of 15: 1.25-1.9%).
+    // A link's peak (a remote pair) falls the same way when the link loses
+    // lanes or trains slower (docs/detection.md, "The peak bandwidth alert").
+    peakBandwidthDropThreshold: 0.08,
+    // The drift alerts: how long the recent median must stay beyond the
     // threshold. No longer hold: the daemon confirms a suspicious figure with
     // 4 more runs next, so the median already stands on fresh figures.
     driftFor: '5m',
@@ -95,6 +107,10 @@
     // the longest refresh interval (30 min), so a rate does not spike when one
     // round lands in a short window.
     roundCounterWindow: '1h',
+    // The peak bandwidth probe runs once every probes.peak_bandwidth.interval
+    // (6 h by default), not every round: the host dashboard counts its runs
+    // over this window, so a cycle's runs stay in view until the next one.
+    peakCounterWindow: '6h',
 
     // Fleet dashboard: worst-k tables list at most this many rows.
     fleetTopK: 20,
@@ -104,6 +120,13 @@
     instanceLabels: std.join(', ', (if self.clusterLabel != '' then [self.clusterLabel] else []) + ['instance', 'job']),
     // The labels that identify one Prometheus job (the scope of a cohort).
     jobLabels: std.join(', ', (if self.clusterLabel != '' then [self.clusterLabel] else []) + ['job']),
+    // The probes whose staleness is judged against the host's refresh
+    // interval (NumaProbeProbeStale, the stale panels): those of the rounds.
+    // Not peak_bandwidth, which runs on a schedule of its own in hours
+    // (probes.peak_bandwidth.interval, 6 h by default) and skips a node
+    // whose CPUs are busy: its skipped runs (numaprobe_probe_runs_total
+    // result="skipped") and the host dashboard's peak row show how it keeps up.
+    roundProbes: 'probe!="peak_bandwidth"',
     // What makes hosts peers: the CPU model and the NUMA topology (node count
     // and the sum of the SLIT distances; recorded by instance:numaprobe_host_info:cohort).
     cohortLabels: 'cpu_model, numa_nodes, numa_distance_sum',

@@ -17,11 +17,18 @@
     read('numaprobe_memory_latency_recent_median_seconds', selector, window),
     read('numaprobe_memory_latency_baseline_seconds', selector, window),
   ],
-  // Recent median / baseline per op. A `threads` label appears only when
-  // more than one thread is configured; dropped on both sides, so the two
-  // match whether or not either has it. 0.80 = 20% less bandwidth.
-  bandwidth(selector, window=''):: 'max without(threads) (%s) / max without(threads) (%s)' % [
-    read('numaprobe_memory_bandwidth_recent_median_bytes_per_second', selector, window),
-    read('numaprobe_memory_bandwidth_baseline_bytes_per_second', selector, window),
+  // Recent median / baseline per op, of a bandwidth kind's series (`stem`).
+  // A `threads` label appears on some of them (bandwidth: only when more than
+  // one thread is configured; peak: the CPUs that streamed together);
+  // dropped on both sides, so the two match whether or not either has it.
+  local perOp(stem, selector, window) = 'max without(threads) (%s) / max without(threads) (%s)' % [
+    read(stem + '_recent_median_bytes_per_second', selector, window),
+    read(stem + '_baseline_bytes_per_second', selector, window),
   ],
+  // 0.80 = 20% less bandwidth.
+  bandwidth(selector, window=''):: perOp('numaprobe_memory_bandwidth', selector, window),
+  // The node's peak (every CPU of the CPU node streaming at once, ops read
+  // and write): what numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio
+  // reduces to the worst pair.
+  peak(selector, window=''):: perOp('numaprobe_memory_peak_bandwidth', selector, window),
 }

@@ -31,6 +31,8 @@ std::string_view OutcomeName(Outcome outcome) {
       return "coarse_clock";
     case Outcome::kThreadLimit:
       return "thread_limit";
+    case Outcome::kSkipped:
+      return "skipped";
   }
   return "unknown";
 }

@@ -31,12 +31,22 @@ enum class Outcome {
   kCancelled,            // the caller's stop flag was raised
   kCoarseClock,          // samples spanned too few steps of the clock for a 1% figure (timer_resolution.h)
   kThreadLimit,          // a thread the measurement needs could not be created (task limit)
+  kSkipped,              // not measured: the caller's gate said no (the daemon's idle gate found the CPUs busy)
 };
-inline constexpr Outcome kAllOutcomes[] = {
-    Outcome::kOk,         Outcome::kInvalidSpec,       Outcome::kNotAllowed,          Outcome::kAllocFailed,
-    Outcome::kBindFailed, Outcome::kPlacementMismatch, Outcome::kPlacementUnverified, Outcome::kPinFailed,
-    Outcome::kDisturbed,  Outcome::kTimeout,           Outcome::kCancelled,           Outcome::kCoarseClock,
-    Outcome::kThreadLimit};
+inline constexpr Outcome kAllOutcomes[] = {Outcome::kOk,
+                                           Outcome::kInvalidSpec,
+                                           Outcome::kNotAllowed,
+                                           Outcome::kAllocFailed,
+                                           Outcome::kBindFailed,
+                                           Outcome::kPlacementMismatch,
+                                           Outcome::kPlacementUnverified,
+                                           Outcome::kPinFailed,
+                                           Outcome::kDisturbed,
+                                           Outcome::kTimeout,
+                                           Outcome::kCancelled,
+                                           Outcome::kCoarseClock,
+                                           Outcome::kThreadLimit,
+                                           Outcome::kSkipped};
 
 std::string_view OutcomeName(Outcome outcome);
 

@@ -37,6 +37,11 @@ class SectionWriter final : public SectionKeys {
 
   void Bool(std::string_view key, bool& value) override { Key(key) << value; }
   void Integer(std::string_view key, std::int64_t, std::int64_t, std::int64_t& value) override { Key(key) << value; }
+  void Number(std::string_view key, double, double, double& value) override { Key(key) << fmt::format("{}", value); }
+  void Duration(std::string_view key, std::chrono::milliseconds, std::chrono::milliseconds,
+                std::chrono::milliseconds& value) override {
+    Key(key) << FormatDuration(value);
+  }
   void Size(std::string_view key, std::uint64_t, std::uint64_t, std::size_t& value) override {
     Key(key) << FormatSize(value);
   }

@@ -84,11 +84,14 @@ class ConfigSection final : public SectionKeys {
   using SectionKeys::Integer;
   void Integer(std::string_view key, std::int64_t min, std::int64_t max, std::int64_t& out) override;
   void Number(std::string_view key, NumberRange range, double& out);
+  void Number(std::string_view key, double min, double max, double& out) override {
+    Number(key, NumberRange{min, max}, out);
+  }
   // A number in `range`, or the word "auto" (out = 0: the caller derives it).
   void NumberOrAuto(std::string_view key, NumberRange range, double& out);
   void Size(std::string_view key, std::uint64_t min, std::uint64_t max, std::size_t& out) override;
   void Duration(std::string_view key, std::chrono::milliseconds min, std::chrono::milliseconds max,
-                std::chrono::milliseconds& out);
+                std::chrono::milliseconds& out) override;
   void String(std::string_view key, std::string& out);
   // A list of strings ([a, b] or an empty value for none).
   void StringList(std::string_view key, std::vector<std::string>& out);

@@ -7,6 +7,7 @@
 // (config_reader.h implements it).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,6 +32,11 @@ class SectionKeys {
     Integer(key, min, max, value);
     out = static_cast<T>(value);
   }
+  // A number in [min, max].
+  virtual void Number(std::string_view key, double min, double max, double& out) = 0;
+  // A duration in [min, max]: 90s, 5m, 6h.
+  virtual void Duration(std::string_view key, std::chrono::milliseconds min, std::chrono::milliseconds max,
+                        std::chrono::milliseconds& out) = 0;
   // A byte size: 64MiB, 1GiB, or plain bytes.
   virtual void Size(std::string_view key, std::uint64_t min, std::uint64_t max, std::size_t& out) = 0;
   // A CPU or node list: a string in the kernel's list format ("0-3,8") or a

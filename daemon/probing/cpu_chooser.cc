@@ -41,10 +41,10 @@ std::vector<int> CpuChooser::Eligible(int node) const {
   return cpus;
 }
 
-std::map<int, double> CpuChooser::SampleBusy() const {
+std::map<int, double> CpuChooser::SampleBusy(std::chrono::milliseconds window) const {
   const k::CpuTimes before = sources_.read_times();
   if (before.empty()) return {};
-  std::this_thread::sleep_for(sources_.window);
+  std::this_thread::sleep_for(window);
   return k::BusyFractions(before, sources_.read_times());
 }
 
@@ -59,7 +59,7 @@ CpuChoice CpuChooser::Choose(const MemoryPair& pair, int count) {
       k::ListHas(candidates, pair.cpu) ? "" : fmt::format("cpu {} is isolated or nohz_full", pair.cpu);
   if (candidates.size() == 1 && count <= 1) return {{candidates.front()}, reserved_why};
 
-  const std::map<int, double> busy = SampleBusy();
+  const std::map<int, double> busy = SampleBusy(sources_.window);
   auto busy_of = [&](int cpu) {
     const auto it = busy.find(cpu);
     return it == busy.end() ? 0.0 : it->second;  // no information: as if idle

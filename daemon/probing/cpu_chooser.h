@@ -48,12 +48,13 @@ class CpuChooser {
   // pair.cpu. Further CPUs follow, the idlest first, distinct cores before SMT
   // siblings (a sibling shares the core's load ports and fill buffers).
   CpuChoice Choose(const MemoryPair& pair, int count);
+  // Busy share of each CPU over the next `window` (waits it); empty when the
+  // counters cannot be read.
+  std::map<int, double> SampleBusy(std::chrono::milliseconds window) const;
 
  private:
   // CPUs of `node` a probe may use: allowed, not isolated, not nohz_full.
   std::vector<int> Eligible(int node) const;
-  // Busy share of each CPU over the last window (waits the window).
-  std::map<int, double> SampleBusy() const;
 
   const kernels::Topology& topology_;
   CpuChooserSources sources_;

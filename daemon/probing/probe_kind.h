@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -206,6 +207,14 @@ std::map<std::string, int> EnumByName(const E (&values)[N], std::string_view (*n
   return by_name;
 }
 
+// A kind the daemon runs apart from its rounds (ProbeKind::OwnScheduleOf):
+// each of its targets once per `interval`, its CPU paced by a budget of its
+// own (serve/own_schedule.h).
+struct OwnSchedule {
+  std::chrono::milliseconds interval{0};
+  double duty_cycle = 0;  // a share of one CPU
+};
+
 // A kind is also its config section (config/kind_section.h: name(), its keys,
 // Enabled(config)); `numaprobe probe` runs what --tests names.
 class ProbeKind : public KindSection {
@@ -236,6 +245,9 @@ class ProbeKind : public KindSection {
     return nlohmann::json::object();
   }
   virtual std::string PlannedToText(const std::vector<ProbeTarget>& /*planned*/) const { return ""; }
+  // None for a kind the daemon runs in its rounds; else the schedule of its
+  // own under `config` (a kind that loads whole nodes runs every few hours).
+  virtual std::optional<OwnSchedule> OwnScheduleOf(const Config& /*config*/) const { return std::nullopt; }
   // The runs of one round over `plan`, in order.
   virtual std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
                                            const kernels::Topology& topology) const = 0;

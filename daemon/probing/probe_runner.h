@@ -68,6 +68,8 @@ class ProbeRunner {
   // first (CpuChooser: an idle one when the plan picked the pair's CPU). A
   // move off the planned CPU is logged: at info when it changes, else debug.
   std::vector<int> ChooseCpus(const MemoryPair& pair, int count);
+  // Busy share of each CPU over the next `window` (CpuChooser::SampleBusy).
+  std::map<int, double> SampleBusy(std::chrono::milliseconds window) const { return chooser_.SampleBusy(window); }
 
  private:
   const kernels::Topology& topology_;

@@ -12,11 +12,16 @@ bool SharesBuffers(const Task& a, const Task& b) {
   return a.kind == b.kind && a.target.pair.mem_node == b.target.pair.mem_node && !a.confirmation && !b.confirmation;
 }
 
-std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology) {
+namespace {
+
+// The tasks of the enabled kinds that run in rounds (`own_schedule` false) or
+// on a schedule of their own (true).
+std::vector<Task> TasksOf(const Plan& plan, const Config& config, const kernels::Topology& topology,
+                          bool own_schedule) {
   const ProbeSettings settings = ProbeSettingsFrom(config);
   std::vector<Task> tasks;
   for (const ProbeKind* kind : ProbeTable()) {
-    if (!kind->Enabled(config)) continue;
+    if (!kind->Enabled(config) || kind->OwnScheduleOf(config).has_value() != own_schedule) continue;
     const auto first = static_cast<std::ptrdiff_t>(tasks.size());
     for (ProbeTarget& target : kind->Targets(plan, settings, topology)) tasks.push_back({kind, std::move(target), 0});
     // Stable: a pair's variants (bandwidth ops) stay together, in order.
@@ -24,6 +29,16 @@ std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kerne
                      [](const Task& a, const Task& b) { return a.target.pair.mem_node < b.target.pair.mem_node; });
   }
   return tasks;
+}
+
+}  // namespace
+
+std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology) {
+  return TasksOf(plan, config, topology, false);
+}
+
+std::vector<Task> OwnScheduleTasks(const Plan& plan, const Config& config, const kernels::Topology& topology) {
+  return TasksOf(plan, config, topology, true);
 }
 
 void QueueConfirmations(std::vector<Task>& round, std::size_t current, int runs) {

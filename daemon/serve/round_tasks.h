@@ -36,8 +36,11 @@ bool SharesBuffers(const Task& a, const Task& b);
 // The tasks of one round for the kinds `config` enables: in probe-table order
 // (latency, then bandwidth per op, then core-to-core, ...), and within a kind
 // grouped by memory node, so that an N-node host prepares N buffers per kind
-// and round, not N x N.
+// and round, not N x N. Kinds on a schedule of their own are not in rounds.
 std::vector<Task> RoundTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);
+// The tasks of the enabled kinds on a schedule of their own
+// (ProbeKind::OwnScheduleOf), in the same order: serve/own_schedule.h runs them.
+std::vector<Task> OwnScheduleTasks(const Plan& plan, const Config& config, const kernels::Topology& topology);
 
 // Queues `runs` confirmation runs of `round[current]` as the next visits: after
 // the visit `current` belongs to (whose buffers are in use), before anything else.

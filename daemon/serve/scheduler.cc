@@ -14,12 +14,14 @@
 #include "daemon/common/task_limits.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/common/version.h"
+#include "daemon/config/config_values.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_settings.h"
 #include "daemon/probing/probe_table.h"
 #include "daemon/serve/budget.h"
 #include "daemon/serve/host_watch.h"
 #include "daemon/serve/lock_wait_meter.h"
+#include "daemon/serve/own_schedule.h"
 #include "daemon/serve/probe_executor.h"
 #include "daemon/serve/results/result_model.h"
 #include "daemon/serve/rotation.h"
@@ -134,6 +136,10 @@ class Scheduler::Loop {
         if (round >= 0) Remember(signature, round, rounds);
         representatives_only = false;
       }
+      if (!RunOwnSchedules()) {
+        model_.Save(Now(), /*force=*/true);
+        return false;
+      }
       WaitForNextRound(round_start);
     }
     model_.Save(Now(), /*force=*/true);
@@ -155,10 +161,32 @@ class Scheduler::Loop {
         break;
       }
       const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
-      if (!RunTask(tasks[i], tasks, i, !continues, ends_visit)) return RoundEnd::kAbandoned;
+      if (!RunTask(tasks[i], tasks, i, !continues, ends_visit, budget_)) return RoundEnd::kAbandoned;
     }
     executor_->ReleaseBuffers();  // also after a round cut short mid-visit
     return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
+  }
+
+  // The kinds on a schedule of their own (own_schedule.h), between rounds:
+  // what is due, visit by visit, while each kind's own budget allows; the
+  // rest waits for a later round's end. False if a probe was abandoned.
+  bool RunOwnSchedules() {
+    if (own_.empty() || stop_.load()) return true;
+    std::vector<Task>& queue =
+        own_.Due(env_->MonotonicNs(), [&](const ProbeKind& kind) { return model_.Recording(kind.name()); });
+    std::size_t i = 0;
+    for (; i < queue.size(); ++i) {
+      const bool continues = i > 0 && SharesBuffers(queue[i - 1], queue[i]);
+      DutyBudget& budget = own_.Budget(*queue[i].kind);
+      if (stop_.load() || ChangesPending() || (!continues && budget.next_allowed_ns() > env_->MonotonicNs())) break;
+      const bool ends_visit = i + 1 == queue.size() || !SharesBuffers(queue[i], queue[i + 1]);
+      const std::optional<k::Outcome> outcome = RunTask(queue[i], queue, i, !continues, ends_visit, budget);
+      if (!outcome) return false;
+      if (*outcome == k::Outcome::kSkipped) own_.Skipped(queue[i]);
+    }
+    executor_->ReleaseBuffers();
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(i));
+    return true;
   }
 
   void WaitForNextRound(std::int64_t round_start_ns) {
@@ -325,6 +353,18 @@ class Scheduler::Loop {
     }
     spdlog::info("probe plan: {} memory pairs; runs per round{}", plan_.memory_pairs.size(),
                  runs.empty() ? ": none" : runs);
+    std::vector<Task> own = OwnScheduleTasks(plan_, config_, topology_);
+    std::map<const ProbeKind*, int> own_runs_of;
+    for (const Task& task : own) {
+      ++own_runs_of[task.kind];
+      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+    }
+    for (const auto& [kind, count] : own_runs_of) {
+      const OwnSchedule schedule = kind->OwnScheduleOf(config_).value_or(OwnSchedule{});
+      spdlog::info("{}: {} runs every {} (at once while its baseline records), within {:.4g}% of one CPU of its own",
+                   kind->name(), count, FormatDuration(schedule.interval), schedule.duty_cycle * 100);
+    }
+    own_.Adopt(std::move(own), config_);
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
       auto lock = ProbeLock::Open(config_.probe_lock_file);
@@ -399,9 +439,10 @@ class Scheduler::Loop {
   }
 
   // Runs `task` on the executor while this thread keeps the watchdog fed and
-  // watches for stop; the ResultModel takes what it produced. False if
-  // stopping left it unfinished.
-  bool RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit, bool ends_visit) {
+  // watches for stop, charging `budget`; the ResultModel takes what it
+  // produced. Its outcome, or none if stopping left it unfinished.
+  std::optional<k::Outcome> RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit,
+                                    bool ends_visit, DutyBudget& budget) {
     const std::int64_t start_ns = env_->MonotonicNs();
     // Confirmations and retries are said: they are runs beyond the schedule.
     spdlog::debug("starting {}{}", Describe(task),
@@ -419,16 +460,16 @@ class Scheduler::Loop {
       // (SCHED_IDLE on a saturated host) may not, and is left behind.
       if (stop_.load() && !executor_->Wait(std::chrono::milliseconds(250))) {
         executor_->Abandon();
-        return false;
+        return std::nullopt;
       }
     }
     const std::int64_t end_ns = env_->MonotonicNs();
     const ProbeRun ran = executor_->Result();
     const k::Outcome outcome = ran.record->outcome();
-    budget_.Charge(start_ns, end_ns, ran.cpu_seconds);
-    // A cancelled run, or one that could not start its threads, says nothing
-    // of what the kind costs: learning its ~0 s would plan full rounds.
-    if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit) {
+    budget.Charge(start_ns, end_ns, ran.cpu_seconds);
+    // A cancelled or skipped run, or one that could not start its threads,
+    // says nothing of what the kind costs: learning its ~0 s would plan full rounds.
+    if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit && outcome != k::Outcome::kSkipped) {
       costs_.Observe(task.kind, ran.cpu_seconds, starts_visit);
     }
     // A figure beyond its band needs confirming (the model says), unless
@@ -441,6 +482,9 @@ class Scheduler::Loop {
     });
     if (outcome == k::Outcome::kOk) {
       spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), ran.cpu_seconds * 1e3);
+    } else if (outcome == k::Outcome::kSkipped) {
+      // Routine on a busy host: counted (numaprobe_probe_runs_total), retried after the next round.
+      spdlog::info("{}: skipped: {}", Describe(task), ran.record->reason());
     } else if (outcome != k::Outcome::kCancelled) {
       // A thread that could not be created: say which limit was reached.
       spdlog::warn("{}: {}: {}{}", Describe(task), k::OutcomeName(outcome), ran.record->reason(),
@@ -458,7 +502,7 @@ class Scheduler::Loop {
                     SeriesHistory::kConfirmationRuns);
       QueueConfirmations(round, index, SeriesHistory::kConfirmationRuns);
     }
-    return true;
+    return outcome;
   }
 
   // While a probe waits for another process's lock: publish the wait every
@@ -493,11 +537,16 @@ class Scheduler::Loop {
     const double every_round =
         std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
     refresh_interval_seconds_ = rounds * every_round;
-    RefreshOf refresh{every_round, refresh_interval_seconds_, {}};
+    RefreshOf refresh{every_round, refresh_interval_seconds_, {}, {}};
     for (std::size_t i : rotation.every_round) {
       const Task& task = rotation.tasks[i];
       if (task.kind->HasBaseline())
         refresh.every_round.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+    }
+    for (const ProbeKind* kind : ProbeTable()) {
+      if (const std::optional<OwnSchedule> own = kind->OwnScheduleOf(config_); own && kind->Enabled(config_)) {
+        refresh.own_schedule_seconds.emplace(kind->name(), std::chrono::duration<double>(own->interval).count());
+      }
     }
     model_.SetRefresh(std::move(refresh));
     if (test_.fault_injection_active()) {
@@ -530,6 +579,7 @@ class Scheduler::Loop {
   LockWaitMeter lock_wait_;
   std::int64_t duty_published_ns_ = 0;
   DutyBudget budget_;
+  OwnScheduleQueue own_;  // the kinds on a schedule of their own, with their budgets
   ResultModel model_;
   HostWatch host_watch_;
   TaskCostEstimate costs_;

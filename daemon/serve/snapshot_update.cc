@@ -81,7 +81,8 @@ void Apply(std::vector<Timed>& figures, const RecordPtr& record, double unix_now
     } else {
       *it = {record, unix_now, 0};
     }
-  } else if (it == figures.end() || outcome == k::Outcome::kCancelled) {
+  } else if (it == figures.end() || outcome == k::Outcome::kCancelled || outcome == k::Outcome::kSkipped) {
+    // Neither says anything of the series: stopping, or a gate that kept the run from starting.
     return;
   } else if (WithdrawsFigure(outcome) || ++it->failed_runs >= kFailuresWithdrawing) {
     figures.erase(it);

@@ -21,6 +21,7 @@ local p = import 'panels.libsonnet';
       k: c.fleetTopK,
       drift: c.latencyDriftThreshold,
       drop: c.bandwidthDropThreshold,
+      peakDrop: c.peakBandwidthDropThreshold,
       peer: c.peerRatioThreshold,
       stale: c.staleRefreshIntervals,
       failing: c.probeFailingRatio,
@@ -29,13 +30,17 @@ local p = import 'panels.libsonnet';
       // (from per-host recordings of the worst pair: one series a host)
       latencyWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_median_seconds:ratio_baseline_max{%s}[$__range]) - 1' % fleet,
       bandwidthWorst: '1 - min_over_time(instance:numaprobe_memory_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%s}[$__range])' % fleet,
+      peakWorst: '1 - min_over_time(instance:numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second:ratio_baseline_min{%s}[$__range])' % fleet,
       peerWorst: 'max_over_time(instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max{%s}[$__range])' % fleet,
       // per host: the oldest pair's age in refresh intervals, from the
       // oldest last success the daemon exports per probe (what
       // NumaProbeProbeStale reads): a few series a host, not every pair's
-      // timestamp.
-      staleNow: '(time() - min by (instance, job) (last_over_time(numaprobe_probe_oldest_success_timestamp_seconds{%s}[%s]))) / on(instance, job) instance:numaprobe_refresh_interval_seconds:last{%s}' % [fleet, c.gapWindow, fleet],
-      failingNow: 'max by (instance, job) (sum without(result) (increase(numaprobe_probe_runs_total{%s,result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%s])) / sum without(result) (increase(numaprobe_probe_runs_total{%s}[%s])))' % [fleet, c.probeFailingWindow, fleet, c.probeFailingWindow],
+      // timestamp. The probes of the rounds only (roundProbes: not
+      // peak_bandwidth, hours apart by design).
+      staleNow: '(time() - min by (instance, job) (last_over_time(numaprobe_probe_oldest_success_timestamp_seconds{%s,%s}[%s]))) / on(instance, job) instance:numaprobe_refresh_interval_seconds:last{%s}' % [fleet, c.roundProbes, c.gapWindow, fleet],
+      // The failed share of the runs made, as NumaProbeProbesFailing counts
+      // them (recording.libsonnet): skipped runs are neither.
+      failingNow: 'max by (instance, job) (sum without(result) (increase(numaprobe_probe_runs_total{%s,result!~"ok|disturbed|cancelled|skipped|bind_failed|placement_mismatch|placement_unverified"}[%s])) / sum without(result) (increase(numaprobe_probe_runs_total{%s,result!="skipped"}[%s])))' % [fleet, c.probeFailingWindow, fleet, c.probeFailingWindow],
     },
     local f(expr) = expr % v,
     local q(expr, legend='') = p.query(f(expr), legend),
@@ -97,7 +102,7 @@ local p = import 'panels.libsonnet';
                p.steps('green', [[1, 'red']]),
                w=5),
         p.stat('Stale hosts',
-               'Hosts with a pair not refreshed for more than %g refresh intervals (NumaProbeProbeStale level).' % c.staleRefreshIntervals,
+               'Hosts with a pair not refreshed for more than %g refresh intervals (NumaProbeProbeStale level; the probes of the rounds, not peak bandwidth, which runs hours apart).' % c.staleRefreshIntervals,
                [sq('count((%(staleNow)s) > %(stale)g and on(instance, job) %(cohort)s) or on() vector(0)')],
                'none',
                p.steps('green', [[1, 'red']]),
@@ -146,10 +151,17 @@ local p = import 'panels.libsonnet';
               p.steps('green', [[c.bandwidthDropThreshold, 'red']]),
               'NumaProbeBandwidthDrop'),
         counts('Hosts over / under: bandwidth', 'Hosts whose worst bandwidth drop over the range was over / under %g%%.' % (c.bandwidthDropThreshold * 100), '%(bandwidthWorst)s', '%(drop)g'),
+        worst('Worst peak bandwidth drift over the range',
+              'Hosts whose worst pair peak bandwidth drop (1 - recent median / baseline of every CPU of a node streaming at once, probes.peak_bandwidth) went over %g%% (the NumaProbePeakBandwidthDrop level: less than one memory channel of 12) during the time range, worst first, at most %d. Empty when no host did, and on hosts without probes.peak_bandwidth enabled.' % [c.peakBandwidthDropThreshold * 100, c.fleetTopK],
+              '(%(peakWorst)s) > %(peakDrop)g',
+              'percentunit',
+              p.steps('green', [[c.peakBandwidthDropThreshold, 'red']]),
+              'NumaProbePeakBandwidthDrop'),
+        counts('Hosts over / under: peak bandwidth', 'Hosts whose worst peak bandwidth drop over the range was over / under %g%% (hosts measuring peak bandwidth only).' % (c.peakBandwidthDropThreshold * 100), '%(peakWorst)s', '%(peakDrop)g'),
         p.table(
           'Host changes of the worst hosts',
-          'The host changes (kernel, microcode, firmware, numaprobe version, ...) since the baseline of the hosts in the worst latency drift table. Empty when no host drifted.',
-          [iq('max by (instance, job, field, before, after) (numaprobe_host_change_timestamp_seconds{%(fleet)s}) * 1000 and on(instance, job) topk(%(k)d, (%(latencyWorst)s) > %(drift)g or (%(bandwidthWorst)s) > %(drop)g)')],
+          'The host changes (kernel, microcode, firmware, numaprobe version, EDAC DIMMs, node memory, ...) since the baseline of the hosts in the worst latency, bandwidth and peak bandwidth drift tables. Empty when no host drifted.',
+          [iq('max by (instance, job, field, before, after) (numaprobe_host_change_timestamp_seconds{%(fleet)s}) * 1000 and on(instance, job) topk(%(k)d, (%(latencyWorst)s) > %(drift)g or (%(bandwidthWorst)s) > %(drop)g or (%(peakWorst)s) > %(peakDrop)g)')],
           'none',
           hide=['Time'],
           w=24,
@@ -180,7 +192,7 @@ local p = import 'panels.libsonnet';
               p.steps('green', [[c.probeFailingRatio, 'red']]),
               'NumaProbeProbesFailing'),
         worst('Stale hosts (refresh intervals since last success)',
-              "Hosts with a pair whose last success is more than %g of the host's refresh intervals old (the NumaProbeProbeStale level), worst first, at most %d. Empty when none is." % [c.staleRefreshIntervals, c.fleetTopK],
+              "Hosts with a pair whose last success is more than %g of the host's refresh intervals old (the NumaProbeProbeStale level; the probes of the rounds, not peak bandwidth, which runs hours apart), worst first, at most %d. Empty when none is." % [c.staleRefreshIntervals, c.fleetTopK],
               '(%(staleNow)s) > %(stale)g',
               'none',
               p.steps('green', [[c.staleRefreshIntervals, 'red']]),

@@ -15,6 +15,11 @@ local p = import 'panels.libsonnet';
     local iq(expr) = p.query(expr % { host: host }, instant=true),
     local driftSteps = p.steps('green', [[c.latencyDriftThreshold, 'red']]),
     local dropSteps = p.steps('red', [[-c.bandwidthDropThreshold, 'green']]),
+    local peakDropSteps = p.steps('red', [[-c.peakBandwidthDropThreshold, 'green']]),
+    // The peak kind's ops: fixed by the daemon (read, and write with
+    // non-temporal stores), one panel each rather than a variable that would
+    // be empty on the many hosts without probes.peak_bandwidth.
+    local peakOps = ['read', 'write'],
     // Per remote pair, this host's deviation from its cohort's median.
     local peerDeviation = pairPeers.deviation(c, host, '%s,job=~"$job"' % c.selector),
     local peerSteps = p.steps('red', [[-c.peerRatioThreshold, 'green'], [c.peerRatioThreshold, 'red']]),
@@ -70,8 +75,8 @@ local p = import 'panels.libsonnet';
         ),
         p.stat(
           'Staleness in refresh intervals',
-          "The oldest last success of any pair (what the daemon exports per probe and NumaProbeProbeStale reads), in multiples of the host's refresh interval. NumaProbeProbeStale fires above %g for %s." % [c.staleRefreshIntervals, c.staleFor],
-          [q('max((time() - numaprobe_probe_oldest_success_timestamp_seconds{%(host)s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%(host)s})')],
+          "The oldest last success of any pair (what the daemon exports per probe and NumaProbeProbeStale reads), in multiples of the host's refresh interval. NumaProbeProbeStale fires above %g for %s. Not peak bandwidth, which runs hours apart: see the Peak bandwidth row." % [c.staleRefreshIntervals, c.staleFor],
+          [q('max((time() - numaprobe_probe_oldest_success_timestamp_seconds{%%(host)s,%s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%%(host)s})' % c.roundProbes)],
           'none',
           p.steps('green', [[c.staleRefreshIntervals, 'red']]),
           w=4,
@@ -197,6 +202,52 @@ local p = import 'panels.libsonnet';
           thresholds=dropSteps,
         ),
 
+        p.row('Peak bandwidth'),
+      ] + [
+        p.matrix(
+          'Peak bandwidth matrix: %s' % op,
+          'The latest peak %s bandwidth (probes.peak_bandwidth: every usable CPU of the CPU node streaming at once%s), rows = CPU node, columns = memory node: each node to its own memory and, per node distance, to one remote node. What a node moves when all of it reads or writes: lower on a lost memory channel or a slower link. Measured every few hours on idle nodes; empty when probes.peak_bandwidth is not enabled.' % [op, if op == 'write' then ', non-temporal stores' else ''],
+          'max without(threads) (numaprobe_memory_peak_bandwidth_bytes_per_second{%s,op="%s"})' % [host, op],
+          'Bps',
+          w=6,
+        ) { fieldConfig+: { defaults+: { decimals: 1 } } }
+        for op in peakOps
+      ] + [
+        p.matrix(
+          'Peak bandwidth drift: recent median / baseline: %s' % op,
+          "Per pair, the recent median peak %s bandwidth (of the last 5 figures) over its baseline, minus 1: NumaProbePeakBandwidthDrop fires on the worst pair of the host and op and names every red one. Red from -%g%%, the alert level: less than one memory channel of 12 (8.3%% of a node's peak)." % [op, c.peakBandwidthDropThreshold * 100],
+          pairDrift.peak('%s,op="%s"' % [host, op]) + ' - 1',
+          'percentunit',
+          peakDropSteps,
+          w=6,
+        ) + runbook('NumaProbePeakBandwidthDrop')
+        for op in peakOps
+      ] + [
+        p.timeseries(
+          'Peak bandwidth drift from baseline per pair',
+          'Since when: the recent median / baseline - 1 of each pair and op of the peak bandwidth. It moves once per figure, every few hours (sooner when a low figure is confirmed). Dashed: the NumaProbePeakBandwidthDrop level.',
+          [q(pairDrift.peak('%(host)s') + ' - 1', pair + ' {{op}}')],
+          'percentunit',
+          w=10,
+          thresholds=peakDropSteps,
+        ),
+        p.timeseries(
+          'Peak probe runs by result (last %s)' % c.peakCounterWindow,
+          "Runs of the peak bandwidth probe in the trailing %s by result. It runs every probes.peak_bandwidth.interval (6 h by default); skipped: a node whose CPUs were busy, tried again at the next round's end. A host that only skips is never measured: NumaProbeProbeStale does not judge this probe (it keeps hours, not rounds)." % c.peakCounterWindow,
+          [q('sum by (result) (increase(numaprobe_probe_runs_total{%%(host)s,probe="peak_bandwidth"}[%s]))' % c.peakCounterWindow, '{{result}}')],
+          'short',
+          w=10,
+        ),
+        p.stat(
+          'Peak probe: age of its oldest figure',
+          "Time since the peak bandwidth probe's least recently refreshed pair last succeeded (the daemon's oldest success, per probe). Expect up to probes.peak_bandwidth.interval (6 h by default) plus the rounds it waits for idle CPUs.",
+          [q('time() - numaprobe_probe_oldest_success_timestamp_seconds{%(host)s,probe="peak_bandwidth"}')],
+          's',
+          p.steps('blue'),
+          w=4,
+          h=8,
+        ),
+      ] + [
         p.row('Core-to-core latency'),
         p.matrix(
           'Core-to-core latency matrix (cpu_a × cpu_b)',
@@ -255,16 +306,20 @@ local p = import 'panels.libsonnet';
         ) + runbook('NumaProbeDutyCycleOverBudget'),
         p.table(
           'Refresh intervals since last success per pair',
-          'Per probe and pair, the time since the last success in refresh intervals; red from %g, where NumaProbeProbeStale fires after %s.' % [c.staleRefreshIntervals, c.staleFor],
-          [iq('(time() - numaprobe_probe_last_success_timestamp_seconds{%(host)s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%(host)s}')],
+          'Per probe and pair, the time since the last success in refresh intervals; red from %g, where NumaProbeProbeStale fires after %s. Not peak bandwidth, which runs hours apart: see the Peak bandwidth row.' % [c.staleRefreshIntervals, c.staleFor],
+          [iq('(time() - numaprobe_probe_last_success_timestamp_seconds{%%(host)s,%s}) / on(instance, job) group_left() instance:numaprobe_refresh_interval_seconds:last{%%(host)s}' % c.roundProbes)],
           'none',
           thresholds=p.steps('green', [[c.staleRefreshIntervals, 'red']]),
           hide=['Time', 'instance', 'job'],
         ) + runbook('NumaProbeProbeStale'),
         p.table(
           'Baseline spread (max − min) / median',
-          'How much the figures the baseline was recorded from varied, per pair: a noisy baseline makes drift noisy.',
-          [iq('quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_spread_ratio{%(host)s})'), iq('numaprobe_memory_bandwidth_baseline_spread_ratio{%(host)s}') { refId: 'B' }],
+          'How much the figures the baseline was recorded from varied, per pair: a noisy baseline makes drift noisy. One query each for latency, bandwidth and, where probes.peak_bandwidth is enabled, peak bandwidth.',
+          [
+            iq('quantile without(cpu) (0.5, numaprobe_memory_latency_baseline_spread_ratio{%(host)s})'),
+            iq('numaprobe_memory_bandwidth_baseline_spread_ratio{%(host)s}') { refId: 'B' },
+            iq('numaprobe_memory_peak_bandwidth_baseline_spread_ratio{%(host)s}') { refId: 'C' },
+          ],
           'percentunit',
           hide=['Time', 'instance', 'job', 'threads'],
         ),

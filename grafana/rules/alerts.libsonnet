@@ -125,6 +125,39 @@ local pairPeers = import '../pair_peers.libsonnet';
             },
           },
           {
+            alert: 'NumaProbePeakBandwidthDrop',
+            // The same comparison for the node's peak (probes.peak_bandwidth:
+            // every CPU of a node streaming to its own memory or, per node
+            // distance, to one remote node's, read and write), per host and
+            // op. The peak is the sum of the node's memory channels (or a
+            // link's width), so a lost channel shows as its share: -8% is
+            // under one channel of 12, 8.3% (config.libsonnet). Its figures
+            // come hours apart, but a figure more than 10% under its
+            // baseline is confirmed by 4 runs at once, as for the other
+            // kinds, and the daemon's summary is exported between runs: the
+            // same last_over_time and `for:` as the other drift alerts.
+            expr: withRollout(|||
+              1 - last_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(peakBandwidthDropThreshold)g
+            ||| % c, c.instanceLabels + ', op'),
+            'for': c.driftFor,
+            annotations: {
+              summary: 'Peak memory bandwidth of a NUMA node or link has dropped below its baseline.',
+              description: fold(|||
+                Peak {{ $labels.op }} bandwidth (all CPUs of a node streaming at once) on {{ $labels.instance }}
+                has dropped below its baseline: the worst node pair is -{{ $value | humanizePercentage }}
+                (median of the last 5 figures)
+                %(hostChanges)s
+                {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.op $labels.instance $labels.job $labels.op | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
+                Pairs under -%(threshold)s (CPU node -> memory node): %(list)s{{ end }}
+              ||| % {
+                hostChanges: hostChanges,
+                pairs: '1 - (' + pairDrift.peak('instance=%q,job=%q,op=%q', c.gapWindow) + ') > %g' % c.peakBandwidthDropThreshold,
+                threshold: '%g%%' % (c.peakBandwidthDropThreshold * 100),
+                list: pairList('-'),
+              }),
+            },
+          },
+          {
             alert: 'NumaProbeTopologyChanged',
             // The daemon found another node count, other SLIT distances or
             // another SNC/NPS mode: the old pairs mean nothing any more, so it
@@ -204,10 +237,11 @@ local pairPeers = import '../pair_peers.libsonnet';
         rules: std.map(alert, [
           {
             alert: 'NumaProbeProbesFailing',
-            // The failed share of a probe's runs over the window: the average
-            // of the recorded failed-run rate over the average of the recorded
-            // run rate (numaprobe-probe-runs in recording.libsonnet, which says
-            // which results count as failed).
+            // The failed share of the runs a probe made over the window: the
+            // average of the recorded failed-run rate over the average of the
+            // recorded run rate (numaprobe-probe-runs in recording.libsonnet,
+            // which says which results count as failed and that skipped runs,
+            // never made, count in neither).
             expr: |||
               avg_over_time(instance_probe:numaprobe_probe_runs_failed:rate%(probeRunsRateWindow)s{%(selector)s}[%(probeFailingWindow)s])
               /
@@ -354,8 +388,12 @@ local pairPeers = import '../pair_peers.libsonnet';
             // docs/detection.md); the description then names the stale
             // pairs of the one host, read only while the alert is active.
             // last_over_time rides over failed scrapes; the value is the age.
+            // Only the probes of the rounds (roundProbes): peak_bandwidth
+            // runs on a schedule of its own in hours, so 3 refresh intervals
+            // (15 min at 5-min rounds) say nothing about it; its skipped runs
+            // and the host dashboard's peak row show how it keeps up.
             expr: |||
-              time() - last_over_time(numaprobe_probe_oldest_success_timestamp_seconds{%(selector)s}[%(gapWindow)s])
+              time() - last_over_time(numaprobe_probe_oldest_success_timestamp_seconds{%(selector)s, %(roundProbes)s}[%(gapWindow)s])
               > on(%(instanceLabels)s) group_left()
                 %(staleRefreshIntervals)g * instance:numaprobe_refresh_interval_seconds:last
             ||| % c,

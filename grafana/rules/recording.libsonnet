@@ -106,6 +106,16 @@ local pairPeers = import '../pair_peers.libsonnet';
               )
             ||| % c,
           },
+          // The same for the node's peak bandwidth (probes.peak_bandwidth),
+          // the worst op: figures hours apart, the summary exported between them.
+          {
+            record: 'instance:numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second:ratio_baseline_min',
+            expr: |||
+              min by (%(instanceLabels)s) (
+                last_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s])
+              )
+            ||| % c,
+          },
         ],
       },
 
@@ -200,28 +210,33 @@ local pairPeers = import '../pair_peers.libsonnet';
       },
 
       // What NumaProbeProbesFailing compares: each host's and probe's run
-      // rate, all runs and the failed ones, summed over the results (13 per
-      // probe). Recorded at every evaluation so that the alert averages these
-      // few series over its hour instead of reading every result's counter
-      // over the hour twice. rate() before sum: each counter's resets (a
-      // daemon restart) are handled before the results are added up.
+      // rate, the runs made and the failed ones, summed over the results (14
+      // per probe). Recorded at every evaluation so that the alert averages
+      // these few series over its hour instead of reading every result's
+      // counter over the hour twice. rate() before sum: each counter's resets
+      // (a daemon restart) are handled before the results are added up.
       {
         name: 'numaprobe-probe-runs',
         rules: [
+          // skipped: a run the idle gate did not let start (peak_bandwidth on
+          // a node whose CPUs were busy; tried again at the next round's
+          // end) was not made, so it is neither a run nor a failure here: a
+          // busy node's many skips must not dilute the failures of the runs
+          // that were made.
           {
             record: 'instance_probe:numaprobe_probe_runs:rate%(probeRunsRateWindow)s' % c,
             expr: |||
-              sum without(result) (rate(numaprobe_probe_runs_total{%(selector)s}[%(probeRunsRateWindow)s]))
+              sum without(result) (rate(numaprobe_probe_runs_total{%(selector)s, result!="skipped"}[%(probeRunsRateWindow)s]))
             ||| % c,
           },
           // disturbed (samples discarded, retried) and cancelled (shutdown,
-          // reload) are not failures; bind_failed and placement_* runs are
-          // also counted in numaprobe_placement_failures_total and have
-          // their own alert.
+          // reload) are not failures, nor is skipped (above); bind_failed
+          // and placement_* runs are also counted in
+          // numaprobe_placement_failures_total and have their own alert.
           {
             record: 'instance_probe:numaprobe_probe_runs_failed:rate%(probeRunsRateWindow)s' % c,
             expr: |||
-              sum without(result) (rate(numaprobe_probe_runs_total{%(selector)s, result!~"ok|disturbed|cancelled|bind_failed|placement_mismatch|placement_unverified"}[%(probeRunsRateWindow)s]))
+              sum without(result) (rate(numaprobe_probe_runs_total{%(selector)s, result!~"ok|disturbed|cancelled|skipped|bind_failed|placement_mismatch|placement_unverified"}[%(probeRunsRateWindow)s]))
             ||| % c,
           },
         ],

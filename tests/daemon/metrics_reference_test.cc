@@ -148,6 +148,15 @@ void RecordOneRunOfEveryKind(Snapshot& s) {
             std::make_shared<ProbeRecordOf<k::LoadedLatencyResult>>(LoadedLatencyProbe(),
                                                                     MemoryTarget({3, 0, 0}, "read"), loaded),
             1700000400, 0.05);
+
+  k::BandwidthResult peak;
+  peak.op = k::BandwidthOp::kRead;
+  peak.cpus = {2, 3};
+  peak.bytes_per_second = {8e10, 7.9e10, 8.1e10, 1e8, 5};
+  RecordRun(s,
+            std::make_shared<ProbeRecordOf<k::BandwidthResult>>(PeakBandwidthProbe(), MemoryTarget({3, 0, 0}, "read"),
+                                                                peak),
+            1700000400, 0.5);
 }
 
 // Every kind probed, with peer medians (the remote/local ratio) and a
@@ -155,14 +164,20 @@ void RecordOneRunOfEveryKind(Snapshot& s) {
 Snapshot EveryKind() {
   Snapshot s = FixedSnapshot();
   s.probes.insert(std::string(LoadedLatencyProbe().name()));
+  s.probes.insert(std::string(PeakBandwidthProbe().name()));
   RecordOneRunOfEveryKind(s);
   s.peer_medians = {{"latency", -1, 0, 0, "", 0.9e-7}, {"latency", -1, 0, 1, "", 1.35e-7}};
+  // Peak bandwidth's baseline families (a kind the golden snapshot does not probe).
+  s.baseline.push_back({"peak_bandwidth", -1, 0, 0, "read", 8.2e10});
+  s.baseline_spread.push_back({"peak_bandwidth", -1, 0, 0, "read", 0.02});
+  s.recent_medians.push_back({"peak_bandwidth", -1, 0, 0, "read", 7.0e10});
   return WithDerived(s);
 }
 
 Snapshot PerCpuEveryKind() {
   Snapshot s = PerCpuSnapshot(2);
   s.probes.insert(std::string(LoadedLatencyProbe().name()));
+  s.probes.insert(std::string(PeakBandwidthProbe().name()));
   RecordOneRunOfEveryKind(s);
   s.peer_medians = {{"latency", 2, 0, 0, "", 1.0e-7}, {"latency", 2, 0, 1, "", 1.5e-7}};
   return WithDerived(s);

@@ -50,6 +50,7 @@ class Expect:
     within_s: int
     after_figure: int = 0  # 0: from the onset; n: from the n-th figure after the onset
     series: dict[str, str] | None = None  # labels of the figure series for after_figure
+    figure_kind: str | None = None  # that series' kind; None: bandwidth if it has an op, else latency
     stays: bool = True  # fires without a gap until resolve_by_s or the end
     resolve_by_s: int | None = None  # must have resolved by then
     description: str | None = None  # the description must contain this
@@ -92,7 +93,7 @@ def inst(name: str) -> str:
 def named(kind: str, pair: tuple[int, int]) -> str:
     """What a drift alert's description says of a drifted pair (it names
     every pair beyond the threshold, with its value)."""
-    head = "Pairs over +6%" if kind == "latency" else "Pairs under -13%"
+    head = {"latency": "Pairs over +6%", "bandwidth": "Pairs under -13%", "peak": "Pairs under -8%"}[kind]
     return f"{head} (CPU node -> memory node): {pair[0]} -> {pair[1]} ("
 
 
@@ -296,16 +297,57 @@ def rotation(seed: int) -> Case:
                 "rotating big host: +10% latency on a rotated pair and a representative, -20% bandwidth")
 
 
+def peak(seed: int) -> Case:
+    """probes.peak_bandwidth (figures 6 h apart, 2.5% noise, a daily -15%
+    outlier, 10% of the idle-gate checks find the node busy):
+    pk0 (5-min rounds) reboots with one DIMM of 8 gone from node 0 (EDAC and
+    node memory change): both ops of node 0's own memory -12.5%, the first
+    peak cycle comes at the first round after the start;
+    pk1 (30-min rounds): the link from node 1 to node 0's memory -12.5% for
+    read, found by the next cycle, hours after the onset;
+    pk2 (5-min rounds): healthy, its nodes busy at 70% of the checks (many
+    skipped runs), must fire nothing: skipped runs are no failures, and the
+    probe is not judged stale.
+    A figure more than 10% under its baseline is confirmed by 4 runs at once,
+    so each alert fires within minutes of the first figure after the loss
+    (86% of the losses at 2.5% noise; docs/detection.md, "The peak
+    bandwidth alert")."""
+    onset = H
+    hosts = [sg.Host("pk0", cpu_model="m-pk0", peak_interval_s=sg.PEAK_INTERVAL_S),
+             sg.Host("pk1", cpu_model="m-pk1", refresh_s=1800, peak_interval_s=sg.PEAK_INTERVAL_S),
+             sg.Host("pk2", cpu_model="m-pk2", peak_interval_s=sg.PEAK_INTERVAL_S, peak_busy=0.7)]
+    edac = ("edac_memory", "controllers=1 dimms=8 size_mib=262144 types=DDR5",
+            "controllers=1 dimms=7 size_mib=229376 types=DDR5")
+    memory = ("node0.mem_total_bytes", "270582939648", "236223201280")
+    reboots = [sg.Reboot("pk0", onset, changes=[edac, memory])]
+    steps = [sg.Step("pk0", onset, "peak", 0.875, pairs={(0, 0)}),
+             sg.Step("pk1", onset + 97, "peak", 0.875, pairs={(1, 0)}, ops={"read"})]
+    within = 20 * MIN  # 4 confirmations 0.5-2 min apart, `for: 5m`, a scrape and an evaluation
+    expects = [
+        Expect("NumaProbePeakBandwidthDrop", {"instance": inst("pk0"), "op": op}, onset, within, after_figure=1,
+               series={"instance": inst("pk0"), "cpu_node": "0", "mem_node": "0", "op": op}, figure_kind="peak",
+               description=f"since {edac[0]} {edac[1]} -> {edac[2]}, {memory[0]} {memory[1]} -> {memory[2]}")
+        for op in sg.PEAK_OPS
+    ] + [
+        Expect("NumaProbePeakBandwidthDrop", {"instance": inst("pk1"), "op": "read"}, onset + 97, within,
+               after_figure=1, series={"instance": inst("pk1"), "cpu_node": "1", "mem_node": "0", "op": "read"},
+               figure_kind="peak", description=named("peak", (1, 0))),
+    ]
+    return Case(sg.Scenario("peak", hosts, onset + 7 * H, seed, steps=steps, reboots=reboots), expects,
+                "peak bandwidth: a lost channel of 8 (reboot, EDAC), a degraded link, a busy node")
+
+
 def quiet(part: int, seed: int) -> Case:
     """Seven healthy days, run as two halves of 3.5 days (two promtool
     processes in parallel): a cohort of 5 hosts of one model, 5-min rounds
     (one in per-CPU mode, one with 2 bandwidth threads) and 30-min rounds, and
-    a host whose pairs rotate (5-min rounds, 6 a cycle); one
+    a host whose pairs rotate (5-min rounds, 6 a cycle); peak bandwidth on
+    a 5-min and a 30-min host (figures 6 h apart); one
     daemon upgrade with a reboot. Evaluated every 2 min (figures change every
     5 or 30 min, so every figure is evaluated at least twice)."""
-    hosts = [sg.Host("q0"), sg.Host("q1", per_cpu=True), sg.Host("q2", threads=2),
-             sg.Host("q3", refresh_s=1800), sg.Host("q4", refresh_s=1800),
-             sg.Host("q5", cpu_model="m-q5", rotation_rounds=6)]
+    hosts = [sg.Host("q0", peak_interval_s=sg.PEAK_INTERVAL_S), sg.Host("q1", per_cpu=True),
+             sg.Host("q2", threads=2), sg.Host("q3", refresh_s=1800, peak_interval_s=sg.PEAK_INTERVAL_S),
+             sg.Host("q4", refresh_s=1800), sg.Host("q5", cpu_model="m-q5", rotation_rounds=6)]
     reboots = [sg.Reboot("q0", 86400 + 5000, changes=[("numaprobe_version", "0.9.0", "0.9.1")])] if part == 1 else []
     return Case(sg.Scenario(f"quiet_days_{(part - 1) * 3.5:g}_{part * 3.5:g}", hosts, int(3.5 * 86400), seed,
                             reboots=reboots, eval_s=120), [],
@@ -335,6 +377,7 @@ CASES = {
     "absent": lambda: absent(17),
     "topology": lambda: topology(18),
     "rotation": lambda: rotation(23),
+    "peak": lambda: peak(24),
     "quiet_days_0_3.5": lambda: quiet(1, 19),
     "quiet_days_3.5_7": lambda: quiet(2, 20),
 }
@@ -350,7 +393,8 @@ def rule_groups() -> tuple[list[str], list[str]]:
 
 def figure_times(scn: sg.Scenario, labels: dict[str, str], kind: str) -> list[float]:
     """When the daemon published the figures of one series (per-CPU series: any CPU)."""
-    name = "numaprobe_memory_latency_seconds" if kind == "latency" else "numaprobe_memory_bandwidth_bytes_per_second"
+    name = {"latency": "numaprobe_memory_latency_seconds", "bandwidth": "numaprobe_memory_bandwidth_bytes_per_second",
+            "peak": "numaprobe_memory_peak_bandwidth_bytes_per_second"}[kind]
     out = []
     for (n, instance, lab), times in scn.figure_log.items():
         lab = dict(lab, instance=instance)
@@ -419,8 +463,8 @@ def check(case: Case, fired: list[Fired], descriptions, problems: list[str]) -> 
     for e in case.expects:
         ref = e.onset_s
         if e.after_figure:
-            figs = [t for t in figure_times(scn, e.series, "bandwidth" if "op" in e.series else "latency")
-                    if t > e.onset_s]
+            kind = e.figure_kind or ("bandwidth" if "op" in e.series else "latency")
+            figs = [t for t in figure_times(scn, e.series, kind) if t > e.onset_s]
             ref = figs[e.after_figure - 1] if len(figs) >= e.after_figure else float("inf")
         hits = [f for f in fired if e.matches(f.labels)]
         first = min((f.first for f in hits), default=None)

@@ -46,6 +46,8 @@ MARGINS = {
         "max", "max(max_over_time(numaprobe_memory_latency_worst_pair_drift_ratio[{w}]))"),
     "bandwidth recent median / baseline, min": (
         "min", "min(min_over_time(numaprobe_memory_bandwidth_worst_pair_drift_ratio[{w}]))"),
+    "peak bandwidth recent median / baseline, min": (
+        "min", "min(min_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio[{w}]))"),
     "remote/local vs peers, max |x - 1|": (
         "max", "max(max_over_time(instance:numaprobe_memory_latency_recent_remote_local_ratio:peer_deviation_max[{w}:2m]))"),
 }

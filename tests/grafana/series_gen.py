@@ -31,8 +31,13 @@ from typing import Iterable
 # build machine, 3-5% on busy hosts).
 # The measured tails beyond the daily outlier (3.4% of the read figures more
 # than 10% low) are not modelled; "Limits" again.
-NOISE_SD = {"latency": 0.020, "bandwidth": 0.040}
-OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85}
+# Peak bandwidth (every CPU of a node streaming at once, probes.peak_bandwidth):
+# 2.5%, the middle of the 2-3% its threshold assumes for an idle node (no
+# server has measured it yet). With the daily outlier, a quarter of its
+# figures 6 h apart, 3% gives 0.7 false alarms per 100 series-weeks, 2.5%
+# 0.05 (docs/detection.md, "The peak bandwidth alert").
+NOISE_SD = {"latency": 0.020, "bandwidth": 0.040, "peak": 0.025}
+OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85, "peak": 0.85}
 # What the daemon publishes as the recent median (daemon/serve/recent_figures.h):
 # the median of a series' last RECENT_WINDOW figures; a figure beyond its band
 # around the baseline (BAND, in the bad direction) while that median is inside
@@ -44,7 +49,7 @@ CONFIRM_RUNS = RECENT_WINDOW - 1
 # The peer comparison's ratio is of the medians of the last PEER_WINDOW
 # figures (RecentFigures::kPeerWindow), which the daemon does not publish.
 PEER_WINDOW = 9
-BAND = {"latency": 0.05, "bandwidth": 0.10}
+BAND = {"latency": 0.05, "bandwidth": 0.10, "peak": 0.10}
 CONFIRM_GAP_S = (30, 120)
 # Measured deviations from the median (run 1, write bandwidth): a second mode
 # 24-30% low in 11% of the figures. Only for the "saturated_write" experiment.
@@ -71,6 +76,14 @@ OPS = ("read", "write", "copy")
 LATENCY_BASE = {"local": 95e-9, "remote": 140e-9}
 BANDWIDTH_BASE = {"read": 20e9, "write": 12e9, "copy": 16e9}
 REMOTE_BANDWIDTH = 0.55
+# Peak bandwidth: its ops, a node's peak (remote pairs: the link's share), its
+# default interval, and the pause of its own CPU budget between two of its
+# runs (probes.peak_bandwidth.duty_cycle 0.01 after a run of ~1 CPU second).
+PEAK_OPS = ("read", "write")
+PEAK_BASE = {"read": 200e9, "write": 140e9}
+PEAK_REMOTE = 0.45
+PEAK_INTERVAL_S = 6 * 3600
+PEAK_GAP_S = (60, 180)
 
 
 @dataclass
@@ -90,6 +103,13 @@ class Host:
     rotation_rounds: int = 1
     job: str = "numaprobe"
     origin: str = "restored"
+    # probes.peak_bandwidth: None off (the default), else its interval. Each
+    # node's own memory and the other node, read and write; a cycle at the
+    # first round after a start, then one every interval; a run whose node the
+    # idle gate finds busy (a share peak_busy of the checks) is skipped and
+    # tried again at the next round.
+    peak_interval_s: int | None = None
+    peak_busy: float = 0.1
     # Filled by the scenario:
     restarts: list[int] = field(default_factory=list)
 
@@ -103,7 +123,7 @@ class Step:
     """From at_s on, figures of the matching series are multiplied by factor."""
     host: str
     at_s: int
-    kind: str  # latency | bandwidth
+    kind: str  # latency | bandwidth | peak
     factor: float
     pairs: set[tuple[int, int]] | None = None  # (cpu_node, mem_node); None: all
     ops: set[str] | None = None
@@ -123,7 +143,7 @@ class Stop:
     """From at_s on, a probe of one pair fails every run with result."""
     host: str
     at_s: int
-    probe: str  # latency | bandwidth
+    probe: str  # latency | bandwidth | peak_bandwidth
     pair: tuple[int, int]
     result: str = "timeout"  # or placement_mismatch (figure withdrawn at once)
 
@@ -329,13 +349,16 @@ class HostSim:
         slot = (0 if pair == (0, 1) else 1) * k // 2
         return [[r for i, r in enumerate(rounds) if i % k == slot] for rounds in round_lists]
 
-    def figure_series(self, kind: str, pair, op, true_level: float, round_lists, offset: float, base: float):
+    def figure_series(self, kind: str, pair, op, true_level: float, round_lists, offset: float, base: float,
+                      rotate: bool = True):
         """Figure, recent-median and last-success events of one series, and the
-        run results: the daemon's rounds, and its confirmation runs after a
-        figure that leaves its band around `base` (the baseline)."""
-        round_lists = self.pair_rounds(pair, round_lists)
+        run results: the daemon's rounds (or, `rotate` False, the run times
+        given), and its confirmation runs after a figure that leaves its band
+        around `base` (the baseline)."""
+        if rotate:
+            round_lists = self.pair_rounds(pair, round_lists)
         outliers = self.outlier_times()
-        stop = self.stop_for("latency" if kind == "latency" else "bandwidth", pair)
+        stop = self.stop_for({"latency": "latency", "bandwidth": "bandwidth", "peak": "peak_bandwidth"}[kind], pair)
         sign = 1 if kind == "latency" else -1
         fig_ev, med_ev, peer_ev, succ_ev, runs = [], [], [], [], []
 
@@ -464,6 +487,9 @@ class HostSim:
         self._ratio(ratio_figs)
         self._c2c(round_lists, runs_by_probe)
         self._health(round_lists, runs_by_probe)
+        # After every other draw of the host's generator: a host without
+        # peak bandwidth gets the same series as before it was modelled.
+        self._peak(round_lists)
         self._oldest_success()
         self._worst_drift()
         self._peer_ratio()
@@ -534,7 +560,8 @@ class HostSim:
         it (metrics_drift.cc): per pair the median over its CPUs of each
         side, then the highest (latency) or lowest (bandwidth, per op) ratio;
         from the same scrapes, so a failed scrape leaves it stale too."""
-        for kind, unit, worst in (("latency", "seconds", max), ("bandwidth", "bytes_per_second", min)):
+        for kind, unit, worst in (("latency", "seconds", max), ("bandwidth", "bytes_per_second", min),
+                                  ("peak_bandwidth", "bytes_per_second", min)):
             recent = self.by_pair(f"numaprobe_memory_{kind}_recent_median_{unit}")
             base = self.by_pair(f"numaprobe_memory_{kind}_baseline_{unit}")
             for op in sorted({key[2] for key in recent}):
@@ -563,6 +590,62 @@ class HostSim:
                 return r / lv if r is not None and lv else None
             self.add_derived("numaprobe_memory_latency_recent_remote_local_ratio",
                              {**self.cohort_labels(), "cpu_node": c, "mem_node": m}, ratio_at)
+
+    def _peak(self, round_lists) -> None:
+        """probes.peak_bandwidth on its own schedule: its figures, recent
+        medians (confirmed like the others: a figure more than 10% under its
+        baseline is measured 4 more times at once), baselines, last successes
+        and runs by result, skipped ones included."""
+        h, rng = self.h, self.rng
+        if not h.peak_interval_s:
+            return
+        targets = [(pair, op) for pair in self.pairs for op in PEAK_OPS]
+        run_lists: dict[tuple, list[list[float]]] = {tg: [] for tg in targets}
+        skipped: list[float] = []
+        for seg, rounds in zip(self.segments, round_lists):
+            times: dict[tuple, list[float]] = {tg: [] for tg in targets}
+            pending: list[tuple] = []
+            cycle = None
+            for r in rounds:
+                if cycle is None or r >= cycle + h.peak_interval_s:
+                    cycle = r
+                    pending += [tg for tg in targets if tg not in pending]
+                t, left = r + rng.uniform(10, 30), []  # at the round's end, paced by its budget
+                for tg in pending:
+                    if t >= seg[1]:
+                        left.append(tg)
+                    elif rng.random() < h.peak_busy:
+                        skipped.append(t)
+                        left.append(tg)
+                    else:
+                        times[tg].append(t)
+                        t += rng.uniform(*PEAK_GAP_S)
+                pending = left
+            for tg in targets:
+                run_lists[tg].append(times[tg])
+        runs: list = [(t, "skipped") for t in skipped]
+        succ_by_pair: dict[tuple, list] = {}
+        for pair, op in targets:
+            c, m = pair
+            lab = {"cpu_node": str(c), "mem_node": str(m), "op": op}
+            true = PEAK_BASE[op] * self.level * (1 if c == m else PEAK_REMOTE)
+            base, spread = baseline(rng, "peak", true, self.scn.noise)
+            fig, med, _, succ, pair_runs = self.figure_series("peak", pair, op, true, run_lists[(pair, op)], 0.0,
+                                                              base, rotate=False)
+            self.log_figures("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, fig)
+            self.add("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, fig)
+            self.add("numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second", lab, med)
+            self.add("numaprobe_memory_peak_bandwidth_baseline_bytes_per_second", lab, [(-1e9, base)])
+            self.add("numaprobe_memory_peak_bandwidth_baseline_spread_ratio", lab, [(-1e9, spread)])
+            succ_by_pair.setdefault(pair, []).extend(succ)
+            runs += pair_runs
+        for (c, m), succ in sorted(succ_by_pair.items()):
+            self.add("numaprobe_probe_last_success_timestamp_seconds",
+                     {"probe": "peak_bandwidth", "cpu_node": str(c), "mem_node": str(m)},
+                     sorted(succ, key=lambda e: (e[0], e[1] is None)))
+        for result in sorted({"ok", "disturbed", "skipped"} | {r for _, r in runs}):
+            self._counter("numaprobe_probe_runs_total", {"probe": "peak_bandwidth", "result": result},
+                          [t for t, r in runs if r == result])
 
     def _c2c(self, round_lists, runs_by_probe) -> None:
         for pair in ((0, 0), (0, 1)):

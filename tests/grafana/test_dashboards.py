@@ -216,26 +216,63 @@ def test_matrix_panels(path):
     if DASHBOARDS[path]["uid"] == "numaprobe-host":
         pairs = [p for r, c, p in matrices if (r, c) == ("cpu_node", "mem_node")]
         coloured = {p["title"] for p in pairs if "thresholds" in p["fieldConfig"]["defaults"]}
-        assert len(pairs) - len(coloured) == 2, "plain latency and bandwidth matrices"
-        assert len(coloured) == 3, "latency drift, bandwidth drift and peer matrices at the alert levels"
+        assert len(pairs) - len(coloured) == 4, "plain latency, bandwidth and peak bandwidth (read, write) matrices"
+        assert len(coloured) == 5, \
+            "latency drift, bandwidth drift, peer and peak bandwidth drift (read, write) matrices at the alert levels"
         assert ("cpu_a", "cpu_b") in [(r, c) for r, c, _ in matrices], "core-to-core matrix"
-        bw = [p for p in pairs if "bandwidth" in p["title"].lower()]
+        bw = [p for p in pairs if "bandwidth" in p["title"].lower() and "peak" not in p["title"].lower()]
         assert len(bw) == 2 and all(p.get("repeat") == "op" for p in bw), "bandwidth matrices repeated per op"
+        # The peak kind's two ops are fixed: one panel each, no variable
+        # (it would be empty on hosts without probes.peak_bandwidth).
+        peak = [p for p in pairs if "peak" in p["title"].lower()]
+        assert sorted(p["title"].rsplit(": ", 1)[1] for p in peak) == ["read", "read", "write", "write"], \
+            "peak bandwidth and its drift, one matrix per op"
+        assert not any(p.get("repeat") for p in peak)
+        assert all(f'op="{p["title"].rsplit(": ", 1)[1]}"' in p["targets"][0]["expr"] for p in peak)
 
 
 def test_fleet_failure_ratio_matches_the_alert():
     """The fleet's failure table counts the same results as NumaProbeProbesFailing
-    (whose failed-run rate is recorded: the result matcher is in the recording rule)."""
+    (whose run rates are recorded: the result matchers are in the recording
+    rules): the same failed results over the same runs made (skipped runs,
+    which the idle gate did not let start, are neither)."""
     alerts = yaml.safe_load(g.ALERTING_RULES.read_text(encoding="utf-8"))
     expr = next(r["expr"] for grp in alerts["groups"] for r in grp["rules"] if r.get("alert") == "NumaProbeProbesFailing")
     recording = yaml.safe_load(g.RECORDING_RULES.read_text(encoding="utf-8"))
     recorded = {r["record"]: r["expr"] for grp in recording["groups"] for r in grp["rules"]}
     exprs = [expr] + [recorded[sel.name] for sel in g.selectors(expr) if sel.name in recorded]
-    alert_results = {v for e in exprs for sel in g.selectors(e) for l, o, v in sel.matchers if l == "result"}
+
+    def result_matchers(text):
+        return {(o, v) for sel in g.selectors(text) for l, o, v in sel.matchers if l == "result"}
+
+    alert_results = set().union(*map(result_matchers, exprs))
     fleet = next(d for d in DASHBOARDS.values() if d["uid"] == "numaprobe-fleet")
     panel = next(p for p in panels(fleet) if p["title"] == "Probe failure ratio by host (last hour)")
-    panel_results = {v for sel in g.selectors(panel["targets"][0]["expr"]) for l, o, v in sel.matchers if l == "result"}
-    assert len(alert_results) == 1 and panel_results == alert_results
+    panel_results = result_matchers(panel["targets"][0]["expr"])
+    assert panel_results == alert_results
+    failed = [v for o, v in alert_results if o == "!~"]
+    assert len(failed) == 1 and "skipped" in failed[0].split("|"), "skipped runs are no failures"
+    assert ("!=", "skipped") in alert_results, "nor runs: the share is of the runs made"
+
+
+def test_staleness_leaves_out_the_peak_probe():
+    """What judges an age against the host's refresh interval (NumaProbeProbeStale,
+    the stale panels) reads only the probes of the rounds: peak_bandwidth runs
+    hours apart by design (its own panels show its age and skipped runs)."""
+    ages = {"numaprobe_probe_oldest_success_timestamp_seconds", "numaprobe_probe_last_success_timestamp_seconds"}
+    alerts = yaml.safe_load(g.ALERTING_RULES.read_text(encoding="utf-8"))
+    exprs = [("NumaProbeProbeStale", r["expr"]) for grp in alerts["groups"] for r in grp["rules"]
+             if r.get("alert") == "NumaProbeProbeStale"]
+    for d in DASHBOARDS.values():
+        for p in panels(d):
+            for t in p.get("targets", []):
+                if "refresh_interval_seconds" in t["expr"] and ages & g.metric_names(t["expr"]):
+                    exprs.append((f"{d['uid']} / {p['title']}", t["expr"]))
+    assert len(exprs) >= 5, exprs
+    for where, expr in exprs:
+        for sel in g.selectors(expr):
+            if sel.name in ages:
+                assert sel.has("probe", "!=", "peak_bandwidth"), f"{where}: {sel} judges peak_bandwidth by rounds"
 
 
 def test_multinode_list_names_existing_panels():
@@ -312,8 +349,9 @@ def test_dashboard_colours_are_the_alert_levels():
             linked |= set(runbook_alerts(p))
             errors += check_levels(p, levels)
     assert not errors, "\n".join(errors)
-    expected = {"NumaProbeLatencyDrift", "NumaProbeBandwidthDrop", "NumaProbeRemoteLocalRatioOutlier",
-                "NumaProbeProbeStale", "NumaProbeProbesFailing", "NumaProbeDutyCycleOverBudget"}
+    expected = {"NumaProbeLatencyDrift", "NumaProbeBandwidthDrop", "NumaProbePeakBandwidthDrop",
+                "NumaProbeRemoteLocalRatioOutlier", "NumaProbeProbeStale", "NumaProbeProbesFailing",
+                "NumaProbeDutyCycleOverBudget"}
     assert expected <= linked, f"no panel shows the level of {sorted(expected - linked)}"
     # The check itself notices a panel coloured at another level.
     host = next(d for d in DASHBOARDS.values() if d["uid"] == "numaprobe-host")

@@ -34,8 +34,10 @@ pytestmark = pytest.mark.skipif(
     not NUMAPROBE_BIN, reason="NUMAPROBE_BIN is not set (ctest sets it to the built numaprobe binary)")
 
 JOB = "numaprobe"
-# How long the daemon and Prometheus get to produce every series the panels need.
-DATA_TIMEOUT_S = float(os.environ.get("NUMAPROBE_LIVE_TIMEOUT", "300"))
+# How long the daemon and Prometheus get to produce every series the panels need:
+# the peak bandwidth panels need 5 peak figures a series for its recent median,
+# one a minute (probes.peak_bandwidth.interval below), about 5 minutes.
+DATA_TIMEOUT_S = float(os.environ.get("NUMAPROBE_LIVE_TIMEOUT", "420"))
 # How long a dashboard variable may take to get values (a recording rule's first evaluation).
 VARIABLE_TIMEOUT_S = 60
 # Grafana's built-in variables. With a 1 s scrape interval Grafana would pick a
@@ -50,13 +52,20 @@ def daemon_config(state_dir: Path) -> str:
     (every probe and op, every allowed node pair, automatic targets), with
     smaller buffers and samples, a 2 s round interval, a larger duty-cycle
     budget and a one-round baseline so that every metric, the baseline and the
-    recorded ratios exist within a minute, and a private state directory."""
+    recorded ratios exist within a minute, and a private state directory.
+    Peak bandwidth, off by default, is on so that its panels are checked with
+    figures: one CPU a node streaming small bursts, its idle gate open
+    (max_busy 1: the test machine is busy) and a cycle a minute (its shortest
+    interval), so that its series have the 5 figures of a recent median within
+    about 5 minutes."""
     return yaml.safe_dump({
         "probes": {
             "latency": {"stride_bytes": 128, "buffer_size": "64MiB", "samples": 5, "loads_per_sample": 5000},
             "bandwidth": {"ops": ["read", "write", "copy"], "buffer_size": "64MiB", "burst_size": "4MiB",
                           "bursts": 3},
             "core_to_core": {"samples": 5, "round_trips": 500},
+            "peak_bandwidth": {"enabled": True, "interval": "1m", "duty_cycle": 0.2, "max_busy": 1,
+                               "threads": 1, "burst_size": "4MiB", "bursts": 3},
         },
         "schedule": {"duty_cycle": 0.2, "interval": "2s", "jitter": 0.1},
         "memory": {"budget": "512MiB"},

@@ -279,7 +279,13 @@ peer_ratios_complete() {
 PEER_WINDOW = 9
 PEER_ROUNDS = PEER_WINDOW + 4  # the first round runs the representatives alone
 
-SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(SERVE_CONFIG) + PEER_RATIOS_COMPLETE + f"""
+# The "serve" scenario also runs peak bandwidth on its schedule of its own
+# (serve/own_schedule.h): the gate off, so that it runs however busy the
+# guest's vCPUs are; tiny buffers and bursts.
+PEAK_SERVE_CONFIG = SERVE_CONFIG.replace("schedule:", """\
+  peak_bandwidth: {enabled: true, max_busy: 1, duty_cycle: 0.5, buffer_size: 4MiB, burst_size: 256KiB, bursts: 2}
+schedule:""", 1)
+SCENARIO_SERVE = vh.Scenario("serve", serve_helpers(PEAK_SERVE_CONFIG) + PEER_RATIOS_COMPLETE + f"""
 run topology numaprobe topology --format json
 start_serve
 if wait_for http://127.0.0.1:10062/-/ready 90; then note "ready"; else note "never ready"; fi
@@ -864,7 +870,48 @@ def test_daemon_series_for_every_allowed_pair(four, serve_missing):
     misplaced = [(l, v) for n, l, v in series if n == "numaprobe_placement_failures_total" and v > 0]
     assert not misplaced, f"placement failures in a healthy guest: {misplaced}"
     assert_per_host_summaries_match_their_pairs(series, res)
+    assert_peak_schedule(series, topo, res)
     assert_stopped_cleanly(res)
+
+
+PEAK_PLANNED = re.compile(r"peak_bandwidth: (\d+) runs every 6h ")
+PEAK_RUN = re.compile(r"peak (read|write) bandwidth node (\d+) -> node (\d+)")
+
+
+def assert_peak_schedule(series, topo, res: vh.ScenarioResult) -> None:
+    """The daemon's peak bandwidth on 4 asymmetric nodes (a memory-only node
+    among them): it plans each CPU node's own memory and one remote node per
+    firmware distance, read and write, apart from the rounds; every run it
+    logged is one of those pairs, and every figure it published streamed from
+    exactly its CPU node's usable CPUs. Whether the runs finished before the
+    guest stopped depends on its speed, so only what ran is judged."""
+    distances = {(l["cpu_node"], l["mem_node"]): v for n, l, v in series if n == "numaprobe_numa_distance"}
+    expected = set()
+    for cpu_node in {c for c, _ in distances}:
+        expected.add((cpu_node, cpu_node))
+        by_distance = {}
+        for (c, m), d in sorted(distances.items(), key=lambda e: int(e[0][1])):
+            if c == cpu_node and m != cpu_node:
+                by_distance.setdefault(d, m)
+        expected |= {(cpu_node, m) for m in by_distance.values()}
+    assert len(expected) < len(distances), "fewer pairs than the whole matrix"
+    log = res.text("serve.log")
+    planned = PEAK_PLANNED.findall(log)
+    assert planned and int(planned[0]) == 2 * len(expected), (planned, sorted(expected))
+    rounds_line = re.search(r"probe plan: .*runs per round.*", log)
+    assert rounds_line and "peak_bandwidth" not in rounds_line.group(0), "peak bandwidth is not in the rounds"
+    ran = {(c, m) for _, c, m in PEAK_RUN.findall(log)}
+    assert ran <= expected, f"peak runs outside its plan: {sorted(ran - expected)}"
+    cpus = {n["id"]: len(n["cpus"]) for n in topo["nodes"]}
+    threads = {(l["cpu_node"], l["mem_node"], l["op"]): v for n, l, v in series
+               if n == "numaprobe_memory_peak_bandwidth_threads"}
+    figures = {(l["cpu_node"], l["mem_node"], l["op"]) for n, l, _ in series
+               if n == "numaprobe_memory_peak_bandwidth_bytes_per_second"}
+    assert set(threads) == figures
+    for (c, m, op), v in threads.items():
+        assert (c, m) in expected and op in ("read", "write"), (c, m, op)
+        assert v == cpus[int(c)], f"peak {op} {c} -> {m}: {v} threads, node {c} has {cpus[int(c)]} CPUs"
+    print(f"peak bandwidth: {len(expected)} pairs planned, {len(ran)} run, {len(figures)} figures published")
 
 
 def assert_per_host_summaries_match_their_pairs(series, res: vh.ScenarioResult) -> None:

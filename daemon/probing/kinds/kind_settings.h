@@ -8,8 +8,10 @@
 // memory buffers and core-to-core's shared --samples read another kind's.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,22 @@ struct LoadedLatencyConfig {
   bool operator==(const LoadedLatencyConfig&) const = default;
 };
 
+// Peak bandwidth in the daemon: off by default, since a run loads every CPU
+// of a node and its memory for its whole length; when on, it runs on a
+// schedule of its own in hours (ProbeKind::OwnScheduleOf), on idle nodes only,
+// within a CPU budget of its own (config/numaprobe.yaml says what each costs).
+struct PeakBandwidthConfig {
+  bool enabled = false;
+  std::chrono::milliseconds interval{std::chrono::hours(6)};  // between two runs of a target
+  double duty_cycle = 0.01;               // its CPU budget, a share of one CPU, apart from schedule.duty_cycle
+  double max_busy = 0.10;                 // the idle gate: the node's CPUs busy at most this share over kPeakGateWindow
+  int threads = 0;                        // 0: every usable CPU of the node
+  std::size_t buffer_bytes = 256u << 20;  // at least (PeakBandwidthSettings)
+  std::size_t burst_bytes = std::size_t{64} << 20;  // PeakBandwidthSettings::spec
+  int bursts = 5;
+  bool operator==(const PeakBandwidthConfig&) const = default;
+};
+
 // The run settings.
 
 struct LatencySettings {
@@ -89,21 +107,27 @@ struct BandwidthSettings {
 
 // Peak bandwidth (Intel MLC --bandwidth_matrix): every allowed CPU of the CPU
 // node streams at once, so the figure is the memory system's (its channels,
-// the link between sockets), not what one core can keep in flight. On
-// demand only (`numaprobe probe --tests peak_bandwidth`).
+// the link between sockets), not what one core can keep in flight.
 struct PeakBandwidthSettings {
-  // spec.burst_bytes is what all threads move together per burst (128 MiB:
-  // ~1-4 ms at a node's 30-400 GB/s), shared among them, at least 1 MiB each
-  // (PeakBurstPerThread): the burst lasts about as long however many CPUs
-  // a node has, and the buffer of four bursts stays 512 MiB up to 128 CPUs.
+  // spec.burst_bytes is what all threads move together per burst (64 MiB:
+  // ~0.2-2 ms at a node's 30-400 GB/s), shared among them, at least 1 MiB each
+  // (PeakBurstPerThread): the burst lasts about as long however many CPUs a
+  // node has, and the buffer of four bursts stays 256 MiB, inside the
+  // daemon's default memory.budget, up to 64 CPUs.
   kernels::BandwidthRunSpec spec = [] {
     kernels::BandwidthRunSpec s;
-    s.burst_bytes = std::size_t{128} << 20;
+    s.burst_bytes = std::size_t{64} << 20;
     return s;
   }();
   int threads = 0;                        // 0: every allowed CPU of cpu_node
   std::size_t buffer_bytes = 256u << 20;  // at least; grows to four bursts of every thread
   std::vector<kernels::BandwidthOp> ops{kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite};
+  // The daemon measures each node's own memory and one remote node per
+  // distance; `numaprobe probe` the whole matrix, as MLC prints it.
+  bool whole_matrix = false;
+  // The idle gate (PeakBandwidthConfig::max_busy); `numaprobe probe` measures
+  // when asked (an operator at a terminal chose the moment): no gate.
+  std::optional<double> max_busy;
 };
 
 struct CoreToCoreSettings {

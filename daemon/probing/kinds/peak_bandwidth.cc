@@ -1,24 +1,27 @@
 // SPDX-License-Identifier: Apache-2.0
 // The peak bandwidth kind (Intel MLC --bandwidth_matrix): every allowed CPU
-// of cpu_node (or --threads of them; never an isolated or nohz_full one,
-// probing/cpu_chooser.h) streams at once to a buffer on
-// mem_node, read and non-temporal write, with the bandwidth kernel
-// (kernels/bandwidth.h) the bandwidth kind runs with one thread. One core's
-// bandwidth is bounded by the loads it keeps in flight, not by the memory: a
-// lost channel or a degraded link between sockets shows only here.
+// of cpu_node (or `threads` of them; never an isolated or nohz_full one,
+// probing/cpu_chooser.h) streams at once to a buffer on mem_node, read and
+// non-temporal write, with the bandwidth kernel (kernels/bandwidth.h) the
+// bandwidth kind runs with one thread. One core's bandwidth is bounded by
+// the loads it keeps in flight, not by the memory: a lost channel or a
+// degraded link between sockets shows only here.
 //
-// On demand: `numaprobe probe --tests peak_bandwidth`. The daemon does not
-// schedule it: a run loads every CPU of a node and its memory for the whole
-// run, which on a fleet host needs an idle gate, a schedule in hours and a
-// budget of its own first. Its section therefore refuses `enabled: true`
-// with that reason, and it publishes no figures.
+// `numaprobe probe --tests peak_bandwidth` measures the whole matrix when
+// asked. The daemon (probes.peak_bandwidth.enabled) measures each node's own
+// memory (a lost channel) and one remote node per distance (a degraded link),
+// on a schedule of its own in hours with a CPU budget of its own
+// (serve/own_schedule.h), and only when the node's CPUs are idle enough
+// (probing/idle_gate.h): a run loads every CPU of a node and its memory.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
 #include "daemon/config/config_values.h"
+#include "daemon/probing/idle_gate.h"
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/kinds/memory_buffers.h"
@@ -34,15 +37,26 @@ using PeakRecord = ProbeRecordOf<k::BandwidthResult>;
 
 constexpr k::BandwidthOp kPeakOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite};
 
-// Its one setting of its own; --threads, --bursts, --isa and
-// --bandwidth-buffer are the bandwidth kind's, which it shares (AfterFlags).
-constexpr KindSetting kPeakBurst{"",
+// Its settings. On the command line it shares --threads, --bursts, --isa
+// and --bandwidth-buffer with the bandwidth kind (AfterFlags): its own flag
+// is --peak-burst.
+constexpr KindSetting kPeakBurst{"burst_size",
                                  "--peak-burst",
                                  64 * 1024,
                                  kMaxConfigSizeBytes,
                                  true,
                                  WholeCacheLinesRule,
-                                 "Peak bandwidth: bytes all threads move together per burst, e.g. 128MiB"};
+                                 "Peak bandwidth: bytes all threads move together per burst, e.g. 64MiB"};
+constexpr KindSetting kPeakThreads{
+    "threads", "", 0, 1024, false, nullptr, "Peak bandwidth: CPUs of each node that stream (0: every usable one)"};
+constexpr KindSetting kPeakBursts{"bursts", "", 1, 1000, false, nullptr, "Peak bandwidth: bursts per estimate"};
+constexpr KindSetting kPeakBuffer{"buffer_size",
+                                  "",
+                                  0,
+                                  kMaxConfigSizeBytes,
+                                  true,
+                                  nullptr,
+                                  "Peak bandwidth: least buffer size per node, e.g. 256MiB"};
 
 // Each thread's share of a burst: whole lines, at least 1 MiB so that a
 // thread's part is long beside the barrier between bursts.
@@ -52,9 +66,9 @@ std::size_t PeakBurstPerThread(std::size_t burst_bytes, std::size_t threads) {
 }
 
 // The buffer holds four bursts of every thread, and at least the bandwidth
-// kind's buffer (--bandwidth-buffer), so that it is far larger than any LLC.
-// Up to 128 threads it has one size, so CPU nodes of different sizes share
-// each memory node's buffer.
+// kind's buffer (--bandwidth-buffer; 256 MiB), so that it is far larger than
+// any LLC. Up to 64 threads it has one size, so CPU nodes of different sizes
+// share each memory node's buffer.
 std::size_t PeakBufferBytes(const PeakBandwidthSettings& settings, std::size_t threads) {
   return std::max(settings.buffer_bytes,
                   k::MinBandwidthBufferBytes(PeakBurstPerThread(settings.spec.burst_bytes, threads), threads));
@@ -72,6 +86,24 @@ std::string NodeRow(int cpu_node, std::size_t cpus) {
   return fmt::format("node {} ({} CPU{})", cpu_node, cpus, cpus == 1 ? "" : "s");
 }
 
+// The daemon's pairs: per CPU node its own memory and, per firmware distance,
+// the first remote node at it (in the plan's order); `numaprobe probe` every
+// pair. Per-CPU plans that name several CPUs of a node measure it once.
+std::vector<MemoryPair> PeakPairs(const Plan& plan, bool whole_matrix, const k::Topology& topology) {
+  std::vector<MemoryPair> pairs;
+  std::set<std::pair<int, int>> seen;
+  std::set<std::pair<int, int>> distances;  // (cpu_node, distance) with a remote pair
+  for (const MemoryPair& pair : plan.memory_pairs) {
+    if (!seen.insert({pair.cpu_node, pair.mem_node}).second) continue;
+    if (!whole_matrix && pair.mem_node != pair.cpu_node &&
+        !distances.insert({pair.cpu_node, topology.Distance(pair.cpu_node, pair.mem_node)}).second) {
+      continue;
+    }
+    pairs.push_back(pair);
+  }
+  return pairs;
+}
+
 double PerThread(const k::BandwidthResult& r) {
   return r.cpus.empty() ? 0 : r.bytes_per_second.median / static_cast<double>(r.cpus.size());
 }
@@ -81,30 +113,36 @@ class PeakBandwidthKind final : public ProbeKind {
   std::string_view name() const override { return "peak_bandwidth"; }
   std::string_view title() const override { return "peak memory bandwidth"; }
   bool RunsByDefault() const override { return false; }
-  bool Enabled(const Config&) const override { return false; }
+  bool Enabled(const Config& config) const override { return config.probes.Of<PeakBandwidthConfig>().enabled; }
 
-  std::vector<KindSetting> Settings() const override { return {kPeakBurst}; }
-  std::vector<std::string_view> ConfigKeys() const override { return ConfigKeysOf({"enabled"}, Settings()); }
-  void ReadConfig(SectionKeys& s, TypedValues&) const override {
-    bool enabled = false;
-    s.Bool("enabled", enabled);
-    if (enabled) {
-      s.Error("enabled",
-              "the daemon does not schedule peak_bandwidth: a run loads every CPU of a node and its memory, which "
-              "needs an idle gate and a schedule in hours first; measure it with `numaprobe probe --tests "
-              "peak_bandwidth`");
-    }
+  std::vector<KindSetting> Settings() const override { return {kPeakThreads, kPeakBuffer, kPeakBurst, kPeakBursts}; }
+  std::vector<std::string_view> ConfigKeys() const override {
+    return ConfigKeysOf({"enabled", "interval", "duty_cycle", "max_busy"}, Settings());
+  }
+  void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
+    PeakBandwidthConfig& peak = probes.Of<PeakBandwidthConfig>();
+    s.Bool("enabled", peak.enabled);
+    s.Duration("interval", std::chrono::minutes(1), std::chrono::hours(24 * 7), peak.interval);
+    s.Number("duty_cycle", 0.00001, 0.5, peak.duty_cycle);
+    s.Number("max_busy", 0, 1, peak.max_busy);
+    ReadSetting(s, kPeakThreads, peak.threads);
+    ReadSetting(s, kPeakBuffer, peak.buffer_bytes);
+    ReadSetting(s, kPeakBurst, peak.burst_bytes);
+    ReadSetting(s, kPeakBursts, peak.bursts);
   }
 
-  // One run per (CPU node, memory node) and op: the row is the node's CPUs,
-  // so per-CPU plans that name several CPUs of a node measure it once.
-  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
+  std::optional<OwnSchedule> OwnScheduleOf(const Config& config) const override {
+    const PeakBandwidthConfig& c = config.probes.Of<PeakBandwidthConfig>();
+    return OwnSchedule{c.interval, c.duty_cycle};
+  }
+
+  // One run per pair (PeakPairs) and op: the row is the node's CPUs.
+  std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings,
+                                   const k::Topology& topology) const override {
+    const PeakBandwidthSettings& s = settings.Of<PeakBandwidthSettings>();
     std::vector<ProbeTarget> targets;
-    std::set<std::pair<int, int>> seen;
-    for (const MemoryPair& pair : plan.memory_pairs) {
-      if (!seen.insert({pair.cpu_node, pair.mem_node}).second) continue;
-      for (k::BandwidthOp op : settings.Of<PeakBandwidthSettings>().ops)
-        targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
+    for (const MemoryPair& pair : PeakPairs(plan, s.whole_matrix, topology)) {
+      for (k::BandwidthOp op : s.ops) targets.push_back(MemoryTarget(pair, std::string(k::BandwidthOpName(op))));
     }
     return targets;
   }
@@ -125,7 +163,19 @@ class PeakBandwidthKind final : public ProbeKind {
     // After the lock; the pair's CPU first, then the node's other allowed
     // CPUs, distinct cores first.
     result.cpus = runner.ChooseCpus(t.pair, settings.threads > 0 ? settings.threads : 1 << 20);
-    if (!runner.Cancelled(hold, result)) {
+    if (runner.Cancelled(hold, result)) return std::make_shared<PeakRecord>(*this, t, std::move(result));
+    // The gate looks at the CPUs that would stream, after the lock (no other
+    // numaprobe probes now) and before the buffer is touched.
+    if (settings.max_busy) {
+      const std::optional<std::string> closed =
+          IdleGateClosed(runner.SampleBusy(kIdleGateWindow), result.cpus, *settings.max_busy);
+      if (closed) {
+        result.outcome = k::Outcome::kSkipped;
+        result.reason = fmt::format("node {}: {} (probes.peak_bandwidth.max_busy)", t.pair.cpu_node, *closed);
+        return std::make_shared<PeakRecord>(*this, t, std::move(result));
+      }
+    }
+    {
       auto buffer = PeakStreamBuffer(runner, t.pair.mem_node, PeakBufferBytes(settings, result.cpus.size()));
       if (!buffer.ok()) {
         result.outcome = buffer.failure().outcome;
@@ -137,16 +187,79 @@ class PeakBandwidthKind final : public ProbeKind {
         spec.op = result.op;
         spec.stop = stop;
         result = k::MeasureBandwidth(*buffer.value(), spec);
+        ScaleForTest(result.bytes_per_second, runner.settings().TestScaleOf(name()));
         if (IsPlacementOutcome(result.outcome)) DropPeakStreamBuffer(runner, t.pair.mem_node);
       }
     }
     return std::make_shared<PeakRecord>(*this, t, std::move(result));
   }
 
-  // Never run by the daemon (above): no series, no figures.
-  Labels ConfigInfo(const ProbeRecord&) const override { return {}; }
-  std::vector<FamilySpec> Families() const override { return {}; }
-  void AppendFigures(const std::vector<TimedRecord>&, const FigureContext&, FigureSink&) const override {}
+  RecordPtr Simulated(const ProbeTarget& t, k::Outcome outcome, double figure) const override {
+    k::BandwidthResult result;
+    result.outcome = outcome;
+    result.bytes_per_second.median = figure;
+    result.op = PeakOpOf(t);
+    return std::make_shared<PeakRecord>(*this, t, std::move(result));
+  }
+
+  // One series per (CPU node, memory node) and op, per-CPU mode or not: the
+  // figure is the node's, not one CPU's.
+  bool HasBaseline() const override { return true; }
+  SeriesKey SeriesOf(const ProbeTarget& t, bool /*per_cpu*/) const override {
+    return SeriesKey{std::string(name()), -1, t.pair.cpu_node, t.pair.mem_node, t.variant};
+  }
+  double FigureOf(const ProbeRecord& record) const override {
+    return ResultOf<k::BandwidthResult>(record).bytes_per_second.median;
+  }
+  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_peak_bandwidth", "bytes_per_second"}; }
+  std::string SettingsFingerprint(const Config& config) const override {
+    const auto& c = config.probes.Of<PeakBandwidthConfig>();
+    return fmt::format(
+        "peak_bandwidth.threads={};peak_bandwidth.buffer={};peak_bandwidth.burst={};"
+        "peak_bandwidth.bursts={}",
+        c.threads, c.buffer_bytes, c.burst_bytes, c.bursts);
+  }
+  bool TestScaled() const override { return true; }
+  // A figure more than 10% under its baseline is confirmed by more runs at
+  // once; one memory channel of eight is 12.5% of a node's peak.
+  std::optional<double> ConfirmationBand() const override { return -0.10; }
+
+  Labels ConfigInfo(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<k::BandwidthResult>(record);
+    return {{"op", std::string(k::BandwidthOpName(r.op))},
+            {"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
+            {"buffer_bytes", std::to_string(r.buffer.bytes)},
+            {"burst_bytes", std::to_string(r.bytes_per_burst)},
+            {"bursts", std::to_string(r.bytes_per_second.n)},
+            {"isa", std::string(k::IsaName(r.isa))}};
+  }
+
+  // The figure is labelled like its baseline (cpu_node, mem_node, op), so
+  // that rules divide one by the other; how many CPUs streamed is a family of
+  // its own, since it differs between nodes.
+  std::vector<FamilySpec> Families() const override {
+    return {{"numaprobe_memory_peak_bandwidth_bytes_per_second",
+             std::string("Median memory bandwidth of every usable CPU of cpu_node (or probes.peak_bandwidth.threads of "
+                         "them) streaming at once to memory on mem_node, by op (read, write): the node's peak, which "
+                         "a lost memory channel or a degraded link lowers; measured every probes.peak_bandwidth."
+                         "interval on idle nodes only") +
+                 kCachedHelp},
+            {"numaprobe_memory_peak_bandwidth_threads",
+             std::string("CPUs that streamed together for numaprobe_memory_peak_bandwidth_bytes_per_second of the same "
+                         "labels") +
+                 kCachedHelp}};
+  }
+  void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {
+    for (const TimedRecord& t : latest) {
+      const auto& r = ResultOf<k::BandwidthResult>(*t.record);
+      const MemoryPair& p = t.record->target().pair;
+      const Labels labels{{"cpu_node", std::to_string(p.cpu_node)},
+                          {"mem_node", std::to_string(p.mem_node)},
+                          {"op", std::string(k::BandwidthOpName(r.op))}};
+      sink.Add("numaprobe_memory_peak_bandwidth_bytes_per_second", labels, r.bytes_per_second.median, t.unix_seconds);
+      sink.Add("numaprobe_memory_peak_bandwidth_threads", labels, static_cast<double>(r.cpus.size()), t.unix_seconds);
+    }
+  }
 
   // MLC's matrix: a row per CPU node (all its CPUs), a column per memory
   // node, one matrix per op.
@@ -196,14 +309,28 @@ class PeakBandwidthKind final : public ProbeKind {
     return j;
   }
 
+  void AddSettings(const Config& config, ProbeSettings& settings) const override {
+    const PeakBandwidthConfig& c = config.probes.Of<PeakBandwidthConfig>();
+    PeakBandwidthSettings& s = settings.Of<PeakBandwidthSettings>();
+    s.threads = c.threads;
+    s.spec.burst_bytes = c.burst_bytes;
+    s.spec.bursts = c.bursts;
+    s.buffer_bytes = c.buffer_bytes;
+    s.max_busy = c.max_busy;
+    s.whole_matrix = false;
+  }
+
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
     flags.AddSetting(name(), kPeakBurst, settings.Of<PeakBandwidthSettings>().spec.burst_bytes);
   }
-  // The bandwidth kind's --threads (as given: its absence means every CPU
+  // At a terminal: the whole matrix, measured when asked (no idle gate), with
+  // the bandwidth kind's --threads (as given: its absence means every CPU
   // here), --bursts, --isa and --bandwidth-buffer (the least buffer).
   void AfterFlags(ProbeSettings& settings) const override {
     const BandwidthSettings& bandwidth = settings.Of<BandwidthSettings>();
     PeakBandwidthSettings& peak = settings.Of<PeakBandwidthSettings>();
+    peak.whole_matrix = true;
+    peak.max_busy.reset();
     peak.threads = bandwidth.threads_flag;
     peak.spec.bursts = bandwidth.spec.bursts;
     peak.spec.isa = bandwidth.spec.isa;

@@ -56,7 +56,13 @@ struct RefreshOf {
   double every_round_seconds = 0;  // a representative's (rotation.h)
   double cycle_seconds = 0;        // any other series'
   std::set<SeriesKey> every_round;
-  double Of(const SeriesKey& key) const { return every_round.contains(key) ? every_round_seconds : cycle_seconds; }
+  // A kind on a schedule of its own (own_schedule.h): its interval, the
+  // longest it takes between two figures.
+  std::map<std::string, double, std::less<>> own_schedule_seconds;
+  double Of(const SeriesKey& key) const {
+    if (const auto it = own_schedule_seconds.find(key.probe); it != own_schedule_seconds.end()) return it->second;
+    return every_round.contains(key) ? every_round_seconds : cycle_seconds;
+  }
 };
 
 // What each planned series contributes to the Snapshot, kept up to date one

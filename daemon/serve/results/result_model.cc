@@ -77,6 +77,10 @@ void ResultModel::Reconfigure(std::unique_ptr<StateStorage> storage, const Confi
   per_cpu_ = config.targets.per_cpu;
   settings_ = MeasurementSettingsByKind(config);
   legacy_settings_ = LegacyMeasurementSettings(config);
+  own_schedule_kinds_.clear();
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (kind->OwnScheduleOf(config)) own_schedule_kinds_.emplace(kind->name());
+  }
 }
 
 void ResultModel::Plan(const PlannedHost& planned, const HostObservation& host, const RuntimeFacts& runtime,
@@ -388,9 +392,18 @@ void ResultModel::SetRefresh(RefreshOf refresh) { refresh_ = std::move(refresh);
 
 bool ResultModel::Recording() const {
   return std::any_of(planned_.begin(), planned_.end(), [&](const SeriesKey& key) {
-    const auto it = contents_.series.find(key);
-    return it == contents_.series.end() || !it->second.armed();
+    return !own_schedule_kinds_.contains(key.probe) && SeriesRecording(key);
   });
+}
+
+bool ResultModel::Recording(std::string_view kind) const {
+  return std::any_of(planned_.begin(), planned_.end(),
+                     [&](const SeriesKey& key) { return key.probe == kind && SeriesRecording(key); });
+}
+
+bool ResultModel::SeriesRecording(const SeriesKey& key) const {
+  const auto it = contents_.series.find(key);
+  return it == contents_.series.end() || !it->second.armed();
 }
 
 void ResultModel::MarkChanged(bool urgent) {

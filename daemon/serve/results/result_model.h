@@ -114,8 +114,11 @@ class ResultModel {
   void SetRefresh(RefreshOf refresh);
 
   // Whether a planned series is still recording its baseline (the scheduler
-  // then spends the learning budget).
+  // then spends the learning budget). The kinds on a schedule of their own
+  // (ProbeKind::OwnScheduleOf) have a budget of their own: not theirs.
   bool Recording() const;
+  // Whether a planned series of `kind` is still recording its baseline.
+  bool Recording(std::string_view kind) const;
 
   // Writes the state file if something changed and kSaveSpacingNs has passed
   // since the last write (or `now` is a stop: `force`).
@@ -135,15 +138,17 @@ class ResultModel {
   void RemoveRequest();
   void Refresh(Snapshot& s);
   void MarkChanged(bool urgent);
+  bool SeriesRecording(const SeriesKey& key) const;
 
   ResultStore& store_;
   std::unique_ptr<StateStorage> storage_;
   // From the configuration (Reconfigure).
-  int figures_needed_ = 0;                       // baseline.rounds
-  std::vector<std::string> accept_changes_;      // baseline.accept_changes: "field=value" or "field=*"
-  bool per_cpu_ = false;                         // targets.per_cpu
-  std::map<std::string, std::string> settings_;  // MeasurementSettingsByKind
-  std::string legacy_settings_;                  // LegacyMeasurementSettings
+  int figures_needed_ = 0;                                 // baseline.rounds
+  std::vector<std::string> accept_changes_;                // baseline.accept_changes: "field=value" or "field=*"
+  bool per_cpu_ = false;                                   // targets.per_cpu
+  std::map<std::string, std::string> settings_;            // MeasurementSettingsByKind
+  std::string legacy_settings_;                            // LegacyMeasurementSettings
+  std::set<std::string, std::less<>> own_schedule_kinds_;  // ProbeKind::OwnScheduleOf
   // From the last Plan and look at the host.
   std::string fingerprint_;
   std::string topology_signature_;
