@@ -24,7 +24,15 @@ were slower than that: the daemon's own share of the tail.
 numaprobe binary (an older build), interleaved with the rest: a before/after
 of a change to the probes, side by side in one run.
 
-Usage: bench/interference.py BUILD_DIR [--cpu 0] [--seconds 30] [--reps 3] [--before BINARY]
+--peak replaces the 10x configuration by two with peak bandwidth enabled in
+the daemon (every CPU of a node streaming, on its schedule of its own): at
+its defaults (the idle gate, probes.peak_bandwidth.max_busy) and with the
+gate off (max_busy 1), so that a peak run's own harm shows; each run's peak
+runs are counted by outcome from the daemon's log. --modes picks the
+co-runners (stream, chase).
+
+Usage: bench/interference.py BUILD_DIR [--cpu 0] [--seconds 30] [--reps 3] [--before BINARY] [--peak]
+                              [--modes stream,chase]
 Prints a Markdown table for docs/performance.md. Not a test: figures depend on
 the machine; the goal (throughput >= 99.5% of daemon-off, p99 within noise) is
 reported, not asserted.
@@ -44,20 +52,28 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def config_with(tmp, duty_cycle):
+def config_with(tmp, duty_cycle, peak=None):
+    """The shipped config (every key at its default) with schedule.duty_cycle
+    set, a state directory of its own and, if `peak` is given, that
+    probes.peak_bandwidth section (a YAML flow mapping)."""
     with open(os.path.join(SRC, "config", "numaprobe.yaml")) as f:
         text = f.read()
-    text = re.sub(r"(?m)^state_directory:.*$", f"state_directory: {tmp}/state", text)
-    text = re.sub(r"(?m)^(\s*duty_cycle:)\s*\S+", rf"\g<1> {duty_cycle}", text)
-    path = os.path.join(tmp, f"numaprobe-{duty_cycle}.yaml")
+    text += f"\nschedule:\n  duty_cycle: {duty_cycle}\nstate_directory: {tmp}/state\n"
+    name = f"numaprobe-{duty_cycle}"
+    if peak:
+        text += f"probes:\n  peak_bandwidth: {peak}\n"
+        name += "-peak-" + re.sub(r"\W+", "_", peak)
+    path = os.path.join(tmp, name + ".yaml")
     with open(path, "w") as f:
         f.write(text)
     return path
 
 
 def default_duty_cycle():
+    """schedule.duty_cycle as the shipped config documents its default (the
+    commented line `#   duty_cycle: 0.002`)."""
     with open(os.path.join(SRC, "config", "numaprobe.yaml")) as f:
-        return float(re.search(r"(?m)^\s*duty_cycle:\s*([0-9.]+)", f.read()).group(1))
+        return float(re.search(r"(?m)^#?\s*duty_cycle:\s*([0-9.]+)", f.read()).group(1))
 
 
 def cpu_seconds(pid):
@@ -100,6 +116,9 @@ def attribute(trace_path, spans, window=0.01):
             "probe_windows_above_that_p99": sum(v > p99_rest for v in probing)}
 
 
+PEAK_OUTCOME = re.compile(r'msg="peak \w+ bandwidth node \d+ -> node \d+: (\w+)')
+
+
 def run_once(build, mode, cpu, seconds, config, binary, tmp):
     daemon = None
     log_path = os.path.join(tmp, "daemon.log")
@@ -123,6 +142,9 @@ def run_once(build, mode, cpu, seconds, config, binary, tmp):
             daemon.wait(timeout=30)
     result = json.loads(out)
     result["daemon_cpu_seconds"] = used
+    if daemon:
+        outcomes = PEAK_OUTCOME.findall(open(log_path).read())
+        result["peak_runs"] = {o: outcomes.count(o) for o in sorted(set(outcomes))}
     if mode == "chase":
         result.update(attribute(trace_path, probe_spans(open(log_path).read()) if daemon else []))
     return result
@@ -135,17 +157,25 @@ def main():
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--before", help="another numaprobe binary, run at the default budget too")
+    ap.add_argument("--peak", action="store_true", help="peak bandwidth on (gate at its default, and off) "
+                    "instead of 10x")
+    ap.add_argument("--modes", default="stream,chase")
     args = ap.parse_args()
+    modes = args.modes.split(",")
     tmp = tempfile.mkdtemp(prefix="numaprobe-interference-")
     duty = default_duty_cycle()
     binary = os.path.join(args.build, "numaprobe")
-    configs = [("off", None, None), (f"default ({duty * 100:g}%)", config_with(tmp, duty), binary),
-               (f"10x ({duty * 1000:g}%)", config_with(tmp, duty * 10), binary)]
+    configs = [("off", None, None), (f"default ({duty * 100:g}%)", config_with(tmp, duty), binary)]
+    if args.peak:
+        configs[1:] = [("default + peak", config_with(tmp, duty, "{enabled: true}"), binary),
+                       ("default + peak, gate off", config_with(tmp, duty, "{enabled: true, max_busy: 1}"), binary)]
+    else:
+        configs.append((f"10x ({duty * 1000:g}%)", config_with(tmp, duty * 10), binary))
     if args.before:
         configs.insert(1, (f"default, before ({duty * 100:g}%)", config_with(tmp, duty), args.before))
-    results = {(mode, name): [] for mode in ("stream", "chase") for name, _, _ in configs}
+    results = {(mode, name): [] for mode in modes for name, _, _ in configs}
     for rep in range(args.reps):
-        for mode in ("stream", "chase"):
+        for mode in modes:
             for name, config, daemon_binary in configs:
                 r = run_once(args.build, mode, args.cpu, args.seconds, config, daemon_binary, tmp)
                 results[(mode, name)].append(r)
@@ -153,28 +183,34 @@ def main():
 
     print(f"Co-runner pinned to cpu {args.cpu}, {args.seconds:g} s per run, {args.reps} interleaved repetitions "
           f"(median of runs shown).\n")
-    print("| co-runner | daemon | figure | vs daemon off | daemon CPU in the run |")
-    print("|---|---|---|---|---|")
-    off_bw = statistics.median(r["bytes_per_second"] for r in results[("stream", "off")])
-    off_p99 = statistics.median(r["p99_ns"] for r in results[("chase", "off")])
-    off_p50 = statistics.median(r["p50_ns"] for r in results[("chase", "off")])
-    for name, _, _ in configs:
-        runs = results[("stream", name)]
-        bw = statistics.median(r["bytes_per_second"] for r in runs)
-        cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
-        spread = (max(r["bytes_per_second"] for r in runs) - min(r["bytes_per_second"] for r in runs)) / bw
-        print(f"| stream copy | {name} | {bw / 1e9:.3f} GB/s (run spread {spread * 100:.1f}%) | "
-              f"{bw / off_bw * 100:.2f}% | {cpu:.2f} s |")
-    for name, _, _ in configs:
-        runs = results[("chase", name)]
-        p50 = statistics.median(r["p50_ns"] for r in runs)
-        p99 = statistics.median(r["p99_ns"] for r in runs)
-        cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
-        p99s = [r["p99_ns"] for r in results[("chase", "off")]]
-        print(f"| chase (10 ms windows) | {name} | p50 {p50:.1f} ns, p99 {p99:.1f} ns | p50 {p50 / off_p50 * 100:.1f}%, "
-              f"p99 {p99 / off_p99 * 100:.1f}% (daemon-off p99 range {min(p99s):.1f}-{max(p99s):.1f} ns) | "
-              f"{cpu:.2f} s |")
-    print_attribution(configs, results)
+    print("| co-runner | daemon | figure | vs daemon off | daemon CPU in the run | peak runs by outcome, per run |")
+    print("|---|---|---|---|---|---|")
+
+    def peak_runs(runs):
+        return "; ".join(", ".join(f"{o} {n}" for o, n in r.get("peak_runs", {}).items()) or "none" for r in runs)
+
+    if "stream" in modes:
+        off_bw = statistics.median(r["bytes_per_second"] for r in results[("stream", "off")])
+        for name, _, _ in configs:
+            runs = results[("stream", name)]
+            bw = statistics.median(r["bytes_per_second"] for r in runs)
+            cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
+            spread = (max(r["bytes_per_second"] for r in runs) - min(r["bytes_per_second"] for r in runs)) / bw
+            print(f"| stream copy | {name} | {bw / 1e9:.3f} GB/s (run spread {spread * 100:.1f}%) | "
+                  f"{bw / off_bw * 100:.2f}% | {cpu:.2f} s | {peak_runs(runs)} |")
+    if "chase" in modes:
+        off_p99 = statistics.median(r["p99_ns"] for r in results[("chase", "off")])
+        off_p50 = statistics.median(r["p50_ns"] for r in results[("chase", "off")])
+        for name, _, _ in configs:
+            runs = results[("chase", name)]
+            p50 = statistics.median(r["p50_ns"] for r in runs)
+            p99 = statistics.median(r["p99_ns"] for r in runs)
+            cpu = statistics.median(r["daemon_cpu_seconds"] for r in runs)
+            p99s = [r["p99_ns"] for r in results[("chase", "off")]]
+            print(f"| chase (10 ms windows) | {name} | p50 {p50:.1f} ns, p99 {p99:.1f} ns | "
+                  f"p50 {p50 / off_p50 * 100:.1f}%, p99 {p99 / off_p99 * 100:.1f}% (daemon-off p99 range "
+                  f"{min(p99s):.1f}-{max(p99s):.1f} ns) | {cpu:.2f} s | {peak_runs(runs)} |")
+        print_attribution(configs, results)
 
 
 def print_attribution(configs, results):

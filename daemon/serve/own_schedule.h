@@ -32,8 +32,9 @@ namespace numaprobe::daemon {
 class OwnScheduleQueue {
  public:
   // A start, reload or replan: `tasks` (OwnScheduleTasks) under `config`. A
-  // kind still planned keeps its budget and the start of its last cycle; its
-  // queued runs are replaced by the new plan's at its next cycle.
+  // kind still planned keeps its budget, and the start of its last cycle if
+  // that cycle had finished; a cycle the replan cut short runs again on the
+  // new plan at the next Due.
   void Adopt(std::vector<Task> tasks, const Config& config);
 
   // The runs to make at a round's end (`now_ns`), in order: those left from
@@ -50,6 +51,9 @@ class OwnScheduleQueue {
   bool empty() const { return kinds_.empty(); }
 
  private:
+  // Whether runs of `kind` are queued or wait after a skip.
+  bool HasRunsOf(const ProbeKind* kind) const;
+
   struct KindState {
     OwnSchedule schedule;
     DutyBudget budget{0.01};

@@ -163,6 +163,18 @@ TEST(OwnSchedule, ACycleUnderWayFinishesBeforeTheNext) {
   EXPECT_EQ(s.Due(7 * kHourNs), s.cycle - 2) << "the rest, not a new cycle on top";
 }
 
+TEST(OwnSchedule, AReplanMidCycleRunsTheNewPlanAtOnce) {
+  Schedule s;
+  std::vector<Task>& queue = s.queue.Due(0, [](const ProbeKind&) { return false; });
+  queue.erase(queue.begin());  // one ran, then a cpuset change replans
+  s.queue.Adopt(OwnScheduleTasks(s.plan, s.config, s.topology), s.config);
+  EXPECT_EQ(s.Due(1), s.cycle) << "the whole new plan, not 6h later";
+  // A finished cycle keeps its interval across a replan.
+  s.queue.Due(1, [](const ProbeKind&) { return false; }).clear();
+  s.queue.Adopt(OwnScheduleTasks(s.plan, s.config, s.topology), s.config);
+  EXPECT_EQ(s.Due(2), 0u);
+}
+
 TEST(OwnSchedule, SkippedRunsAreTriedAgainAtTheNextRound) {
   Schedule s;
   std::vector<Task>& queue = s.queue.Due(0, [](const ProbeKind&) { return false; });
