@@ -3,6 +3,7 @@
 // (node 0 = CPUs 0-7, SMT pairs (0,1) (2,3) (4,5) (6,7)), with /proc/stat
 // snapshots and isolated-CPU lists supplied by the test.
 #include "daemon/probing/cpu_chooser.h"
+#include "tests/daemon/topology_fixture.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 
 namespace numaprobe::daemon {
@@ -21,15 +21,6 @@ using kernels::Topology;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-Topology LoadFixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topology = Topology::FromXml(text.str(), {});
-  EXPECT_TRUE(topology.ok()) << (topology.ok() ? "" : topology.failure().reason);
-  return topology.ok() ? std::move(topology).value() : Topology{};
-}
 
 // Sources whose two snapshots 100 ticks apart make each CPU in `busy` that
 // busy (share in [0, 1]) and every other CPU of 0-31 idle.
@@ -62,7 +53,7 @@ CpuChooserSources Busy(const std::map<int, double>& busy, const std::string& iso
 MemoryPair PlannedPair() { return {7, 0, 0, true}; }  // what BuildPlan makes for node 0
 
 TEST(CpuChooserTest, QuietNodeKeepsThePlannedCpu) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({}));
   const CpuChoice choice = chooser.Choose(PlannedPair(), 1);
   EXPECT_THAT(choice.cpus, ElementsAre(7));
@@ -70,7 +61,7 @@ TEST(CpuChooserTest, QuietNodeKeepsThePlannedCpu) {
 }
 
 TEST(CpuChooserTest, BusyPlannedCpuMovesToAnIdleCoreOfTheSameNode) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 1.0}}));
   const CpuChoice choice = chooser.Choose(PlannedPair(), 1);
   // Not 6: it shares a core with the busy 7. The highest idle core's CPU is 5.
@@ -79,13 +70,13 @@ TEST(CpuChooserTest, BusyPlannedCpuMovesToAnIdleCoreOfTheSameNode) {
 }
 
 TEST(CpuChooserTest, SlightlyBusyPlannedCpuIsKept) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 0.05}}));
   EXPECT_THAT(chooser.Choose(PlannedPair(), 1).cpus, ElementsAre(7));
 }
 
 TEST(CpuChooserTest, NeverAnotherNodesCpuEvenIfTheWholeNodeIsBusy) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   std::map<int, double> busy;
   for (int cpu = 0; cpu < 8; ++cpu) busy[cpu] = 1.0;
   busy[2] = 0.6;
@@ -95,14 +86,14 @@ TEST(CpuChooserTest, NeverAnotherNodesCpuEvenIfTheWholeNodeIsBusy) {
 }
 
 TEST(CpuChooserTest, OperatorNamedCpuIsNeverMoved) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 1.0}}));
   const MemoryPair named{7, 0, 0, false};
   EXPECT_THAT(chooser.Choose(named, 1).cpus, ElementsAre(7));
 }
 
 TEST(CpuChooserTest, IsolatedCpusAreNeverChosen) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({}, "5-7"));
   const CpuChoice choice = chooser.Choose(PlannedPair(), 3);
   EXPECT_THAT(choice.cpus, ElementsAre(4, 3, 1));  // helpers on other cores (SMT pairs (2,3), (0,1))
@@ -110,7 +101,7 @@ TEST(CpuChooserTest, IsolatedCpusAreNeverChosen) {
 }
 
 TEST(CpuChooserTest, HelpersTakeIdleDistinctCoresBeforeSiblings) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooser chooser(topology, Busy({{7, 1.0}, {3, 0.9}}));
   // 5 measures; helpers on the other fully idle core (1), then idle siblings
   // of our own threads (4, 0) before CPUs beside the busy 3 and 7.
@@ -120,7 +111,7 @@ TEST(CpuChooserTest, HelpersTakeIdleDistinctCoresBeforeSiblings) {
 }
 
 TEST(CpuChooserTest, UnreadableCountersKeepThePlannedCpu) {
-  const Topology topology = LoadFixture("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   CpuChooserSources sources = Busy({});
   sources.read_times = [] { return CpuTimes{}; };
   CpuChooser chooser(topology, sources);

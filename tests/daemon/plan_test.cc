@@ -8,16 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <tuple>
 
 #include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/probe_settings.h"
+#include "tests/daemon/topology_fixture.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -55,15 +53,6 @@ std::vector<C2cPair> PlannedC2cPairs(const Plan& plan) {
   return pairs;
 }
 
-Topology Load(const std::string& name, const Restriction& restriction = {}) {
-  std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topology = Topology::FromXml(text.str(), restriction);
-  EXPECT_TRUE(topology.ok()) << (topology.ok() ? "" : topology.failure().reason);
-  return topology.ok() ? std::move(topology).value() : Topology{};
-}
-
 Plan Build(const PlanOptions& options, const Topology& topology) {
   auto plan = BuildPlan(options, topology);
   EXPECT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.failure().reason);
@@ -78,14 +67,14 @@ void ExpectFailure(const PlanOptions& options, const Topology& topology, Outcome
 }
 
 TEST(PlanTest, RepresentativeIsTheHighestCpu) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   EXPECT_EQ(RepresentativeCpu(*topology.FindNode(0)), 7);
   EXPECT_EQ(RepresentativeCpu(*topology.FindNode(3)), 31);
   EXPECT_EQ(RepresentativeCpu(*topology.FindNode(4)), -1);  // CPU-less
 }
 
 TEST(PlanTest, DefaultPlanMeasuresEveryNodeFromEachCpuNode) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   const Plan plan = Build({}, topology);
   ASSERT_EQ(plan.memory_pairs.size(), 20u);  // 4 CPU nodes x 5 memory nodes
   EXPECT_EQ(plan.memory_pairs.front(), (MemoryPair{7, 0, 0, true}));
@@ -105,7 +94,7 @@ TEST(PlanTest, DefaultPlanMeasuresEveryNodeFromEachCpuNode) {
 }
 
 TEST(PlanTest, DefaultC2cPlanHasOnePairPerClassAndBothHomesAcrossNodes) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   const Plan plan = Build({}, topology);
   const std::vector<C2cPair> c2c_pairs = PlannedC2cPairs(plan);
   std::vector<C2cPair> cross;
@@ -136,7 +125,7 @@ TEST(PlanTest, RestrictionKeepsThePlanInsideTheAllowedSets) {
   Restriction restriction;
   restriction.cpus = std::set<int>{0, 1, 2, 3, 4, 5, 6, 7};
   restriction.mem_nodes = std::set<int>{0};
-  const Topology topology = Load("2s_nps2_cxl.xml", restriction);
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml", restriction);
   const Plan plan = Build({}, topology);
   EXPECT_THAT(plan.memory_pairs, ElementsAre(MemoryPair{7, 0, 0, true}));
   EXPECT_THAT(PlannedC2cPairs(plan),
@@ -155,7 +144,7 @@ TEST(PlanTest, RestrictionKeepsThePlanInsideTheAllowedSets) {
 }
 
 TEST(PlanTest, PerCpuAndExplicitLists) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   PlanOptions per_cpu;
   per_cpu.per_cpu = true;
   const Plan every_cpu = Build(per_cpu, topology);
@@ -178,7 +167,7 @@ TEST(PlanTest, PerCpuAndExplicitLists) {
 // The core-to-core kind plans its targets itself: the pairs as ProbeTargets
 // keyed by cpu_a's node and the line's node, and nothing for the memory kinds.
 TEST(PlanTest, ExplicitC2cCpusArePlannedByTheirKind) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   const Plan plan = Build(WithC2cCpus({17, 9, 0, 9}), topology);
   ASSERT_EQ(plan.kind_targets.size(), 1u);
   const std::vector<ProbeTarget>& targets = plan.TargetsOf(CoreToCoreProbe().name());
@@ -195,21 +184,21 @@ TEST(PlanTest, ExplicitC2cCpusArePlannedByTheirKind) {
 }
 
 TEST(PlanTest, C2cCpusThatAreNoAllowedCpuFailTheWholePlanNamingTheCpu) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   ExpectFailure(WithC2cCpus({0, 40}), topology, Outcome::kInvalidSpec,
                 "cpu 40 does not exist (this machine has CPUs 0-31)");
   ExpectFailure(WithC2cCpus({5, 5}), topology, Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs");
 }
 
 TEST(PlanTest, UnknownCpusAndNodesAreRejected) {
-  const Topology topology = Load("2s_nps2_cxl.xml");
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   ExpectFailure(WithCpus({40}), topology, Outcome::kInvalidSpec, "cpu 40 does not exist (this machine has CPUs 0-31)");
   ExpectFailure(WithMemNodes({9}), topology, Outcome::kInvalidSpec, "node 9 does not exist");
   ExpectFailure(WithC2cCpus({3}), topology, Outcome::kInvalidSpec, "c2c needs at least two distinct CPUs");
 }
 
 TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
-  const Topology topology = Load("3node_memoryless_cgroup.xml");
+  const Topology topology = TopologyFixture("3node_memoryless_cgroup.xml");
   ExpectFailure(WithMemNodes({1}), topology, Outcome::kInvalidSpec, "node 1 has no memory");
   ExpectFailure(WithMemNodes({2}), topology, Outcome::kNotAllowed,
                 "node 2 is not in this process's allowed memory nodes (cpuset.mems)");
@@ -233,7 +222,7 @@ TEST(PlanTest, MemorylessOfflineAndCgroupRestrictedMachine) {
 TEST(PlanTest, SingleCpuHasNoC2cPairs) {
   Restriction restriction;
   restriction.cpus = std::set<int>{5};
-  const Topology topology = Load("2s_nps2_cxl.xml", restriction);
+  const Topology topology = TopologyFixture("2s_nps2_cxl.xml", restriction);
   const Plan plan = Build({}, topology);
   EXPECT_THAT(PlannedC2cPairs(plan), IsEmpty());
   EXPECT_THAT(plan.notes, Contains("only one allowed CPU: no core-to-core pairs"));

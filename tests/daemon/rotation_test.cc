@@ -6,15 +6,13 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "tests/daemon/topology_fixture.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -22,15 +20,6 @@ namespace {
 kernels::Topology Nodes(int n) {
   auto topology =
       kernels::Topology::FromSynthetic("pack:" + std::to_string(n) + " [numa(memory=1GiB)] core:2 pu:1", {});
-  EXPECT_TRUE(topology.ok()) << topology.failure().reason;
-  return std::move(topology).value();
-}
-
-kernels::Topology Fixture(const std::string& name) {
-  std::ifstream in(std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / name);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topology = kernels::Topology::FromXml(text.str(), {});
   EXPECT_TRUE(topology.ok()) << topology.failure().reason;
   return std::move(topology).value();
 }
@@ -158,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(Nodes, RotationOnNodes, ::testing::Values(2, 4, 8, 16))
 // memory nodes are at 10 (local), 12 (same socket), 32 (other socket), and
 // 20 or 40 (the CXL node): five representatives per memory kind.
 TEST(Rotation, ClassesFollowFirmwareDistances) {
-  const kernels::Topology topology = Fixture("2s_nps2_cxl.xml");
+  const kernels::Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   const Rotation rotation = SplitRound(FullRound(topology), topology);
   std::set<int> distances;
   for (std::size_t i : rotation.every_round) {
@@ -176,7 +165,7 @@ TEST(Rotation, ClassesFollowFirmwareDistances) {
 // On the fixture node 0 is at 10, 12 and 32 from the CPU nodes and the CXL
 // node at 20 and 40: two memory nodes, not one per class.
 TEST(Rotation, RepresentativesShareAsFewMemoryNodesAsCoverTheClasses) {
-  const kernels::Topology topology = Fixture("2s_nps2_cxl.xml");
+  const kernels::Topology topology = TopologyFixture("2s_nps2_cxl.xml");
   const Rotation rotation = SplitRound(FullRound(topology), topology);
   std::map<std::string, std::set<int>> nodes;
   for (std::size_t i : rotation.every_round) {
