@@ -39,8 +39,8 @@
     latencyDriftThreshold: 0.06,
     // NumaProbeBandwidthDrop: recent median under baseline, as a fraction.
     bandwidthDropThreshold: 0.13,
-    // NumaProbePeakBandwidthDrop: the peak (every CPU of a node streaming at
-    // once: probes.peak_bandwidth) recent median under baseline, as a
+    // NumaProbePeakBandwidthDrop: the peak (a node's CPUs streaming at once,
+    // as many as saturate its memory: probes.peak_bandwidth) recent median under baseline, as a
     // fraction. A node's peak is the sum of its memory channels, so losing
     // one costs its share: one channel of 12 (the most per socket on current
     // x86 server CPUs) is 8.3% of the node's peak, one of 8 is 12.5%. 0.08

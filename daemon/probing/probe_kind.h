@@ -281,6 +281,10 @@ class ProbeKind : public KindSection {
     if (!HasBaseline() || !record.ok()) return std::nullopt;
     return BaselineValue{SeriesOf(record.target(), per_cpu), FigureOf(record)};
   }
+  // The thread count this run's search found for its series, if it searched
+  // (kinds/peak_thread_search.h): the results model keeps it with the series'
+  // baseline and hands it to later runs (ProbeRunner::found_threads).
+  virtual std::optional<int> FoundThreadsOf(const ProbeRecord& /*record*/) const { return std::nullopt; }
   // The baseline families' names (kinds with a baseline).
   virtual BaselineSeries BaselineNames() const { return {}; }
   // Labels of a baseline value beyond its pair and op: `latest` are the

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,10 +40,16 @@ class ProbeRunner {
         on_lock_busy_(std::move(on_lock_busy)) {}
 
   // Runs one target of `kind`; kCancelled if `stop` is raised, also while
-  // waiting for the lock.
-  RecordPtr Run(const ProbeKind& kind, const ProbeTarget& target, const std::atomic<bool>* stop) {
+  // waiting for the lock. `found_threads`: what the kind's thread search found
+  // for the target's series before (ProbeKind::FoundThreadsOf, kept by the
+  // daemon's results model), none at first and at a terminal.
+  RecordPtr Run(const ProbeKind& kind, const ProbeTarget& target, const std::atomic<bool>* stop,
+                std::optional<int> found_threads = std::nullopt) {
+    found_threads_ = found_threads;
     return kind.Run(*this, target, stop);
   }
+  // The running target's `found_threads` (Run).
+  std::optional<int> found_threads() const { return found_threads_; }
   // Frees the prepared buffers unless the pool keeps them (BufferPool): the
   // daemon calls it after each visit (scheduler.h, SharesBuffers), so it
   // holds no probe memory while it waits for the next. Not while a probe runs.
@@ -79,6 +86,7 @@ class ProbeRunner {
   ProbeSettings settings_;
   ProbeLock& lock_;
   std::function<void()> on_lock_busy_;
+  std::optional<int> found_threads_;
 };
 
 // A placement failure means the pages are not (or no longer) where they must

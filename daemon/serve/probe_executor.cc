@@ -35,7 +35,7 @@ class Worker final : public ProbeExecutor {
     const std::string not_started = worker_.Submit([this, run, task, ends_visit, stop] {
       const std::int64_t cpu_start_ns = k::ThreadCpuNs();
       const std::int64_t waited_before_ns = lock_->waited_ns();
-      run->record = runner_->Run(*task.kind, task.target, stop);
+      run->record = runner_->Run(*task.kind, task.target, stop, task.found_threads);
       // Freeing the visit's buffers (munmap of up to hundreds of MiB) is
       // part of what the probe costs: on the worker, inside the charge.
       if (ends_visit) runner_->ReleaseBuffers();

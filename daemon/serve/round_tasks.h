@@ -3,6 +3,7 @@
 // in the order that lets consecutive tasks share buffers.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "daemon/config/config.h"
@@ -20,6 +21,9 @@ struct Task {
   // A run that confirms a suspicious figure (SeriesHistory::NeedsConfirmation):
   // its own figure is never confirmed again.
   bool confirmation = false;
+  // What the kind's thread search found for the series (ResultModel::
+  // FoundThreads), set by the scheduler just before the run.
+  std::optional<int> found_threads = std::nullopt;
 };
 
 // Consecutive tasks of one kind on one memory node (the read, write and copy

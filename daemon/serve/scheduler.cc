@@ -150,6 +150,7 @@ class Scheduler::Loop {
   enum class RoundEnd { kComplete, kCutShort, kAbandoned };
 
   Moment Now() { return Moment{env_->MonotonicNs(), env_->UnixNow()}; }
+  ScheduleClock Clock() { return ScheduleClock{env_->MonotonicNs(), env_->UnixNow()}; }
 
   // Runs one round's tasks; cut short by stop, reload or a cpuset change.
   RoundEnd RunRound(std::vector<Task> tasks) {
@@ -172,8 +173,7 @@ class Scheduler::Loop {
   // rest waits for a later round's end. False if a probe was abandoned.
   bool RunOwnSchedules() {
     if (own_.empty() || stop_.load()) return true;
-    std::vector<Task>& queue =
-        own_.Due(env_->MonotonicNs(), [&](const ProbeKind& kind) { return model_.Recording(kind.name()); });
+    std::vector<Task>& queue = own_.Due(Clock(), [&](const ProbeKind& kind) { return model_.Recording(kind.name()); });
     std::size_t i = 0;
     for (; i < queue.size(); ++i) {
       const bool continues = i > 0 && SharesBuffers(queue[i - 1], queue[i]);
@@ -186,6 +186,14 @@ class Scheduler::Loop {
     }
     executor_->ReleaseBuffers();
     queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(i));
+    // A finished cycle, and the thread counts its runs found, are saved at
+    // once: a daemon that crashes soon after each start must not repeat it.
+    if (auto cycles = own_.FinishedCycles(); cycles != model_.schedule().own_cycles) {
+      ScheduleMemory memory = model_.schedule();
+      memory.own_cycles = std::move(cycles);
+      model_.KeepSchedule(std::move(memory), /*urgent=*/true);
+      model_.Save(Now());
+    }
     return true;
   }
 
@@ -222,7 +230,7 @@ class Scheduler::Loop {
   }
 
   void Remember(const std::string& signature, int round, int rounds) {
-    ScheduleMemory memory;
+    ScheduleMemory memory = model_.schedule();
     memory.costs = costs_;
     memory.position = RotationPosition{signature, round, rounds};
     model_.KeepSchedule(std::move(memory));
@@ -359,12 +367,6 @@ class Scheduler::Loop {
       ++own_runs_of[task.kind];
       if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
-    for (const auto& [kind, count] : own_runs_of) {
-      const OwnSchedule schedule = kind->OwnScheduleOf(config_).value_or(OwnSchedule{});
-      spdlog::info("{}: {} runs every {} (at once while its baseline records), within {:.4g}% of one CPU of its own",
-                   kind->name(), count, FormatDuration(schedule.interval), schedule.duty_cycle * 100);
-    }
-    own_.Adopt(std::move(own), config_);
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
       auto lock = ProbeLock::Open(config_.probe_lock_file);
@@ -386,6 +388,9 @@ class Scheduler::Loop {
     const PlannedHost planned{config_,          topology_, plan_, host_, fingerprint, TopologySignature(topology_),
                               std::move(series)};
     model_.Plan(planned, HostNow(), host_watch_.last(), Now());
+    // After Plan: at start it restored when the last cycles ran.
+    own_.Adopt(std::move(own), config_, model_.schedule().own_cycles, Clock());
+    AnnounceOwnSchedules(own_runs_of);
     model_.Publish([&](Snapshot& s) {
       s.refresh_interval_seconds = refresh_interval_seconds_;
       s.test_fault_injection_active = test_.fault_injection_active();
@@ -449,7 +454,11 @@ class Scheduler::Loop {
                   task.confirmation  ? " (confirmation)"
                   : task.attempt > 0 ? " (retry)"
                                      : "");
-    executor_->Start(task, ends_visit, &stop_);
+    Task run = task;
+    if (task.kind->HasBaseline()) {
+      run.found_threads = model_.FoundThreads(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+    }
+    executor_->Start(run, ends_visit, &stop_);
     bool warned_wait = false;
     std::int64_t published_ns = start_ns;
     while (!executor_->Wait(std::chrono::milliseconds(50))) {
@@ -529,6 +538,23 @@ class Scheduler::Loop {
     }
   }
 
+  // Says each own-schedule kind's runs, interval and budget, and when its
+  // last cycle began (after a restart: why it does not run at once).
+  void AnnounceOwnSchedules(const std::map<const ProbeKind*, int>& runs_of) {
+    for (const auto& [kind, count] : runs_of) {
+      const OwnSchedule schedule = kind->OwnScheduleOf(config_).value_or(OwnSchedule{});
+      const auto& cycles = model_.schedule().own_cycles;
+      const auto last = cycles.find(kind->name());
+      spdlog::info(
+          "{}: {} runs every {} (at once while its baseline records), within {:.4g}% of one CPU of its own; {}",
+          kind->name(), count, FormatDuration(schedule.interval), schedule.duty_cycle * 100,
+          last == cycles.end() ? std::string("no cycle finished yet")
+                               : fmt::format("its last finished cycle began {} ago",
+                                             FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(
+                                                 std::max(0.0, env_->UnixNow() - last->second))))));
+    }
+  }
+
   // `rounds`: the rounds of the cycle. A rotated series gets a figure once a
   // cycle, so that is the refresh interval staleness is judged against; a
   // representative's is one round.
@@ -537,16 +563,11 @@ class Scheduler::Loop {
     const double every_round =
         std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
     refresh_interval_seconds_ = rounds * every_round;
-    RefreshOf refresh{every_round, refresh_interval_seconds_, {}, {}};
+    RefreshOf refresh{every_round, refresh_interval_seconds_, {}, own_.IntervalSeconds()};
     for (std::size_t i : rotation.every_round) {
       const Task& task = rotation.tasks[i];
       if (task.kind->HasBaseline())
         refresh.every_round.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
-    }
-    for (const ProbeKind* kind : ProbeTable()) {
-      if (const std::optional<OwnSchedule> own = kind->OwnScheduleOf(config_); own && kind->Enabled(config_)) {
-        refresh.own_schedule_seconds.emplace(kind->name(), std::chrono::duration<double>(own->interval).count());
-      }
     }
     model_.SetRefresh(std::move(refresh));
     if (test_.fault_injection_active()) {

@@ -21,6 +21,7 @@ using ::testing::HasSubstr;
 
 SeriesKey Latency(int cpu_node, int mem_node) { return SeriesKey{"latency", -1, cpu_node, mem_node, ""}; }
 SeriesKey Copy(int cpu, int cpu_node, int mem_node) { return SeriesKey{"bandwidth", cpu, cpu_node, mem_node, "copy"}; }
+SeriesKey Peak(int cpu_node, int mem_node) { return SeriesKey{"peak_bandwidth", -1, cpu_node, mem_node, "read"}; }
 
 StateContents Sample() {
   StateContents state;
@@ -36,9 +37,13 @@ StateContents Sample() {
   state.series.emplace(Latency(0, 1), SeriesHistory::Restored({1.2e-7, 1.25e-7}, {}, -1,
                                                               ArmedBaseline{1.25e-7, 0.012, 1700000100, 15}));
   state.series.emplace(Copy(3, 1, 0), SeriesHistory::Restored({1.5e10}, {1.5e10, 1.6e10}, 1700000200, std::nullopt));
+  // A peak bandwidth series, with the thread count its search found.
+  state.series.emplace(Peak(1, 0),
+                       SeriesHistory::Restored({9e10}, {}, -1, ArmedBaseline{9e10, 0.02, 1700000300, 3}, 12));
   state.schedule.costs.Observe(&LatencyProbe(), 0.044, true);
   state.schedule.costs.Observe(&LatencyProbe(), 0.025, false);
   state.schedule.position = RotationPosition{"00ff", 3, 14};
+  state.schedule.own_cycles = {{"peak_bandwidth", 1700000400.5}};
   state.last_request = "20261101T120000Z-1";
   return state;
 }
@@ -65,7 +70,10 @@ TEST(StateFile, EverythingARestartNeedsRoundTrips) {
   ASSERT_TRUE(got.host.memory_errors);
   EXPECT_EQ(got.host.memory_errors->uncorrected, 3u);
   EXPECT_EQ(got.settings, Sample().settings);
-  ASSERT_EQ(got.series.size(), 2u);
+  ASSERT_EQ(got.series.size(), 3u);
+  EXPECT_EQ(got.series.at(Peak(1, 0)).found_threads(), 12);
+  EXPECT_FALSE(got.series.at(Latency(0, 1)).found_threads()) << "only where a search found one";
+  EXPECT_EQ(got.schedule.own_cycles, Sample().schedule.own_cycles);
   const SeriesHistory& armed = got.series.at(Latency(0, 1));
   ASSERT_TRUE(armed.armed());
   EXPECT_DOUBLE_EQ(armed.armed()->value, 1.25e-7);
@@ -117,6 +125,34 @@ TEST(StateFile, FormatOneIsReadAndConverted) {
   EXPECT_TRUE(incomplete.contents->series.empty());
 }
 
+// The release before wrote neither the found threads nor the own cycles
+// (same format): its files are read as they are.
+TEST(StateFile, FilesWithoutTheNewerKeysAreRead) {
+  std::string text = Text(Sample());
+  const auto erase = [&](const std::string& from) {
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.erase(at, from.size());
+  };
+  erase(",\n      \"found_threads\": 12");
+  erase("\n    \"own_cycles\": {\n      \"peak_bandwidth\": 1700000400.5\n    },");
+  const LoadedState state = ParseState(text, "state.json");
+  ASSERT_EQ(state.status, LoadedState::Status::kOk) << state.error << "\n" << text;
+  EXPECT_FALSE(state.contents->series.at(Peak(1, 0)).found_threads());
+  EXPECT_TRUE(state.contents->schedule.own_cycles.empty());
+}
+
+// The found threads are kept with the baseline and forgotten with it.
+TEST(SeriesHistory, FoundThreadsGoWithTheBaseline) {
+  SeriesHistory history;
+  history.SetFoundThreads(8);
+  for (int i = 0; i < 3; ++i) history.Add(1e10, 100 + i, 3);
+  ASSERT_TRUE(history.armed());
+  EXPECT_EQ(history.found_threads(), 8);
+  history.Rerecord(200, /*forget_recent=*/false);
+  EXPECT_FALSE(history.found_threads()) << "an accept, reset or change searches again";
+}
+
 TEST(StateFile, FormatOneMarkersSayResetOrAccept) {
   EXPECT_EQ(ParseState(R"({"format": 1, "marker": "accept"})", "s").legacy_marker, "accept");
   EXPECT_EQ(ParseState(R"({"format": 1})", "s").legacy_marker, "reset");
@@ -146,6 +182,12 @@ TEST(StateFile, DefectsAreCorruptAndNamed) {
       {replaced("\"round\": 3", "\"round\": 14"), "schedule.rotation: round outside"},
       {replaced("\"visit_start\": 0.044", "\"visit_start\": -1"), "schedule.task costs.latency.visit_start"},
       {replaced("\"corrected\": 12", "\"corrected\": -1"), "host.memory_errors.corrected"},
+      {replaced("\"found_threads\": 12", "\"found_threads\": 0"), "].found_threads: outside 1 .."},
+      {replaced("\"found_threads\": 12", "\"found_threads\": \"all\""), "].found_threads: expected an integer"},
+      {replaced("\"peak_bandwidth\": 1700000400.5", "\"peak_bandwidth\": \"x\""),
+       "schedule.own_cycles.peak_bandwidth: expected a finite number"},
+      {replaced("\"own_cycles\": {\n      \"peak_bandwidth\": 1700000400.5\n    }", "\"own_cycles\": []"),
+       "schedule.own_cycles: expected an object"},
   };
   for (const auto& [text, names] : cases) {
     SCOPED_TRACE(text.substr(0, 60));

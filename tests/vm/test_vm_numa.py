@@ -876,6 +876,8 @@ def test_daemon_series_for_every_allowed_pair(four, serve_missing):
 
 PEAK_PLANNED = re.compile(r"peak_bandwidth: (\d+) runs every 6h ")
 PEAK_RUN = re.compile(r"peak (read|write) bandwidth node (\d+) -> node (\d+)")
+PEAK_SEARCH = re.compile(r"peak (read|write) bandwidth node (\d+) -> node (\d+): thread search: (\d+) of (\d+) CPUs "
+                         r"\(cpus ([\d,]+)\), the count after the first within")
 
 
 def assert_peak_schedule(series, topo, res: vh.ScenarioResult) -> None:
@@ -883,7 +885,8 @@ def assert_peak_schedule(series, topo, res: vh.ScenarioResult) -> None:
     among them): it plans each CPU node's own memory and one remote node per
     firmware distance, read and write, apart from the rounds; every run it
     logged is one of those pairs, and every figure it published streamed from
-    exactly its CPU node's usable CPUs. Whether the runs finished before the
+    the count of its CPU node's CPUs its thread search found, pinned to that
+    node's CPUs. Whether the runs finished before the
     guest stopped depends on its speed, so only what ran is judged."""
     distances = {(l["cpu_node"], l["mem_node"]): v for n, l, v in series if n == "numaprobe_numa_distance"}
     expected = set()
@@ -908,10 +911,22 @@ def assert_peak_schedule(series, topo, res: vh.ScenarioResult) -> None:
     figures = {(l["cpu_node"], l["mem_node"], l["op"]) for n, l, _ in series
                if n == "numaprobe_memory_peak_bandwidth_bytes_per_second"}
     assert set(threads) == figures
+    # Each series' first run searched how many of its node's CPUs reach the
+    # peak, pinned to that node's CPUs; its figure streamed from that many.
+    node_cpus = {n["id"]: set(n["cpus"]) for n in topo["nodes"]}
+    searched = {}
+    for op, c, m, found, of, used in PEAK_SEARCH.findall(log):
+        used = [int(u) for u in used.split(",")]
+        assert int(of) == cpus[int(c)], f"peak {op} {c} -> {m}: searched {of} CPUs, node {c} has {cpus[int(c)]}"
+        assert 1 <= int(found) <= int(of) and len(used) == int(found), (op, c, m, found, of, used)
+        assert set(used) <= node_cpus[int(c)], f"peak {op} {c} -> {m}: cpus {used} are not all node {c}'s"
+        searched[(c, m, op)] = int(found)
     for (c, m, op), v in threads.items():
         assert (c, m) in expected and op in ("read", "write"), (c, m, op)
-        assert v == cpus[int(c)], f"peak {op} {c} -> {m}: {v} threads, node {c} has {cpus[int(c)]} CPUs"
-    print(f"peak bandwidth: {len(expected)} pairs planned, {len(ran)} run, {len(figures)} figures published")
+        assert (c, m, op) in searched, f"peak {op} {c} -> {m} published without a logged thread search"
+        assert v == searched[(c, m, op)], f"peak {op} {c} -> {m}: {v} threads, its search found {searched[(c, m, op)]}"
+    print(f"peak bandwidth: {len(expected)} pairs planned, {len(ran)} run, {len(searched)} searched, "
+          f"{len(figures)} figures published")
 
 
 def assert_per_host_summaries_match_their_pairs(series, res: vh.ScenarioResult) -> None:

@@ -128,6 +128,10 @@ struct PeakBandwidthSettings {
   // The idle gate (PeakBandwidthConfig::max_busy); `numaprobe probe` measures
   // when asked (an operator at a terminal chose the moment): no gate.
   std::optional<double> max_busy;
+  // The daemon with threads: 0 streams from as many CPUs as saturate the
+  // node's memory, found once per series (kinds/peak_thread_search.h); a
+  // terminal and a configured count stream from every CPU they name.
+  bool search_threads = false;
 };
 
 struct CoreToCoreSettings {

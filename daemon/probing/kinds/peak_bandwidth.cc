@@ -13,7 +13,11 @@
 // on a schedule of its own in hours with a CPU budget of its own
 // (serve/own_schedule.h), and only when the node's CPUs are idle enough
 // (probing/idle_gate.h): a run loads every CPU of a node and its memory.
+// There it streams from as many CPUs as saturate the node's memory, found
+// once per series (kinds/peak_thread_search.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
@@ -25,6 +29,7 @@
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/kinds/memory_buffers.h"
+#include "daemon/probing/kinds/peak_thread_search.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
 #include "kernels/bandwidth.h"
@@ -33,7 +38,12 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-using PeakRecord = ProbeRecordOf<k::BandwidthResult>;
+// A peak run's figure, and the thread search it made (if it did).
+struct PeakResult : k::BandwidthResult {
+  std::vector<ThreadTrial> search;   // in SearchCounts order
+  std::optional<int> found_threads;  // once the search ended
+};
+using PeakRecord = ProbeRecordOf<PeakResult>;
 
 constexpr k::BandwidthOp kPeakOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite};
 
@@ -48,7 +58,13 @@ constexpr KindSetting kPeakBurst{"burst_size",
                                  WholeCacheLinesRule,
                                  "Peak bandwidth: bytes all threads move together per burst, e.g. 64MiB"};
 constexpr KindSetting kPeakThreads{
-    "threads", "", 0, 1024, false, nullptr, "Peak bandwidth: CPUs of each node that stream (0: every usable one)"};
+    "threads",
+    "",
+    0,
+    1024,
+    false,
+    nullptr,
+    "Peak bandwidth: CPUs of each node that stream (0: as many as saturate its memory, searched once per series)"};
 constexpr KindSetting kPeakBursts{"bursts", "", 1, 1000, false, nullptr, "Peak bandwidth: bursts per estimate"};
 constexpr KindSetting kPeakBuffer{"buffer_size",
                                   "",
@@ -152,50 +168,60 @@ class PeakBandwidthKind final : public ProbeKind {
   }
 
   RecordPtr NotRun(const ProbeTarget& t, k::Outcome outcome, std::string reason) const override {
-    return NotRunRecord<k::BandwidthResult>(*this, t, outcome, std::move(reason));
+    return NotRunRecord<PeakResult>(*this, t, outcome, std::move(reason));
   }
   RecordPtr Run(ProbeRunner& runner, const ProbeTarget& t, const std::atomic<bool>* stop) const override {
     const PeakBandwidthSettings& settings = runner.settings().Of<PeakBandwidthSettings>();
-    k::BandwidthResult result;
+    PeakResult result;
     result.op = PeakOpOf(t);
     result.buffer.node = t.pair.mem_node;
+    const auto done = [&] { return std::make_shared<PeakRecord>(*this, t, std::move(result)); };
     const ProbeLockHold hold = runner.Acquire(stop);
     // After the lock; the pair's CPU first, then the node's other allowed
-    // CPUs, distinct cores first.
-    result.cpus = runner.ChooseCpus(t.pair, settings.threads > 0 ? settings.threads : 1 << 20);
-    if (runner.Cancelled(hold, result)) return std::make_shared<PeakRecord>(*this, t, std::move(result));
-    // The gate looks at the CPUs that would stream, after the lock (no other
+    // CPUs, distinct cores first: the first n of them are the n that stream.
+    const std::vector<int> usable = runner.ChooseCpus(t.pair, settings.threads > 0 ? settings.threads : 1 << 20);
+    result.cpus = usable;
+    if (runner.Cancelled(hold, result)) return done();
+    // The gate looks at the CPUs that could stream, after the lock (no other
     // numaprobe probes now) and before the buffer is touched.
     if (settings.max_busy) {
       const std::optional<std::string> closed =
-          IdleGateClosed(runner.SampleBusy(kIdleGateWindow), result.cpus, *settings.max_busy);
+          IdleGateClosed(runner.SampleBusy(kIdleGateWindow), usable, *settings.max_busy);
       if (closed) {
         result.outcome = k::Outcome::kSkipped;
         result.reason = fmt::format("node {}: {} (probes.peak_bandwidth.max_busy)", t.pair.cpu_node, *closed);
-        return std::make_shared<PeakRecord>(*this, t, std::move(result));
+        return done();
       }
     }
-    {
-      auto buffer = PeakStreamBuffer(runner, t.pair.mem_node, PeakBufferBytes(settings, result.cpus.size()));
-      if (!buffer.ok()) {
-        result.outcome = buffer.failure().outcome;
-        result.reason = buffer.failure().reason;
-      } else {
-        k::BandwidthRunSpec spec = settings.spec;
-        spec.burst_bytes = PeakBurstPerThread(settings.spec.burst_bytes, result.cpus.size());
-        spec.cpus = result.cpus;
-        spec.op = result.op;
-        spec.stop = stop;
-        result = k::MeasureBandwidth(*buffer.value(), spec);
-        ScaleForTest(result.bytes_per_second, runner.settings().TestScaleOf(name()));
-        if (IsPlacementOutcome(result.outcome)) DropPeakStreamBuffer(runner, t.pair.mem_node);
+    // Sized for every usable CPU, so that a search's smaller counts fit too.
+    auto buffer = PeakStreamBuffer(runner, t.pair.mem_node, PeakBufferBytes(settings, usable.size()));
+    if (!buffer.ok()) {
+      result.outcome = buffer.failure().outcome;
+      result.reason = buffer.failure().reason;
+      return done();
+    }
+    const std::optional<int> found = runner.found_threads();
+    if (!settings.search_threads) {
+      static_cast<k::BandwidthResult&>(result) =
+          Measure(runner, *buffer.value(), usable, usable.size(), result.op, stop);
+    } else if (found && static_cast<std::size_t>(*found) <= usable.size()) {
+      static_cast<k::BandwidthResult&>(result) = Measure(runner, *buffer.value(), usable, *found, result.op, stop);
+    } else {
+      // None found yet, or more than this node has now (its cpuset shrank).
+      result = Search(runner, *buffer.value(), usable, result.op, stop);
+      if (result.found_threads) {
+        spdlog::info(
+            "{}: thread search: {} of {} CPUs (cpus {}), the count after the first within {:.0f}% of the best: {}",
+            Describe(t), *result.found_threads, usable.size(), fmt::join(result.cpus, ","), kPeakShare * 100,
+            DescribeTrials(result.search));
       }
     }
-    return std::make_shared<PeakRecord>(*this, t, std::move(result));
+    if (IsPlacementOutcome(result.outcome)) DropPeakStreamBuffer(runner, t.pair.mem_node);
+    return done();
   }
 
   RecordPtr Simulated(const ProbeTarget& t, k::Outcome outcome, double figure) const override {
-    k::BandwidthResult result;
+    PeakResult result;
     result.outcome = outcome;
     result.bytes_per_second.median = figure;
     result.op = PeakOpOf(t);
@@ -209,7 +235,10 @@ class PeakBandwidthKind final : public ProbeKind {
     return SeriesKey{std::string(name()), -1, t.pair.cpu_node, t.pair.mem_node, t.variant};
   }
   double FigureOf(const ProbeRecord& record) const override {
-    return ResultOf<k::BandwidthResult>(record).bytes_per_second.median;
+    return ResultOf<PeakResult>(record).bytes_per_second.median;
+  }
+  std::optional<int> FoundThreadsOf(const ProbeRecord& record) const override {
+    return ResultOf<PeakResult>(record).found_threads;
   }
   BaselineSeries BaselineNames() const override { return {"numaprobe_memory_peak_bandwidth", "bytes_per_second"}; }
   std::string SettingsFingerprint(const Config& config) const override {
@@ -225,7 +254,7 @@ class PeakBandwidthKind final : public ProbeKind {
   std::optional<double> ConfirmationBand() const override { return -0.10; }
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
-    const auto& r = ResultOf<k::BandwidthResult>(record);
+    const auto& r = ResultOf<PeakResult>(record);
     return {{"op", std::string(k::BandwidthOpName(r.op))},
             {"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
             {"buffer_bytes", std::to_string(r.buffer.bytes)},
@@ -239,10 +268,11 @@ class PeakBandwidthKind final : public ProbeKind {
   // its own, since it differs between nodes.
   std::vector<FamilySpec> Families() const override {
     return {{"numaprobe_memory_peak_bandwidth_bytes_per_second",
-             std::string("Median memory bandwidth of every usable CPU of cpu_node (or probes.peak_bandwidth.threads of "
-                         "them) streaming at once to memory on mem_node, by op (read, write): the node's peak, which "
-                         "a lost memory channel or a degraded link lowers; measured every probes.peak_bandwidth."
-                         "interval on idle nodes only") +
+             std::string("Median memory bandwidth of CPUs of cpu_node streaming at once to memory on mem_node, by op "
+                         "(read, write): the node's peak, which a lost memory channel or a degraded link lowers. As "
+                         "many CPUs stream as saturate its memory (searched once per series and kept "
+                         "with its baseline), or probes.peak_bandwidth.threads of them; measured every "
+                         "probes.peak_bandwidth.interval on idle nodes only") +
                  kCachedHelp},
             {"numaprobe_memory_peak_bandwidth_threads",
              std::string("CPUs that streamed together for numaprobe_memory_peak_bandwidth_bytes_per_second of the same "
@@ -251,7 +281,7 @@ class PeakBandwidthKind final : public ProbeKind {
   }
   void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext&, FigureSink& sink) const override {
     for (const TimedRecord& t : latest) {
-      const auto& r = ResultOf<k::BandwidthResult>(*t.record);
+      const auto& r = ResultOf<PeakResult>(*t.record);
       const MemoryPair& p = t.record->target().pair;
       const Labels labels{{"cpu_node", std::to_string(p.cpu_node)},
                           {"mem_node", std::to_string(p.mem_node)},
@@ -270,7 +300,7 @@ class PeakBandwidthKind final : public ProbeKind {
       MatrixSection matrix("", "cpus \\ memory");
       std::string isa;
       for (const RecordPtr& record : records) {
-        const auto& r = ResultOf<k::BandwidthResult>(*record);
+        const auto& r = ResultOf<PeakResult>(*record);
         if (r.op != op) continue;
         const MemoryPair& p = record->target().pair;
         const std::string row = NodeRow(p.cpu_node, r.cpus.size());
@@ -291,7 +321,7 @@ class PeakBandwidthKind final : public ProbeKind {
   }
 
   nlohmann::json ToJson(const ProbeRecord& record) const override {
-    const auto& r = ResultOf<k::BandwidthResult>(record);
+    const auto& r = ResultOf<PeakResult>(record);
     const MemoryPair& p = record.target().pair;
     nlohmann::json j = CommonToJson(record);
     j.update({{"cpus", r.cpus},
@@ -318,6 +348,7 @@ class PeakBandwidthKind final : public ProbeKind {
     s.buffer_bytes = c.buffer_bytes;
     s.max_busy = c.max_busy;
     s.whole_matrix = false;
+    s.search_threads = c.threads == 0;
   }
 
   void RegisterFlags(FlagRegistry& flags, ProbeSettings& settings) const override {
@@ -335,6 +366,51 @@ class PeakBandwidthKind final : public ProbeKind {
     peak.spec.bursts = bandwidth.spec.bursts;
     peak.spec.isa = bandwidth.spec.isa;
     peak.buffer_bytes = bandwidth.buffer_bytes;
+    peak.search_threads = false;
+  }
+
+ private:
+  // The first `count` of `cpus` streaming together.
+  k::BandwidthResult Measure(ProbeRunner& runner, k::BandwidthBuffer& buffer, const std::vector<int>& cpus,
+                             std::size_t count, k::BandwidthOp op, const std::atomic<bool>* stop) const {
+    const PeakBandwidthSettings& settings = runner.settings().Of<PeakBandwidthSettings>();
+    k::BandwidthRunSpec spec = settings.spec;
+    spec.cpus.assign(cpus.begin(), cpus.begin() + static_cast<std::ptrdiff_t>(count));
+    spec.burst_bytes = PeakBurstPerThread(settings.spec.burst_bytes, count);
+    spec.op = op;
+    spec.stop = stop;
+    k::BandwidthResult result = k::MeasureBandwidth(buffer, spec);
+    ScaleForTest(result.bytes_per_second, runner.settings().TestScaleOf(name()));
+    return result;
+  }
+
+  // Measures the counts of SearchCounts until FoundThreads decides; the
+  // figure is the found count's. A trial that is not ok ends the search with
+  // its outcome (nothing is found: the next run searches again). Its CPU
+  // time is every trial's.
+  PeakResult Search(ProbeRunner& runner, k::BandwidthBuffer& buffer, const std::vector<int>& cpus, k::BandwidthOp op,
+                    const std::atomic<bool>* stop) const {
+    PeakResult result;
+    k::BandwidthResult every_cpu;
+    double cpu_seconds = 0;
+    for (std::size_t count : SearchCounts(cpus.size())) {
+      k::BandwidthResult trial = Measure(runner, buffer, cpus, count, op, stop);
+      cpu_seconds += trial.cpu_seconds;
+      if (trial.outcome != k::Outcome::kOk) {
+        static_cast<k::BandwidthResult&>(result) = std::move(trial);
+        result.reason = fmt::format("thread search, {} CPUs: {}", count, result.reason);
+        break;
+      }
+      result.search.push_back({count, trial.bytes_per_second.median});
+      const std::size_t found = FoundThreads(result.search, cpus.size());
+      if (count == cpus.size()) every_cpu = trial;
+      if (found == 0) continue;
+      static_cast<k::BandwidthResult&>(result) = found == count ? std::move(trial) : std::move(every_cpu);
+      result.found_threads = static_cast<int>(found);
+      break;
+    }
+    result.cpu_seconds = cpu_seconds;
+    return result;
   }
 };
 

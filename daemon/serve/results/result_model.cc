@@ -362,6 +362,7 @@ bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const 
     SeriesHistory& history = contents_.series[key];
     const std::optional<double> band = task.kind->ConfirmationBand();
     confirm = !task.confirmation && band && history.NeedsConfirmation(figure->value, *band);
+    if (const std::optional<int> found = task.kind->FoundThreadsOf(*run.record)) history.SetFoundThreads(*found);
     const bool armed = history.Add(figure->value, now.unix_seconds, figures_needed_);
     if (armed) {
       spdlog::info("{}: baseline armed at {:g} (the median of {} figures)", key.Describe(), history.armed()->value,
@@ -381,11 +382,16 @@ bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const 
   return confirm;
 }
 
+std::optional<int> ResultModel::FoundThreads(const SeriesKey& key) const {
+  const auto it = contents_.series.find(key);
+  return it == contents_.series.end() ? std::nullopt : it->second.found_threads();
+}
+
 void ResultModel::Publish(const std::function<void(Snapshot&)>& change) { store_.Update(change); }
 
-void ResultModel::KeepSchedule(ScheduleMemory schedule) {
+void ResultModel::KeepSchedule(ScheduleMemory schedule, bool urgent) {
   contents_.schedule = std::move(schedule);
-  MarkChanged(false);
+  MarkChanged(urgent);
 }
 
 void ResultModel::SetRefresh(RefreshOf refresh) { refresh_ = std::move(refresh); }

@@ -102,13 +102,18 @@ class ResultModel {
   // publication (duty cycle, lock wait). True when the figure lies beyond its
   // band and needs confirmation runs (results/series_history.h).
   bool Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also);
+  // What the kind's thread search found for `key` (SeriesHistory), if it did.
+  std::optional<int> FoundThreads(const SeriesKey& key) const;
   // Anything else the scheduler publishes (duty cycle while idle, a round
   // ended): one publication.
   void Publish(const std::function<void(Snapshot&)>& change);
 
   // What the scheduler keeps across restarts; restored by the first Plan.
+  // `urgent`: saved at the next Save, not at the spacing (a finished cycle
+  // of a kind on a schedule of its own: rare, and a crash loop must not
+  // repeat it).
   const ScheduleMemory& schedule() const { return contents_.schedule; }
-  void KeepSchedule(ScheduleMemory schedule);
+  void KeepSchedule(ScheduleMemory schedule, bool urgent = false);
   // How often each series gets a figure at the current schedule (for the
   // expected arming time exported while series record).
   void SetRefresh(RefreshOf refresh);

@@ -43,14 +43,17 @@ std::optional<double> SeriesHistory::Median(std::size_t window) const {
 
 void SeriesHistory::Rerecord(double unix_now, bool forget_recent) {
   armed_.reset();
+  found_threads_.reset();
   recording_.clear();
   recording_since_unix_ = unix_now;
   if (forget_recent) recent_.clear();
 }
 
 SeriesHistory SeriesHistory::Restored(std::deque<double> recent, std::vector<double> recording,
-                                      double recording_since_unix, std::optional<ArmedBaseline> armed) {
+                                      double recording_since_unix, std::optional<ArmedBaseline> armed,
+                                      std::optional<int> found_threads) {
   SeriesHistory history;
+  history.found_threads_ = found_threads;
   while (recent.size() > kPeerWindow) recent.pop_front();
   history.recent_ = std::move(recent);
   history.armed_ = armed;

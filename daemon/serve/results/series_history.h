@@ -16,6 +16,11 @@
 // (max - min) / median). An armed baseline stays until the operator accepts or
 // resets it or the series' settings or the host's topology change.
 //
+// Found threads: the thread count the kind's search found for this series
+// (ProbeKind::FoundThreadsOf: peak bandwidth), kept with the baseline and
+// forgotten with it, so that the search runs again exactly when the baseline
+// records again.
+//
 // Confirmation: a figure beyond its band around the armed baseline, while the
 // series' median is inside it (or the series has none yet), is measured
 // kConfirmationRuns more times next (round_tasks.h, QueueConfirmations); the
@@ -63,13 +68,17 @@ class SeriesHistory {
   // The median of the last `window` recent figures; none until there are as many.
   std::optional<double> Median(std::size_t window) const;
 
-  // Forgets the baseline and records anew from `unix_now` (accept, reset, a
-  // changed topology or setting). The recent figures stay unless
-  // `forget_recent` (figures measured differently are not comparable).
+  // Forgets the baseline (and the found threads) and records anew from
+  // `unix_now` (accept, reset, a changed topology or setting). The recent
+  // figures stay unless `forget_recent` (figures measured differently are not
+  // comparable).
   void Rerecord(double unix_now, bool forget_recent);
   // Forgets the recent figures (a series that left the plan: they would be
   // stale when it comes back).
   void ForgetRecent() { recent_.clear(); }
+
+  void SetFoundThreads(int threads) { found_threads_ = threads; }
+  std::optional<int> found_threads() const { return found_threads_; }
 
   const std::optional<ArmedBaseline>& armed() const { return armed_; }
   const std::deque<double>& recent() const { return recent_; }
@@ -78,13 +87,14 @@ class SeriesHistory {
 
   // The state file's view (results/state_file.h): restores exactly what was saved.
   static SeriesHistory Restored(std::deque<double> recent, std::vector<double> recording, double recording_since_unix,
-                                std::optional<ArmedBaseline> armed);
+                                std::optional<ArmedBaseline> armed, std::optional<int> found_threads = std::nullopt);
 
  private:
   std::deque<double> recent_;         // oldest first, at most kPeerWindow
   std::vector<double> recording_;     // the baseline's figures so far (empty once armed)
   double recording_since_unix_ = -1;  // when recording started; -1 at the first figure
   std::optional<ArmedBaseline> armed_;
+  std::optional<int> found_threads_;
 };
 
 }  // namespace numaprobe::daemon

@@ -23,6 +23,8 @@ constexpr int kLegacyFormat = 1;
 // can make the daemon allocate.
 constexpr std::size_t kMaxSeries = 1'000'000;
 constexpr std::size_t kMaxFigures = 1000;
+constexpr std::size_t kMaxOwnCycles = 64;  // kinds on a schedule of their own
+constexpr int kMaxFoundThreads = 1 << 20;  // CPUs of one node, and then some
 
 // Before any tree is built (nlohmann's SAX interface counts without
 // allocating): 16 MiB of '[' would otherwise become 8 million nested arrays,
@@ -201,7 +203,15 @@ std::pair<SeriesKey, SeriesHistory> ParseSeries(const json& item, const std::str
     recording = Figures(item, where, "recording");
     since = NumberField(item, where, "recording_since");
   }
-  return {std::move(key), SeriesHistory::Restored({recent.begin(), recent.end()}, std::move(recording), since, armed)};
+  std::optional<int> found_threads;
+  if (item.contains("found_threads")) {
+    found_threads = IntField(item, where, "found_threads");
+    if (*found_threads < 1 || *found_threads > kMaxFoundThreads) {
+      throw std::runtime_error(fmt::format("{}.found_threads: outside 1 .. {}", where, kMaxFoundThreads));
+    }
+  }
+  return {std::move(key),
+          SeriesHistory::Restored({recent.begin(), recent.end()}, std::move(recording), since, armed, found_threads)};
 }
 
 ScheduleMemory ParseSchedule(const json& j) {
@@ -216,6 +226,14 @@ ScheduleMemory ParseSchedule(const json& j) {
   if (schedule.position.rounds < 1 || schedule.position.round < 0 ||
       schedule.position.round >= schedule.position.rounds) {
     throw std::runtime_error("schedule.rotation: round outside 0 .. rounds - 1");
+  }
+  // Absent before peak bandwidth had a schedule of its own (same format).
+  if (j.contains("own_cycles")) {
+    const json& cycles = Object(j, "schedule", "own_cycles");
+    if (cycles.size() > kMaxOwnCycles) throw std::runtime_error("schedule.own_cycles: too many kinds");
+    for (const auto& [kind, unix] : cycles.items()) {
+      schedule.own_cycles.emplace(kind, NumberOf(unix, At("schedule.own_cycles", kind)));
+    }
   }
   return schedule;
 }
@@ -352,6 +370,7 @@ std::optional<std::string> FormatState(const StateContents& contents, std::strin
       item["recording"] = std::move(recording);
       item["recording_since"] = history.recording_since_unix();
     }
+    if (history.found_threads()) item["found_threads"] = *history.found_threads();
     series.push_back(std::move(item));
   }
   json changes = json::array();
@@ -374,7 +393,8 @@ std::optional<std::string> FormatState(const StateContents& contents, std::strin
                 {"settings", contents.settings},
                 {"schedule",
                  {{"task_costs", contents.schedule.costs.ToJson()},
-                  {"rotation", {{"tasks", p.tasks}, {"round", p.round}, {"rounds", p.rounds}}}}},
+                  {"rotation", {{"tasks", p.tasks}, {"round", p.round}, {"rounds", p.rounds}}},
+                  {"own_cycles", contents.schedule.own_cycles}}},
                 {"last_request", contents.last_request},
                 {"series", std::move(series)}};
   return JsonText(state) + "\n";

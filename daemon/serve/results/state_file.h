@@ -17,6 +17,7 @@
 // overwrites a request it has not read yet.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +45,10 @@ struct RotationPosition {
 struct ScheduleMemory {
   TaskCostEstimate costs;
   RotationPosition position;
+  // Per kind on a schedule of its own (serve/own_schedule.h), when its last
+  // finished cycle began (Unix seconds): a restart waits out its interval
+  // instead of loading every node again at each start.
+  std::map<std::string, double, std::less<>> own_cycles;
 };
 
 struct StateContents {
