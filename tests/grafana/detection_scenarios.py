@@ -308,9 +308,9 @@ def peak(seed: int) -> Case:
     pk2 (5-min rounds): healthy, its nodes busy at 70% of the checks (many
     skipped runs), must fire nothing: skipped runs are no failures, and the
     probe is not judged stale.
-    A figure more than 10% under its baseline is confirmed by 4 runs at once,
+    A figure more than 8% under its baseline is confirmed by 4 runs at once,
     so each alert fires within minutes of the first figure after the loss
-    (86% of the losses at 2.5% noise; docs/detection.md, "The peak
+    (98% of the losses at 2.5% noise; docs/detection.md, "The peak
     bandwidth alert")."""
     onset = H
     hosts = [sg.Host("pk0", cpu_model="m-pk0", peak_interval_s=sg.PEAK_INTERVAL_S),

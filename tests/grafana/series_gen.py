@@ -31,11 +31,12 @@ from typing import Iterable
 # build machine, 3-5% on busy hosts).
 # The measured tails beyond the daily outlier (3.4% of the read figures more
 # than 10% low) are not modelled; "Limits" again.
-# Peak bandwidth (every CPU of a node streaming at once, probes.peak_bandwidth):
+# Peak bandwidth (a node's CPUs streaming at once, probes.peak_bandwidth):
 # 2.5%, the middle of the 2-3% its threshold assumes for an idle node (no
 # server has measured it yet). With the daily outlier, a quarter of its
-# figures 6 h apart, 3% gives 0.7 false alarms per 100 series-weeks, 2.5%
-# 0.05 (docs/detection.md, "The peak bandwidth alert").
+# figures 6 h apart, and its -8% band, 3% gives 0.22 false alarms per 100
+# series-weeks, 2.5% 0.012 (bench/peak_band.py; docs/detection.md, "The peak
+# bandwidth alert").
 NOISE_SD = {"latency": 0.020, "bandwidth": 0.040, "peak": 0.025}
 OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85, "peak": 0.85}
 # What the daemon publishes as the recent median (daemon/serve/recent_figures.h):
@@ -49,7 +50,7 @@ CONFIRM_RUNS = RECENT_WINDOW - 1
 # The peer comparison's ratio is of the medians of the last PEER_WINDOW
 # figures (RecentFigures::kPeerWindow), which the daemon does not publish.
 PEER_WINDOW = 9
-BAND = {"latency": 0.05, "bandwidth": 0.10, "peak": 0.10}
+BAND = {"latency": 0.05, "bandwidth": 0.10, "peak": 0.08}
 CONFIRM_GAP_S = (30, 120)
 # Measured deviations from the median (run 1, write bandwidth): a second mode
 # 24-30% low in 11% of the figures. Only for the "saturated_write" experiment.
