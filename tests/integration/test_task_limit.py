@@ -91,6 +91,12 @@ def runs(metrics_text, result):
             if labels["result"] == result}
 
 
+def latency_measured(metrics_text):
+    """(ok, disturbed) latency runs: a run that measured, whether or not the
+    machine let it give a figure."""
+    return (runs(metrics_text, "ok").get("latency", 0), runs(metrics_text, "disturbed").get("latency", 0))
+
+
 def check_serves_and_probes(d):
     d.wait_ready()
     d.wait_for(lambda: all(runs(d.metrics(), "ok").get(p, 0) >= 2 for p in ("latency", "bandwidth")),
@@ -173,10 +179,18 @@ def test_limit_reached_while_a_probe_starts_its_threads(numaprobe_bin, tmp_path,
         d.wait_ready()
         idle = fewest_threads(d.proc.pid)
         set_max(idle + 1)
-        before = runs(d.metrics(), "ok").get("latency", 0)
+        before = latency_measured(d.metrics())
         d.wait_for(lambda: runs(d.metrics(), "thread_limit").get("core_to_core", 0) >= 1,
                    what="a core-to-core run counted as thread_limit")
-        d.wait_for(lambda: runs(d.metrics(), "ok").get("latency", 0) > before, what="latency still measured")
+        d.wait_for(lambda: sum(latency_measured(d.metrics())) > sum(before), what="latency still measured")
+        body = d.metrics()
+        if runs(body, "ok").get("latency", 0) <= before[0]:
+            # Its one thread ran and measured, on a CPU too busy for a figure:
+            # `disturbed`, accepted only with its discarded samples counted.
+            discarded = sum(v for labels, v in parse_metrics(body).get("numaprobe_samples_discarded_total", [])
+                            if labels["probe"] == "latency")
+            assert discarded > 0, body
+            print(f"the machine was busy: latency ran disturbed ({discarded:.0f} samples discarded)")
         line = next(l for l in d.logs().splitlines() if "thread_limit" in l and "core-to-core" in l)
         assert "cannot create ping-pong thread 2 of 2" in line, line
         assert f"cgroup pids.max {idle + 1}" in line, line
