@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/peak_thread_search.h"
 #include "daemon/serve/snapshot_update.h"
 #include "daemon/web/metrics.h"
 #include "daemon/web/password_checks.h"
@@ -149,13 +150,11 @@ void RecordOneRunOfEveryKind(Snapshot& s) {
                                                                     MemoryTarget({3, 0, 0}, "read"), loaded),
             1700000400, 0.05);
 
-  k::BandwidthResult peak;
+  PeakResult peak;
   peak.op = k::BandwidthOp::kRead;
   peak.cpus = {2, 3};
   peak.bytes_per_second = {8e10, 7.9e10, 8.1e10, 1e8, 5};
-  RecordRun(s,
-            std::make_shared<ProbeRecordOf<k::BandwidthResult>>(PeakBandwidthProbe(), MemoryTarget({3, 0, 0}, "read"),
-                                                                peak),
+  RecordRun(s, std::make_shared<ProbeRecordOf<PeakResult>>(PeakBandwidthProbe(), MemoryTarget({3, 0, 0}, "read"), peak),
             1700000400, 0.5);
 }
 

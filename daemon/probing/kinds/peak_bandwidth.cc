@@ -38,11 +38,6 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-// A peak run's figure, and the thread search it made (if it did).
-struct PeakResult : k::BandwidthResult {
-  std::vector<ThreadTrial> search;   // in SearchCounts order
-  std::optional<int> found_threads;  // once the search ended
-};
 using PeakRecord = ProbeRecordOf<PeakResult>;
 
 constexpr k::BandwidthOp kPeakOps[] = {k::BandwidthOp::kRead, k::BandwidthOp::kWrite};

@@ -24,8 +24,11 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "kernels/bandwidth.h"
 
 namespace numaprobe::daemon {
 
@@ -45,7 +48,14 @@ std::vector<std::size_t> SearchCounts(std::size_t cpus);
 // count, the newest trial's or every CPU; 0 while the search must go on.
 std::size_t FoundThreads(const std::vector<ThreadTrial>& trials, std::size_t cpus);
 
-// "1: 9.8, 2: 18.9, 4: 20.1 GB/s (every CPU: 20.3)" for the log.
+// "1: 9.8, 2: 18.9, 4: 20.1 GB/s (every CPU, 8: 20.3)" for the log.
 std::string DescribeTrials(const std::vector<ThreadTrial>& trials);
+
+// A peak run's result (the record of every peak_bandwidth run): its figure,
+// and the thread search it made, if it did.
+struct PeakResult : kernels::BandwidthResult {
+  std::vector<ThreadTrial> search;   // in SearchCounts order
+  std::optional<int> found_threads;  // once the search ended
+};
 
 }  // namespace numaprobe::daemon
