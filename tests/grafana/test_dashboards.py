@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Static checks of grafana/dashboards/*.json: identity, data source and
-template variables, units, query selectors, the metric contract, and that every
-query parses (promtool)."""
+template variables, units, query selectors, the metric contract, that every
+query parses (promtool), and what the peak drift panels show on series."""
 from __future__ import annotations
 
 import json
@@ -229,6 +229,69 @@ def test_matrix_panels(path):
             "peak bandwidth and its drift, one matrix per op"
         assert not any(p.get("repeat") for p in peak)
         assert all(f'op="{p["title"].rsplit(": ", 1)[1]}"' in p["targets"][0]["expr"] for p in peak)
+
+
+# The peak bandwidth drift panels on series: (cpu_node, mem_node, op) ->
+# (recent median, baseline), labelled as docs/metrics.md lists them. Each ratio
+# is exact in binary, so each drift is an exact number.
+PEAK_RECENT_MEDIAN = "numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second"
+PEAK_BASELINE = "numaprobe_memory_peak_bandwidth_baseline_bytes_per_second"
+PEAK_SERIES = {("0", "0", "read"): (1.75e11, 2e11), ("0", "1", "read"): (7.5e10, 8e10),
+               ("0", "0", "write"): (1.5e11, 1.2e11), ("1", "0", "write"): (6e10, 6.4e10)}
+
+
+def peak_drift_tests(exprs: list[tuple[str, str]], op_of) -> dict:
+    """A promtool rules test: each (panel title, query) must show, per pair of
+    its op (op_of(title): one op, or None for all), recent median / baseline - 1
+    of PEAK_SERIES on host-a, and nothing of host-b, whose baselines are the
+    same but whose recent medians are half as high."""
+    series = []
+    for instance, scale in (("host-a:10062", 1), ("host-b:10062", 0.5)):
+        for (cpu_node, mem_node, op), (recent, baseline) in PEAK_SERIES.items():
+            labels = f'job="numaprobe",instance="{instance}",cpu_node="{cpu_node}",mem_node="{mem_node}",op="{op}"'
+            series += [{"series": f"{PEAK_RECENT_MEDIAN}{{{labels}}}", "values": f"{recent * scale:g}+0x10"},
+                       {"series": f"{PEAK_BASELINE}{{{labels}}}", "values": f"{baseline:g}+0x10"}]
+    checks = []
+    for title, expr in exprs:
+        expected = [{"labels": f'{{job="numaprobe",instance="host-a:10062",cpu_node="{c}",mem_node="{m}",op="{o}"}}',
+                     "value": recent / baseline - 1}
+                    for (c, m, o), (recent, baseline) in PEAK_SERIES.items() if op_of(title) in (None, o)]
+        checks.append({"expr": expr, "eval_time": "5m", "exp_samples": expected})
+    return {"rule_files": [], "evaluation_interval": "1m",
+            "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": checks}]}
+
+
+def run_rules_test(doc: dict) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / "peak-drift-test.yaml"
+        f.write_text(yaml.safe_dump(doc, sort_keys=False))
+        return subprocess.run([PROMTOOL, "test", "rules", str(f)], capture_output=True, text=True, timeout=120)
+
+
+def test_peak_drift_panels_on_series():
+    """The host dashboard's panels that read the peak recent median (its
+    drift matrices, one per op, and its drift per pair) show recent median /
+    baseline - 1 per pair of the host: promtool evaluates each query on
+    series. test_dashboards_live.py evaluates them on the real daemon with its
+    figure for the recent median, which needs 5 figures a minute apart."""
+    host = next(d for d in DASHBOARDS.values() if d["uid"] == "numaprobe-host")
+    values = static_values(host)
+    exprs = [(p["title"], g.substitute(t["expr"], values)) for p, t in g.iter_queries(host)
+             if PEAK_RECENT_MEDIAN in g.metric_names(t["expr"])]
+    assert sorted(title for title, _ in exprs) == [
+        "Peak bandwidth drift from baseline per pair", "Peak bandwidth drift: recent median / baseline: read",
+        "Peak bandwidth drift: recent median / baseline: write"], exprs
+
+    def op_of(title):
+        return title.rsplit(": ", 1)[1] if title.startswith("Peak bandwidth drift: ") else None
+
+    res = run_rules_test(peak_drift_tests(exprs, op_of))
+    assert res.returncode == 0, res.stdout + res.stderr
+    # The check notices a query that divides the other way.
+    title, expr = exprs[0]
+    inverted = expr.replace(PEAK_RECENT_MEDIAN, "RECENT").replace(PEAK_BASELINE, PEAK_RECENT_MEDIAN) \
+        .replace("RECENT", PEAK_BASELINE)
+    assert run_rules_test(peak_drift_tests([(title, inverted)], op_of)).returncode != 0
 
 
 def test_fleet_failure_ratio_matches_the_alert():
