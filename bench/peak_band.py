@@ -155,28 +155,47 @@ class PeakSeries:
             if confirm:
                 queue[0:0] = [[True, 0] for _ in range(CONFIRM_RUNS)]
 
-    def episodes(self) -> list[tuple[float, float]]:
+    def episodes(self, hold: tuple[float, float] | None = None) -> list[tuple[float, float]]:
         """The alert's firing episodes: (fires, resolves), inf if it does not
-        resolve in the series."""
+        resolve in the series. `hold` (resolve, window): the rule's
+        hysteresis (NumaProbePeakBandwidthDrop's second clause): over the
+        threshold, it also holds while the drop is over `resolve`, until the
+        drop falls to `resolve` or `window` seconds after the last median over
+        the threshold."""
+        seen = [(t + self.rng.uniform(0, LAG_S), dev(med / self.base, SIGN)) for t, med in self.medians]
+        # The rule's condition changes where a median is seen, and where a
+        # median over the threshold leaves the hold window.
+        events = [(t, i) for i, (t, _) in enumerate(seen)]
+        if hold:
+            events += [(seen[i + 1][0] + hold[1], -1) for i in range(len(seen) - 1) if seen[i][1] > THRESHOLD]
+            events.sort()
         out, start, fired = [], None, False
-        for t, med in self.medians:
-            seen = t + self.rng.uniform(0, LAG_S)
-            over = dev(med / self.base, SIGN) > THRESHOLD
-            if start is not None and not fired and seen - start >= FOR_S:
+        current, crossed_until = 0.0, -float("inf")  # the drop seen now; when the last crossing leaves the window
+        for t, i in events:
+            if i >= 0:
+                current = seen[i][1]
+                if hold and current > THRESHOLD:
+                    crossed_until = float("inf")
+                elif crossed_until == float("inf"):
+                    crossed_until = t + hold[1]
+                if hold and current <= hold[0]:
+                    crossed_until = -float("inf")  # recovered: the hold ends until the next crossing
+            over = current > THRESHOLD or bool(hold and current > hold[0] and t < crossed_until)
+            if start is not None and not fired and t - start >= FOR_S:
                 out.append([start + FOR_S, float("inf")])
                 fired = True
             if over and start is None:
-                start, fired = seen, False
+                start, fired = t, False
             elif not over and start is not None:
                 if fired:
-                    out[-1][1] = seen
+                    out[-1][1] = t
                 start = None
         if start is not None and not fired:
             out.append([start + FOR_S, float("inf")])
         return [tuple(e) for e in out]
 
 
-def healthy(band, sd, weeks, rng, gap):
+def healthy(band, sd, weeks, rng, gap, hold=None):
     """Alarmed series-weeks, firing episodes and confirmation runs made, over
     `weeks` healthy series-weeks."""
     alarmed = episodes = runs = 0
@@ -184,14 +203,14 @@ def healthy(band, sd, weeks, rng, gap):
         s = PeakSeries(band, sd, rng, gap)
         end = WARMUP_S + WEEK
         s.run(rng.uniform(0, INTERVAL_S), end, 1.0)
-        fires = [f for f, _ in s.episodes() if WARMUP_S <= f < end]
+        fires = [f for f, _ in s.episodes(hold) if WARMUP_S <= f < end]
         alarmed += bool(fires)
         episodes += len(fires)
         runs += sum(WARMUP_S <= c < end for c in s.confirmation_runs)
     return alarmed, episodes, runs
 
 
-def loss(band, sd, level, steps, rng, gap):
+def loss(band, sd, level, steps, rng, gap, hold=None):
     """Per case: first figure after the loss confirmed, time to fire from it,
     and the week after the first firing: resolved, fired again, episodes,
     share of the week firing; and whether that first figure was an outlier."""
@@ -203,7 +222,7 @@ def loss(band, sd, level, steps, rng, gap):
         n = len(s.figures)
         s.run(boot + rng.uniform(1, 5) * MIN, boot + 15 * DAY, level)
         first, confirmed, outlier = s.figures[n]
-        eps = [e for e in s.episodes() if e[1] > first]
+        eps = [e for e in s.episodes(hold) if e[1] > first]
         fire = next((max(f, first) for f, _ in eps), float("inf"))
         ttf = fire - first
         resolved = again = 0
@@ -246,11 +265,16 @@ def main():
     ap.add_argument("--confirm-gap", type=float, nargs=2, default=[ROUND_S[0] / MIN, ROUND_S[1] / MIN],
                     metavar=("MIN", "MAX"),
                     help="minutes between queued runs (confirmations, retries); default: a round")
+    ap.add_argument("--hold", type=float, nargs=2, metavar=("RESOLVE", "HOURS"),
+                    help="the rule's hysteresis: once over the threshold it holds while the drop is over RESOLVE, "
+                         "for at most HOURS after the last median over the threshold (the mixin: 0.04 48; "
+                         "default: none, the rule before)")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
     bands = args.band or list(BANDS)
     noises = args.noise or [0.025, 0.03]
     gap = (args.confirm_gap[0] * MIN, args.confirm_gap[1] * MIN)
+    hold = (args.hold[0], args.hold[1] * HOUR) if args.hold else None
     if args.only != "loss":
         print(f"healthy: {args.weeks} series-weeks per line (after {WARMUP_S // DAY} days of warm-up)")
         print("| band | noise | alarmed series-weeks / 100 (95%) | episodes / 100 | confirmation runs / "
@@ -259,7 +283,7 @@ def main():
         for band in bands:
             for sd in noises:
                 t0 = time.process_time()
-                a, e, r = healthy(band, sd, args.weeks, random.Random(args.seed), gap)
+                a, e, r = healthy(band, sd, args.weeks, random.Random(args.seed), gap, hold)
                 lo, hi = interval95(a, args.weeks)
                 print(f"| -{band:.0%} | {sd:.1%} | {100 * a / args.weeks:.3f} ({100 * lo:.3f}-{100 * hi:.3f}; {a}) "
                       f"| {100 * e / args.weeks:.3f} | {r / args.weeks:.2f} | {time.process_time() - t0:.0f} |",
@@ -273,7 +297,7 @@ def main():
         for band in bands:
             for name, level in LOSSES.items():
                 t0 = time.process_time()
-                cases = loss(band, args.loss_noise, level, args.steps, random.Random(args.seed + 1), gap)
+                cases = loss(band, args.loss_noise, level, args.steps, random.Random(args.seed + 1), gap, hold)
                 n = len(cases)
                 ttf = sorted(c[1] for c in cases)
                 fired = [c for c in cases if c[1] <= 7 * DAY]

@@ -51,6 +51,16 @@
     // A link's peak (a remote pair) falls the same way when the link loses
     // lanes or trains slower (docs/detection.md, "The peak bandwidth alert").
     peakBandwidthDropThreshold: 0.08,
+    // Once over the threshold, NumaProbePeakBandwidthDrop holds while the
+    // drop stays over peakBandwidthHoldThreshold, until it falls under that
+    // or peakBandwidthHoldWindow after the last median over the threshold
+    // (a hysteresis): a lost channel of 12 sits 0.3% beyond 0.08, so its
+    // medians cross back and forth, and unheld the alert resolves and fires
+    // again within the week in 83% of the cases; held, in 5%, at the same
+    // healthy false alarms (bench/peak_band.py --hold 0.04 48;
+    // docs/detection.md, "The peak bandwidth alert").
+    peakBandwidthHoldThreshold: 0.04,
+    peakBandwidthHoldWindow: '48h',
     // The drift alerts: how long the recent median must stay beyond the
     // threshold. No longer hold: the daemon confirms a suspicious figure with
     // 4 more runs next, so the median already stands on fresh figures.

@@ -132,12 +132,26 @@ local pairPeers = import '../pair_peers.libsonnet';
             // op. The peak is the sum of the node's memory channels (or a
             // link's width), so a lost channel shows as its share: -8% is
             // under one channel of 12, 8.3% (config.libsonnet). Its figures
-            // come hours apart, but a figure more than 10% under its
+            // come hours apart, but a figure more than 8% under its
             // baseline is confirmed by 4 runs at once, as for the other
             // kinds, and the daemon's summary is exported between runs: the
             // same last_over_time and `for:` as the other drift alerts.
+            // The second clause is a hysteresis: once over the threshold it
+            // holds while the drop stays over peakBandwidthHoldThreshold,
+            // until the drop falls under that (recorded crossing and recovery
+            // times, recording.libsonnet), for at most peakBandwidthHoldWindow
+            // after the last crossing. A lost channel of 12 sits just beyond
+            // the threshold and would otherwise resolve and fire again all week.
             expr: withRollout(|||
               1 - last_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(peakBandwidthDropThreshold)g
+              or
+              1 - last_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(peakBandwidthHoldThreshold)g
+                and
+              max_over_time(instance_op:numaprobe_memory_peak_bandwidth_drop_crossed:time{%(selector)s}[%(peakBandwidthHoldWindow)s])
+                > (
+                  max_over_time(instance_op:numaprobe_memory_peak_bandwidth_drop_recovered:time{%(selector)s}[%(peakBandwidthHoldWindow)s])
+                  or max_over_time(instance_op:numaprobe_memory_peak_bandwidth_drop_crossed:time{%(selector)s}[%(peakBandwidthHoldWindow)s]) * 0
+                )
             ||| % c, c.instanceLabels + ', op'),
             'for': c.driftFor,
             annotations: {
@@ -146,12 +160,16 @@ local pairPeers = import '../pair_peers.libsonnet';
                 Peak {{ $labels.op }} bandwidth (all CPUs of a node streaming at once) on {{ $labels.instance }}
                 has dropped below its baseline: the worst node pair is -{{ $value | humanizePercentage }}
                 (median of the last 5 figures)
+                {{- if le $value %(drop)g }}, held: it was over -%(threshold)s within the last %(window)s and has not been back above -%(hold)s since{{ end }}
                 %(hostChanges)s
                 {{- with printf "%(pairs)s" $labels.instance $labels.job $labels.op $labels.instance $labels.job $labels.op | query | sortByLabel "mem_node" | sortByLabel "cpu_node" }}
-                Pairs under -%(threshold)s (CPU node -> memory node): %(list)s{{ end }}
+                Pairs under -%(hold)s (CPU node -> memory node): %(list)s{{ end }}
               ||| % {
                 hostChanges: hostChanges,
-                pairs: '1 - (' + pairDrift.peak('instance=%q,job=%q,op=%q', c.gapWindow) + ') > %g' % c.peakBandwidthDropThreshold,
+                pairs: '1 - (' + pairDrift.peak('instance=%q,job=%q,op=%q', c.gapWindow) + ') > %g' % c.peakBandwidthHoldThreshold,
+                drop: c.peakBandwidthDropThreshold,
+                window: c.peakBandwidthHoldWindow,
+                hold: '%g%%' % (c.peakBandwidthHoldThreshold * 100),
                 threshold: '%g%%' % (c.peakBandwidthDropThreshold * 100),
                 list: pairList('-'),
               }),

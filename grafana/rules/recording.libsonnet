@@ -116,6 +116,26 @@ local pairPeers = import '../pair_peers.libsonnet';
               )
             ||| % c,
           },
+          // NumaProbePeakBandwidthDrop's hysteresis, per host and op: when
+          // the worst pair's drop was last over the alert's threshold, and
+          // when it was last back under the hold threshold (the evaluation's
+          // time, present only then; a recovery only within the hold window
+          // of a crossing, so that a healthy fleet records and the alert
+          // reads next to nothing). The alert holds while the last crossing
+          // is newer than the last recovery (alerts.libsonnet).
+          {
+            record: 'instance_op:numaprobe_memory_peak_bandwidth_drop_crossed:time',
+            expr: |||
+              (1 - last_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) > %(peakBandwidthDropThreshold)g) * 0 + time()
+            ||| % c,
+          },
+          {
+            record: 'instance_op:numaprobe_memory_peak_bandwidth_drop_recovered:time',
+            expr: |||
+              (1 - last_over_time(numaprobe_memory_peak_bandwidth_worst_pair_drift_ratio{%(selector)s}[%(gapWindow)s]) <= %(peakBandwidthHoldThreshold)g) * 0 + time()
+                and on(%(instanceLabels)s, op) max_over_time(instance_op:numaprobe_memory_peak_bandwidth_drop_crossed:time{%(selector)s}[%(peakBandwidthHoldWindow)s])
+            ||| % c,
+          },
         ],
       },
 

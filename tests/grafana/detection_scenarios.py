@@ -93,7 +93,7 @@ def inst(name: str) -> str:
 def named(kind: str, pair: tuple[int, int]) -> str:
     """What a drift alert's description says of a drifted pair (it names
     every pair beyond the threshold, with its value)."""
-    head = {"latency": "Pairs over +6%", "bandwidth": "Pairs under -13%", "peak": "Pairs under -8%"}[kind]
+    head = {"latency": "Pairs over +6%", "bandwidth": "Pairs under -13%", "peak": "Pairs under -4%"}[kind]
     return f"{head} (CPU node -> memory node): {pair[0]} -> {pair[1]} ("
 
 
