@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Which confirmation band the peak_bandwidth kind should use
-(ProbeKind::ConfirmationBand, -10% today; docs/detection.md, "The peak
+(ProbeKind::ConfirmationBand, -8% today; docs/detection.md, "The peak
 bandwidth alert"): a Monte Carlo of one peak series as the daemon measures and
 publishes it and of NumaProbePeakBandwidthDrop on it, for each band asked.
 
@@ -51,6 +51,14 @@ Reports, per band:
   bench/peak_band.py [--band 0.10 --band 0.08 ...] [--noise 0.025 --noise 0.03]
                      [--weeks 300000] [--steps 20000] [--loss-noise 0.025]
                      [--only healthy|loss] [--confirm-gap MIN MAX] [--seed 7]
+                     [--hold RESOLVE HOURS]
+
+--hold adds the rule's hysteresis (once over the threshold it holds while the
+drop is over RESOLVE, for at most HOURS after the last median over the
+threshold); the mixin's is --hold 0.04 48:
+  bench/peak_band.py --only loss --band 0.08 --steps 20000 --hold 0.04 48
+  bench/peak_band.py --only healthy --band 0.08 --hold 0.04 48 --noise 0.025 --weeks 2000000
+  (and --noise 0.03 --weeks 500000)
 
 The band comparison ran one band at a time at 2.5% (~5 CPU-min a line), the
 rest together (~4 and ~1 CPU-min):
