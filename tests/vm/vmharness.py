@@ -39,6 +39,7 @@ import fcntl
 import gzip
 import io
 import json
+import lzma
 import os
 import platform
 import re
@@ -80,6 +81,15 @@ class GuestArch:
     results_args: tuple[str, ...]    # QEMU options making it ({path}: the host file)
     busybox_package: str       # static busybox: the host's, or unpacked (foreign)
     loader_lister: str         # qemu-user that makes the loader list libraries ("": ldd)
+    # The Debian suite the kernel comes from ("": the machine's own apt
+    # sources): a kernel flavour Debian 12 lacks is fetched from a later
+    # suite through a private package list (cache_dir()/apt-<suite>).
+    kernel_suite: str = ""
+
+    @property
+    def kernel_flavour(self) -> str:
+        """amd64, arm64, arm64-16k: what versioned kernel package names end in."""
+        return self.kernel_meta.removeprefix("linux-image-")
 
 
 GUEST_ARCHES = {
@@ -103,6 +113,20 @@ GUEST_ARCHES = {
         results_args=("-device", "virtio-serial-device", "-chardev", "file,id=results,path={path}",
                       "-device", "virtconsole,chardev=results"),
         busybox_package="busybox-static:arm64", loader_lister="qemu-aarch64-static"),
+}
+
+# Kernel variants a test may ask for instead of its architecture's default
+# (boot(kernel_variant=...)): the same guest with another kernel.
+#   arm64-16k: 16 KiB base pages (Apple-silicon-like, and the page size of
+#   some Ampere and Graviton fleets' kernels), Debian 13's arm64-16k flavour
+#   (Linux 6.12; Debian 12 has only 4 KiB arm64 kernels, and no 64 KiB one in
+#   any suite). Its virtio console is built in; virtio_mmio is an xz module.
+KERNEL_VARIANTS = {
+    "arm64-16k": dataclasses.replace(
+        GUEST_ARCHES["arm64"], kernel_meta="linux-image-arm64-16k",
+        kernel_env="NUMAPROBE_VM_KERNEL_PACKAGE_ARM64_16K", kernel_cache="kernel-arm64-16k",
+        kernel_config=GUEST_ARCHES["arm64"].kernel_config + ("ARM64_16K_PAGES", "VIRTIO_CONSOLE"),
+        modules=("VIRTIO_MMIO:virtio_mmio.ko",), kernel_suite="trixie"),
 }
 
 # Busybox applets /init and the scenario scripts use (symlinked in /bin).
@@ -277,23 +301,47 @@ def _run_host(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return p.stdout
 
 
+def _suite_apt(arch: GuestArch) -> list[str]:
+    """apt options that read only `arch.kernel_suite`'s package list, kept in
+    cache_dir()/apt-<suite> (made on first use from the Debian mirror the
+    machine's apt uses; apt checks it against the suite's signed Release
+    file); [] for the machine's own sources."""
+    if not arch.kernel_suite:
+        return []
+    root = cache_dir() / f"apt-{arch.kernel_suite}"
+    policy = _run_host(["apt-cache", "policy"], "reading apt's sources")
+    m = re.search(r"^\s+\d+ (https?://\S+) bookworm/main ", policy, re.M)
+    if not m:
+        raise HarnessUnavailable("no Debian bookworm mirror in apt's configuration (apt-cache policy)")
+    opts = [f"-o=Dir::Etc::SourceList={root}/sources.list", "-o=Dir::Etc::SourceParts=/nonexistent",
+            f"-o=Dir::State::Lists={root}/lists", f"-o=Dir::Cache={root}/cache",
+            f"-o=APT::Architectures::={arch.name}", "-o=Dir::State::status=/dev/null"]
+    if not (root / "lists" / ".updated").exists():
+        for d in ("lists/partial", "cache/archives/partial"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        (root / "sources.list").write_text(f"deb [arch={arch.name}] {m.group(1)} {arch.kernel_suite} main\n")
+        _run_host(["apt-get", *opts, "-q", "update"], f"reading Debian {arch.kernel_suite}'s package list")
+        (root / "lists" / ".updated").write_text("")
+    return opts
+
+
 def resolve_kernel_package(arch: GuestArch) -> str:
     """The one versioned package the architecture's kernel meta package depends on
     (never a glob)."""
-    out = _run_host(["apt-cache", "depends", arch.kernel_meta], "finding the Debian kernel")
-    names = sorted(set(re.findall(rf"^\s*Depends:\s*(linux-image-[0-9][^\s:]*-{arch.name})(?::{arch.name})?\s*$",
-                                  out, re.M)))
+    out = _run_host(["apt-cache", *_suite_apt(arch), "depends", arch.kernel_meta], "finding the Debian kernel")
+    names = sorted(set(re.findall(
+        rf"^\s*Depends:\s*(linux-image-[0-9][^\s:]*-{arch.kernel_flavour})(?::{arch.name})?\s*$", out, re.M)))
     if len(names) != 1:
-        raise HarnessUnavailable(f"expected one linux-image-<version>-{arch.name} dependency of "
+        raise HarnessUnavailable(f"expected one linux-image-<version>-{arch.kernel_flavour} dependency of "
                                  f"{arch.kernel_meta}, apt-cache says: {out.strip()!r}; set "
                                  f"{arch.kernel_env} to the package to use")
     return names[0]
 
 
-def _apt_download(package: str, dest: Path) -> Path:
+def _apt_download(package: str, dest: Path, apt_options: list[str] = ()) -> Path:
     """`apt-get download` of exactly one package into `dest`; the .deb's path."""
     dest.chmod(0o755)  # apt fetches as its _apt user where it can
-    _run_host(["apt-get", "download", package], f"downloading {package}", cwd=dest)
+    _run_host(["apt-get", *apt_options, "download", package], f"downloading {package}", cwd=dest)
     debs = list(dest.glob("*.deb"))
     if len(debs) != 1:
         raise HarnessUnavailable(f"apt-get download {package} gave {debs}")
@@ -322,7 +370,8 @@ def ensure_kernel(arch: GuestArch) -> Kernel:
             raise HarnessUnavailable(f"refusing kernel package name {package!r}")
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             tmp = Path(tmp)
-            deb = _apt_download(package if arch.name == "amd64" else f"{package}:{arch.name}", tmp)
+            deb = _apt_download(package if arch.name == "amd64" else f"{package}:{arch.name}", tmp,
+                                _suite_apt(arch))
             _extract_boot(deb, tmp / "x", module_files)
             images = list((tmp / "x" / "boot").glob("vmlinuz-*"))
             configs = list((tmp / "x" / "boot").glob("config-*"))
@@ -334,10 +383,15 @@ def ensure_kernel(arch: GuestArch) -> Kernel:
             shutil.move(images[0], dest / "vmlinuz")
             shutil.move(configs[0], dest / "config")
             for name in module_files:
-                found = list((tmp / "x").rglob(name))
+                found = list((tmp / "x").rglob(name)) + list((tmp / "x").rglob(name + ".xz"))
                 if len(found) != 1:
                     raise HarnessUnavailable(f"{package} holds {len(found)} copies of module {name}")
-                shutil.move(found[0], dest / name)
+                if found[0].suffix == ".xz":
+                    # Compressed modules (Debian 13): busybox's insmod hands the
+                    # kernel the bytes as they are, so they go in uncompressed.
+                    (dest / name).write_bytes(lzma.decompress(found[0].read_bytes()))
+                else:
+                    shutil.move(found[0], dest / name)
         (root / "current.tmp").write_text(package + "\n")
         os.replace(root / "current.tmp", current)
         kernel = _cached_kernel(dest, package, module_files)
@@ -359,7 +413,8 @@ def _extract_boot(deb: Path, dest: Path, module_files: list[str]) -> None:
         with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
             for member in tar:
                 wanted = (member.name.startswith(("./boot/", "boot/"))
-                          or Path(member.name).name in module_files)
+                          or Path(member.name).name in module_files
+                          or Path(member.name).name.removesuffix(".xz") in module_files)
                 if member.isfile() and wanted:
                     if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
                         tar.extract(member, dest, filter="data")
@@ -748,10 +803,12 @@ def default_binary() -> Path:
 
 def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = None,
          cmdline: str = "", timeout: float | None = None, workdir: Path | None = None,
-         extra_binaries: tuple[Path, ...] = (), host_trees: tuple[Path, ...] = ()) -> BootResult:
+         extra_binaries: tuple[Path, ...] = (), host_trees: tuple[Path, ...] = (),
+         kernel_variant: str = "") -> BootResult:
     """Boots `topology`, runs `scenarios` in order in one guest, returns their results.
     `extra_binaries` (same architecture as `binary`) are in the guest's /bin too,
-    the `host_trees` directories at their host paths.
+    the `host_trees` directories at their host paths. `kernel_variant` (a key of
+    KERNEL_VARIANTS) boots that kernel instead of the architecture's default.
 
     Raises VmError (with the console tail) if the guest does not come up, dies, or
     does not finish within `timeout` seconds (default: boot allowance + the sum of
@@ -762,6 +819,12 @@ def boot(topology: VmTopology, scenarios: list[Scenario], binary: Path | None = 
         raise HarnessUnavailable(f"numaprobe binary {binary} does not exist: build it first "
                                  "(cmake --build <dir> --target numaprobe) or set NUMAPROBE_BIN")
     arch = guest_arch(binary)
+    if kernel_variant:
+        variant = KERNEL_VARIANTS[kernel_variant]
+        if variant.elf_machine != arch.elf_machine:
+            raise HarnessUnavailable(f"kernel variant {kernel_variant} runs {variant.name} binaries, "
+                                     f"not {binary} ({arch.name})")
+        arch = variant
     tools = require_tools(arch)
     kernel = ensure_kernel(arch)
     if timeout is None:
