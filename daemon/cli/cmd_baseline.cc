@@ -3,10 +3,11 @@
 // the state file (serve/results/state_file.h, kRequestFile) that the daemon
 // acts on once, then reload the `numaprobe serve` that uses the state
 // directory (SIGHUP, daemon/common/serve_lock.h) so that it acts now; a
-// daemon that is not running takes the request up at its next start. Every
-// series then records a new baseline. accept adopts the current level after a
-// host change (origin accepted, the change series cleared); reset starts over
-// for any other reason (a hardware change the daemon cannot see; origin
+// daemon that is not running takes the request up at its next start. accept
+// adopts the level measured since the latest host change (origin accepted,
+// the change series cleared; series with enough figures since stay armed:
+// serve/results/series_history.h, AcceptLevel); reset records every series
+// anew for any other reason (a hardware change the daemon cannot see; origin
 // reset). The state file itself is left alone: the daemon keeps what else it
 // learnt.
 #include <fmt/format.h>
@@ -79,8 +80,8 @@ void AddBaselineCommand(CLI::App& app, CommandAction& run) {
   };
   add("reset", "Forget the stored baseline; the running daemon is reloaded and records a new one");
   add("accept",
-      "Accept the current level after a host change: the running daemon is reloaded, records a new baseline and "
-      "clears the change series");
+      "Accept the current level after a host change: the running daemon is reloaded, takes the level measured "
+      "since the change as the baseline (series with 5 figures since stay armed) and clears the change series");
 }
 
 }  // namespace numaprobe::daemon

@@ -336,6 +336,82 @@ TEST(ResultModel, AConfiguredPlannedChangeIsAccepted) {
   EXPECT_TRUE(life.Now().host_changes.empty());
 }
 
+// `numaprobe baseline accept` after a rollout: every series with kWindow
+// figures since the host change arms at once at their median, so detection
+// stays on; the state file keeps the new baselines.
+TEST(ResultModel, AnAcceptArmsAtTheLevelMeasuredSinceTheChange) {
+  auto files = std::make_shared<Files>();
+  Life life(files, TwoFigures());
+  life.Plan();
+  life.Round(1100, 1.0e-7);
+  life.Round(1200, 1.0e-7);
+  ASSERT_TRUE(life.Now().baseline_complete);
+  life.facts["kernel"] = "6.6.13";
+  life.Observe(1250);
+  // Five figures since the change, the level 1.3; one figure before it at 1.0
+  // is still in the recent window and must not count.
+  for (double t : {1300, 1400, 1500, 1600, 1700}) life.Round(t, t == 1500 ? 1.4e-7 : 1.3e-7);
+  (*files)[kRequestFile] = FormatRequest({"accept", "r1"});
+  life.ReloadState(1800);
+  const Snapshot s = life.Now();
+  EXPECT_EQ(s.baseline_origin, "accepted");
+  EXPECT_TRUE(s.host_changes.empty());
+  EXPECT_TRUE(s.baseline_complete) << "no series disarmed by the accept";
+  EXPECT_EQ(s.baseline_progress.armed, 8);
+  EXPECT_DOUBLE_EQ(*BaselineOf(s, kRemote), 1.3e-7) << "the median of the five figures since the change";
+  life.Stop(1900);
+  Life restarted(files, TwoFigures());
+  restarted.Plan(2000);
+  EXPECT_TRUE(restarted.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(*BaselineOf(restarted.Now(), kRemote), 1.3e-7);
+}
+
+// An accept with fewer than kWindow figures since the change (here the change
+// is a planned one, baseline.accept_changes, seen this moment: none since):
+// the series records, but arms at kWindow figures, not at baseline.rounds;
+// the figures it has since the change count, and a restart keeps that.
+TEST(ResultModel, AnAcceptWithFewFiguresSinceArmsAtTheWindowNotAtTheRounds) {
+  auto files = std::make_shared<Files>();
+  Config config = TwoFigures();
+  config.baseline.rounds = 20;
+  Life life(files, config);
+  life.Plan();
+  for (int i = 1; i <= 20; ++i) life.Round(1000 + 100 * i, 1.0e-7);
+  ASSERT_TRUE(life.Now().baseline_complete);
+  life.facts["kernel"] = "6.6.13";
+  life.Observe(3050);
+  life.Round(3100, 1.3e-7);
+  life.Round(3200, 1.3e-7);
+  (*files)[kRequestFile] = FormatRequest({"accept", "r1"});
+  life.ReloadState(3300);
+  EXPECT_FALSE(life.Now().baseline_complete) << "2 figures since the change are too few";
+  EXPECT_DOUBLE_EQ(life.Now().baseline_progress.recorded_ratio, 2.0 / 5) << "they count towards 5, not 20";
+  life.Round(3400, 1.3e-7);
+  life.Stop(3450);
+  Life restarted(files, config);
+  restarted.Plan(3500);
+  EXPECT_DOUBLE_EQ(restarted.Now().baseline_progress.recorded_ratio, 3.0 / 5) << "kept across the restart";
+  restarted.Round(3600, 1.3e-7);
+  restarted.Round(3700, 1.3e-7);
+  EXPECT_TRUE(restarted.Now().baseline_complete) << "armed at 5 figures since the change";
+  EXPECT_DOUBLE_EQ(*BaselineOf(restarted.Now(), kRemote), 1.3e-7);
+}
+
+// Without a host change the accept takes the last kWindow figures: the ones
+// the drift rules' median reads.
+TEST(ResultModel, AnAcceptWithoutAHostChangeTakesTheLastWindow) {
+  auto files = std::make_shared<Files>();
+  Life life(files, TwoFigures());
+  life.Plan();
+  life.Round(1100, 1.0e-7);
+  life.Round(1200, 1.0e-7);
+  for (double t : {1300, 1400, 1500, 1600, 1700}) life.Round(t, 1.2e-7);
+  (*files)[kRequestFile] = FormatRequest({"accept", "r1"});
+  life.ReloadState(1800);
+  EXPECT_TRUE(life.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(*BaselineOf(life.Now(), kRemote), 1.2e-7);
+}
+
 // A state file that cannot be parsed is kept as a copy and replaced; one that
 // cannot be read is never written over, and is restored once it can be read.
 TEST(ResultModel, ACorruptFileIsKeptAndAnUnreadableOneNeverOverwritten) {

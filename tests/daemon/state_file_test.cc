@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <limits>
 #include <string>
 #include <utility>
@@ -34,9 +36,12 @@ StateContents Sample() {
   state.host.memory_errors = MemoryErrorCounts{12, 3};
   state.settings = {{"latency", "latency.loads=40000;memory.budget=335544320;memory.pages=auto"}};
   // Armed, with recent figures; recording, with two of its figures.
-  state.series.emplace(Latency(0, 1), SeriesHistory::Restored({1.2e-7, 1.25e-7}, {}, -1,
-                                                              ArmedBaseline{1.25e-7, 0.012, 1700000100, 15}));
-  state.series.emplace(Copy(3, 1, 0), SeriesHistory::Restored({1.5e10}, {1.5e10, 1.6e10}, 1700000200, std::nullopt));
+  state.series.emplace(Latency(0, 1),
+                       SeriesHistory::Restored({1.2e-7, 1.25e-7}, {}, -1, ArmedBaseline{1.25e-7, 0.012, 1700000100, 15},
+                                               std::nullopt, {1700000050, 1700000060}));
+  // Recording after an accept: arms at 5 figures, the times of its figures kept.
+  state.series.emplace(Copy(3, 1, 0), SeriesHistory::Restored({1.5e10}, {1.5e10, 1.6e10}, 1700000200, std::nullopt,
+                                                              std::nullopt, {1700000150}, 5));
   // A peak bandwidth series, with the thread count its search found.
   state.series.emplace(Peak(1, 0),
                        SeriesHistory::Restored({9e10}, {}, -1, ArmedBaseline{9e10, 0.02, 1700000300, 3}, 12));
@@ -84,12 +89,33 @@ TEST(StateFile, EverythingARestartNeedsRoundTrips) {
   EXPECT_FALSE(recording.armed());
   EXPECT_EQ(recording.recording(), (std::vector<double>{1.5e10, 1.6e10}));
   EXPECT_DOUBLE_EQ(recording.recording_since_unix(), 1700000200);
+  EXPECT_EQ(recording.accept_figures(), 5);
+  EXPECT_EQ(recording.recent_unix(), (std::deque<double>{1700000150}));
+  EXPECT_EQ(armed.recent_unix(), (std::deque<double>{1700000050, 1700000060}));
   EXPECT_EQ(got.schedule.costs.ToJson(), Sample().schedule.costs.ToJson());
   EXPECT_EQ(got.schedule.position.tasks, "00ff");
   EXPECT_EQ(got.schedule.position.round, 3);
   EXPECT_EQ(got.schedule.position.rounds, 14);
   EXPECT_EQ(got.last_request, "20261101T120000Z-1");
   EXPECT_EQ(Text(got), Text(Sample())) << "written again, the same text";
+}
+
+// A format-2 file from before the figures' times (0.2): read, its recent
+// figures' times not known (0), so an accept counts none of them as measured
+// since a change; a times list that does not match its figures is corrupt.
+TEST(StateFile, RecentFiguresWithoutTimesAreRead) {
+  nlohmann::json j = nlohmann::json::parse(Text(Sample()));
+  for (auto& item : j["series"]) item.erase("recent_unix");
+  const LoadedState old = ParseState(j.dump(), "state.json");
+  ASSERT_EQ(old.status, LoadedState::Status::kOk) << old.error;
+  EXPECT_EQ(old.contents->series.at(Latency(0, 1)).recent_unix(), (std::deque<double>{0, 0}));
+  SeriesHistory history = old.contents->series.at(Latency(0, 1));
+  EXPECT_FALSE(history.AcceptLevel(1700000000, 1700000500)) << "no figure known to be since the change";
+
+  j["series"][0]["recent_unix"] = {1.0, 2.0, 3.0};  // no series here has 3 recent figures
+  const LoadedState bad = ParseState(j.dump(), "state.json");
+  EXPECT_EQ(bad.status, LoadedState::Status::kCorrupt);
+  EXPECT_NE(bad.error.find("recent_unix"), std::string::npos) << bad.error;
 }
 
 // What the release before wrote: one complete baseline, every value an armed

@@ -101,6 +101,7 @@ DerivedFigures::Entry DerivedFigures::Of(const SeriesHistory& history) {
   } else {
     entry.recorded = history.recording().size();
     entry.since = history.recording_since_unix();
+    entry.accept_figures = history.accept_figures();
   }
   entry.recent = history.Median(SeriesHistory::kWindow);
   entry.peer = history.Median(SeriesHistory::kPeerWindow);
@@ -135,12 +136,13 @@ void DerivedFigures::Fill(int figures_needed, const RefreshOf& refresh, Snapshot
       s.baseline_spread.push_back({key, *entry.spread});
     } else {
       ++progress.recording;
-      recorded += static_cast<double>(std::min<std::size_t>(entry.recorded, static_cast<std::size_t>(figures_needed)));
-      needed += figures_needed;
+      const int wanted = entry.accept_figures > 0 ? std::min(entry.accept_figures, figures_needed) : figures_needed;
+      recorded += static_cast<double>(std::min<std::size_t>(entry.recorded, static_cast<std::size_t>(wanted)));
+      needed += wanted;
       if (entry.since >= 0) {
         progress.recording_since =
             progress.recording_since ? std::min(*progress.recording_since, entry.since) : entry.since;
-        const double expected = entry.since + figures_needed * refresh.Of(key);
+        const double expected = entry.since + wanted * refresh.Of(key);
         progress.expected_armed = progress.expected_armed ? std::max(*progress.expected_armed, expected) : expected;
       }
     }

@@ -83,6 +83,7 @@ class DerivedFigures {
   struct Entry {
     std::optional<double> baseline, spread, recent, peer;
     std::size_t recorded = 0;  // figures recorded while not armed
+    int accept_figures = 0;    // SeriesHistory::accept_figures: fewer needed after an accept
     double since = -1;         // recording since (Unix seconds), -1: not yet
   };
   static Entry Of(const SeriesHistory& history);

@@ -257,16 +257,44 @@ void ResultModel::AcceptPlannedChanges(Moment now) {
     for (const std::string& rule : accept_changes_) {
       if (!Matches(rule, change)) continue;
       spdlog::warn(
-          "host {} changed {} -> {}, a change baseline.accept_changes declares planned ({}): the current "
-          "level becomes the baseline",
+          "host {} changed {} -> {}, a change baseline.accept_changes declares planned ({}): the level measured "
+          "since becomes the baseline",
           change.field, change.before, change.after, rule);
-      return Rerecord(kOriginAccepted, now);
+      return AcceptLevel(now);
     }
   }
 }
 
+double ResultModel::LatestChangeUnix() const {
+  // The host's own changes: a rollout's kernel, microcode, firmware, setting.
+  // The daemon's notes (a series joined the plan) and the error count are not
+  // a change of level.
+  double latest = 0;
+  for (const HostChange& change : contents_.host.changes) {
+    if (change.field == "planned_series" || change.field == "memory_errors_since_baseline") continue;
+    latest = std::max(latest, change.unix_seconds);
+  }
+  return latest;
+}
+
+void ResultModel::AcceptLevel(Moment now) {
+  const double since = LatestChangeUnix();
+  int armed = 0;
+  int recording = 0;
+  // A series out of the plan has no recent figures (TrackPlannedSeries): it records.
+  for (auto& [key, history] : contents_.series) (history.AcceptLevel(since, now.unix_seconds) ? armed : recording) += 1;
+  const std::size_t cleared = contents_.host.changes.size();
+  contents_.host.Begin(kOriginAccepted, fingerprint_, topology_signature_, last_host_, Rfc3339(now.unix_seconds));
+  const std::string level = since > 0 ? fmt::format("the figures measured since the host change at {}", Rfc3339(since))
+                                      : fmt::format("the last {} figures", SeriesHistory::kWindow);
+  spdlog::warn(
+      "the level is accepted as the new baseline: {} series armed at once at the median of {}; {} series had fewer "
+      "than {} such figures and stay disarmed until they have {} ({} host changes cleared)",
+      armed, level, recording, SeriesHistory::kWindow, SeriesHistory::kWindow, cleared);
+  MarkChanged(true);
+}
+
 void ResultModel::Rerecord(const char* origin, Moment now) {
-  // Accepting the current level: the recent figures are that level.
   for (auto& [key, history] : contents_.series) history.Rerecord(now.unix_seconds, /*forget_recent=*/false);
   const std::size_t cleared = contents_.host.changes.size();
   contents_.host.Begin(origin, fingerprint_, topology_signature_, last_host_, Rfc3339(now.unix_seconds));
@@ -294,7 +322,7 @@ void ResultModel::CheckRequest(Moment now) {
   } else {
     if (request->action == "accept") {
       spdlog::warn("the current level is accepted as the new baseline (numaprobe baseline accept)");
-      Rerecord(kOriginAccepted, now);
+      AcceptLevel(now);
     } else {
       spdlog::info("the baseline was reset (numaprobe baseline reset)");
       Rerecord(kOriginReset, now);

@@ -134,6 +134,12 @@ class ResultModel {
   void AdoptStored(StateContents stored, int format, const std::string& legacy_settings, Moment now);
   void StartOver(const char* origin, Moment now);
   void Rerecord(const char* origin, Moment now);
+  // An accept (`numaprobe baseline accept`, baseline.accept_changes): each
+  // planned series arms at the level measured since the latest host change
+  // where it has enough figures since (SeriesHistory::AcceptLevel), and
+  // records anew where it has not; the log says how many of each.
+  void AcceptLevel(Moment now);
+  double LatestChangeUnix() const;
   void ObserveHostFacts(Moment now);
   void CompareSettings(Moment now);
   void TrackPlannedSeries(const std::set<SeriesKey>& series, Moment now);

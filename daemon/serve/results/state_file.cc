@@ -191,9 +191,20 @@ std::pair<SeriesKey, SeriesHistory> ParseSeries(const json& item, const std::str
   if (!item.is_object()) throw std::runtime_error(where + ": expected an object");
   SeriesKey key = ParseKey(item, where);
   const std::vector<double> recent = Figures(item, where, "recent");
+  // When each recent figure landed: absent in files written before it (then
+  // not known), else one per recent figure.
+  std::vector<double> recent_unix;
+  if (item.contains("recent_unix")) {
+    recent_unix = Figures(item, where, "recent_unix");
+    if (recent_unix.size() != recent.size()) {
+      throw std::runtime_error(
+          fmt::format("{}: {} times in recent_unix for {} recent figures", where, recent_unix.size(), recent.size()));
+    }
+  }
   std::optional<ArmedBaseline> armed;
   std::vector<double> recording;
   double since = -1;
+  int accept_figures = 0;
   if (item.contains("baseline")) {
     const json& b = Object(item, where, "baseline");
     const std::string at = where + ".baseline";
@@ -202,6 +213,12 @@ std::pair<SeriesKey, SeriesHistory> ParseSeries(const json& item, const std::str
   } else {
     recording = Figures(item, where, "recording");
     since = NumberField(item, where, "recording_since");
+    if (item.contains("accept_figures")) {
+      accept_figures = IntField(item, where, "accept_figures");
+      if (accept_figures < 1 || accept_figures > static_cast<int>(kMaxFigures)) {
+        throw std::runtime_error(fmt::format("{}.accept_figures: outside 1 .. {}", where, kMaxFigures));
+      }
+    }
   }
   std::optional<int> found_threads;
   if (item.contains("found_threads")) {
@@ -211,7 +228,8 @@ std::pair<SeriesKey, SeriesHistory> ParseSeries(const json& item, const std::str
     }
   }
   return {std::move(key),
-          SeriesHistory::Restored({recent.begin(), recent.end()}, std::move(recording), since, armed, found_threads)};
+          SeriesHistory::Restored({recent.begin(), recent.end()}, std::move(recording), since, armed, found_threads,
+                                  {recent_unix.begin(), recent_unix.end()}, accept_figures)};
 }
 
 ScheduleMemory ParseSchedule(const json& j) {
@@ -355,6 +373,12 @@ std::optional<std::string> FormatState(const StateContents& contents, std::strin
       recent.push_back(v);
     }
     item["recent"] = std::move(recent);
+    json recent_unix = json::array();
+    for (double t : history.recent_unix()) {
+      if (!finite(t, key, "recent figure's time")) return std::nullopt;
+      recent_unix.push_back(t);
+    }
+    item["recent_unix"] = std::move(recent_unix);
     if (const auto& armed = history.armed()) {
       if (!finite(armed->value, key, "baseline") || !finite(armed->spread, key, "baseline spread")) return std::nullopt;
       item["baseline"] = {{"value", armed->value},
@@ -369,6 +393,7 @@ std::optional<std::string> FormatState(const StateContents& contents, std::strin
       }
       item["recording"] = std::move(recording);
       item["recording_since"] = history.recording_since_unix();
+      if (history.accept_figures() > 0) item["accept_figures"] = history.accept_figures();
     }
     if (history.found_threads()) item["found_threads"] = *history.found_threads();
     series.push_back(std::move(item));

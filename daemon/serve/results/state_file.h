@@ -5,7 +5,9 @@
 // it. No I/O here (results/state_storage.h does that).
 //
 // Format 2 (this release) keeps, per series, the recent figures the drift and
-// peer figures are made of, the baseline's figures while it records, and the
+// peer figures are made of (and since 0.3, when each landed: "recent_unix",
+// optional, so that an accept can take the level measured since a change),
+// the baseline's figures while it records, and the
 // armed baseline; the host record (facts, changes, origin); each kind's
 // measurement settings; the scheduler's task-cost estimate and its place in
 // the rotation; and the last operator request acted on. Format 1 (the release
