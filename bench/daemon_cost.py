@@ -3,7 +3,8 @@
 """What the daemon costs the host, measured on the real binary:
 
   1. process CPU over a long run at the default budget (config/numaprobe.yaml,
-     0.2% of one CPU) vs the budget + 0.05% allowance for everything else;
+     0.2% of one CPU) vs the budget + 0.05% allowance for everything else
+     (bench/budget_cpu.py follows it over time, against the budget published);
   2. /metrics latency under 50 concurrent clients (wrk) while probes run;
   3. peak resident memory vs 32 MiB + the configured buffer budget.
 
@@ -52,17 +53,31 @@ def start_daemon(binary, config):
     sys.exit("daemon did not start; log: " + log.name)
 
 
-def default_config(tmp):
-    """config/numaprobe.yaml with only the state directory moved to a temp dir."""
+def printed(text, section, key):
+    """The value of `section.key` in `numaprobe check-config --print`'s output."""
+    m = re.search(rf"(?m)^{section}:\n(?:  .*\n)*?  {key}: (\S+)", text)
+    if not m:
+        sys.exit(f"check-config --print shows no {section}.{key}")
+    return m.group(1)
+
+
+def default_config(binary, tmp, schedule=None):
+    """config/numaprobe.yaml as shipped (it only comments the defaults), with
+    only the state directory moved into `tmp`, and the keys of
+    `schedule` ({"duty_cycle": 0.05}) set. Returns its path and the duty cycle
+    and memory budget it gives, as `numaprobe check-config --print` reads them."""
     with open(os.path.join(SRC, "config", "numaprobe.yaml")) as f:
         text = f.read()
-    text = re.sub(r"(?m)^state_directory:.*$", f"state_directory: {tmp}/state", text)
+    text += f"\nstate_directory: {tmp}/state\n"
+    if schedule:
+        text += "schedule: {" + ", ".join(f"{k}: {v}" for k, v in schedule.items()) + "}\n"
     path = os.path.join(tmp, "numaprobe.yaml")
     with open(path, "w") as f:
         f.write(text)
-    budget = float(re.search(r"(?m)^\s*duty_cycle:\s*([0-9.]+)", text).group(1))
-    membudget = re.search(r"(?m)^\s*budget:\s*(\S+)", text).group(1)
-    return path, budget, membudget
+    r = subprocess.run([binary, "check-config", "--print", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"numaprobe check-config --print {path}: {r.stderr.strip()}")
+    return path, float(printed(r.stdout, "schedule", "duty_cycle")), printed(r.stdout, "memory", "budget")
 
 
 def run_wrk(port, seconds):
@@ -89,7 +104,7 @@ def main():
     ap.add_argument("--wrk-seconds", type=int, default=30)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="numaprobe-bench-")
-    config, budget, membudget = default_config(tmp)
+    config, budget, membudget = default_config(args.binary, tmp)
     proc, port, log = start_daemon(args.binary, config)
     try:
         # 1. Load test first, while the first round's probes run.

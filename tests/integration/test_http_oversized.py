@@ -109,14 +109,18 @@ def test_each_gets_its_4xx(daemon, name):
 
 def test_a_client_that_keeps_sending_is_cut_off(daemon):
     """After the 431, the server reads what a client still sends for at most
-    500 ms (kDrainTimeout), then closes: a client trickling bytes forever does
-    not hold the connection. The write that fails shows the close."""
+    500 ms (kDrainTimeout, on its own clock), then closes: a client trickling
+    bytes forever does not hold the connection. The write that fails shows
+    the close; how soon it comes after the 431 is printed. The wait is a hang
+    limit, far beyond the drain's 500 ms: a drain that never ends (a deadline
+    renewed by every byte, a byte limit the trickle takes an hour to reach)
+    hits it, however slow the machine."""
     s = connect(daemon.port)
     try:
         s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"v" * (32 * 1024))
         assert s.recv(64).startswith(b"HTTP/1.1 431 "), "no 431"
         answered = time.monotonic()
-        bound = 5 * SANITIZED_SLOWDOWN
+        bound = 60 * SANITIZED_SLOWDOWN
         while time.monotonic() - answered < bound:
             try:
                 s.send(b"v")

@@ -10,8 +10,7 @@ import time
 
 import pytest
 
-from daemon import (Daemon, cpu_pressure_seconds, cpu_seconds_of, exit_allowance, exit_decision_seconds, has_sample,
-                    parse_metrics, run_queue_wait_seconds, timed_out_runs, write_config)
+from daemon import Daemon, exit_allowance, exit_decision_seconds, has_sample, parse_metrics, write_config
 
 CONTRACT = [
     "numaprobe_memory_latency_seconds", "numaprobe_memory_latency_spread_seconds",
@@ -44,6 +43,7 @@ def series(metrics, name, **labels):
 
 
 def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
+    started = time.time()
     with Daemon(numaprobe_bin, write_config(workdir)) as d:
         d.wait_ready()
         d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_baseline_complete 1"), what="baseline")
@@ -94,7 +94,9 @@ def test_every_contract_metric_with_plausible_values(numaprobe_bin, workdir):
     assert series(m, "numaprobe_probe_cpu_seconds_total", probe="latency")[0] > 0
     assert series(m, "numaprobe_placement_failures_total", mem_node="0", reason="placement_mismatch") == [0.0]
     ts = series(m, "numaprobe_probe_last_success_timestamp_seconds", probe="latency", cpu_node="0", mem_node="0")
-    assert ts and abs(ts[0] - time.time()) < 120
+    # Wall-clock seconds of a run of this daemon (the clock's whole seconds
+    # either side): not milliseconds, not another epoch.
+    assert ts and started - 1 <= ts[0] <= time.time() + 1, (started, ts)
     assert 0 < m["numaprobe_duty_cycle_ratio"][0][1] < 0.5
     assert m["numaprobe_duty_cycle_budget_ratio"][0][1] == 0.2
     info = m["numaprobe_probe_config_info"]
@@ -186,7 +188,7 @@ def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
         with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=0.5, priority=priority)) as d:
             time.sleep(2)  # the first probe has been handed to the starved worker
             assert d.get("/-/healthy")[0] == 200
-            code, took = d.stop(timeout=10 * SLOWDOWN)
+            code, took = d.stop()
             reference = d.reference_seconds()
             logs = d.logs()
     finally:
@@ -202,8 +204,8 @@ def test_sigterm_on_a_saturated_host(numaprobe_bin, workdir, priority):
 
 def test_sigint_also_stops_cleanly(numaprobe_bin, workdir):
     with Daemon(numaprobe_bin, write_config(workdir)) as d:
-        d.signal(signal.SIGINT)
-        assert d.proc.wait(timeout=5) == 0
+        code, _ = d.stop(signal.SIGINT)
+        assert code == 0, d.logs()
 
 
 def test_reload_good_then_bad_config_keeps_the_good_one(numaprobe_bin, workdir):
@@ -278,87 +280,3 @@ def test_telemetry_path_of_another_endpoint_is_a_usage_error(run):
     assert r.returncode == 2, r.stdout + r.stderr
     assert "--web.telemetry-path" in r.stderr, r.stderr
     assert 'invalid telemetry path "/-/ready": /-/ready is the readiness endpoint' in r.stderr, r.stderr
-
-
-def round_cpu_seconds(d):
-    """The probes' CPU seconds per completed round so far, from one scrape."""
-    m = parse_metrics(d.metrics())
-    cpu = sum(v for _, v in m.get("numaprobe_probe_cpu_seconds_total", []))
-    return cpu / m["numaprobe_rounds_completed_total"][0][1]
-
-
-def test_duty_cycle_budget_holds_on_cpu_time(numaprobe_bin, workdir):
-    """A window at a budget the budget itself paces: the process spends the
-    budget's share of one CPU, within 20%. Asserted on CPU time, which
-    machine noise does not inflate. The budget is set from the rounds' CPU
-    measured in this run (a quarter of a round's CPU each second, so that a
-    round lasts about four 1 s intervals): the budget, not the interval, binds
-    on any machine, and still when the rounds get twice as cheap during the
-    run (a shared host's memory swings that much: docs/performance.md, "Peak
-    bandwidth vs likwid-bench"; at half a round's CPU such a swing let the
-    interval bind and the process spent 0.063 of one CPU at a 0.093 budget). (At the fixed 5% this test had, this machine's rounds of
-    0.043 CPU-s were paced by the interval, and the process rightly spent
-    0.035 of one CPU: a faster machine failed the floor.) Each visit (a
-    latency probe; a pair's three bandwidth probes on one buffer) prepares and
-    frees its buffers and is followed by its pause (cost / budget); the budget
-    guarantees "at most budget x window plus one visit". A round holds three
-    visits, so a 25 s window holds about 19 of them, and one visit more or
-    less is about 5% of the window's CPU however fast the machine is (a
-    slower machine whose budget would exceed the configuration's 0.5 gets a
-    window long enough for as many).
-    nice 19 rather than SCHED_IDLE, so that other work on a shared test machine
-    cannot starve the probes below their budget."""
-    if SLOWDOWN > 1:
-        pytest.skip("sanitizer builds make each probe 10-50x costlier, so a window holds too few probes to "
-                    "measure a ratio; the release build's run asserts the budget")
-    settings = dict(interval="1s", priority="nice19", loads=20000, buffer_size="64MiB")
-    with Daemon(numaprobe_bin, write_config(workdir, duty_cycle=0.5, **settings)) as d:
-        d.wait_ready(timeout=120)
-        per_round = round_cpu_seconds(d)
-        budget = float(f"{min(per_round / 4, 0.5):.3g}")
-        seconds = 25.0 * (per_round / 4) / budget
-        write_config(workdir, duty_cycle=budget, **settings)
-        d.signal(signal.SIGHUP)
-        d.wait_for(lambda: parse_metrics(d.metrics())["numaprobe_duty_cycle_budget_ratio"][0][1] == budget,
-                   what=f"the budget {budget}")
-        # A whole round at the new budget first: the reload cuts the round
-        # under way short, and the next begins with a charge of buffers.
-        rounds = parse_metrics(d.metrics())["numaprobe_rounds_completed_total"][0][1]
-        d.wait_for(lambda: parse_metrics(d.metrics())["numaprobe_rounds_completed_total"][0][1] >= rounds + 2,
-                   timeout=60 + 10 * seconds, what="two rounds at the new budget")
-        cpu0, t0, waited0 = cpu_seconds_of(d.proc.pid), time.monotonic(), cpu_pressure_seconds()
-        own0 = run_queue_wait_seconds(d.proc.pid)
-        time.sleep(seconds)
-        used = cpu_seconds_of(d.proc.pid) - cpu0
-        elapsed = time.monotonic() - t0
-        waited1, own1 = cpu_pressure_seconds(), run_queue_wait_seconds(d.proc.pid)
-        # Since the start: a timeout in the first round, just before the
-        # window, pauses the schedule into it.
-        timeouts = timed_out_runs(d)
-    waited = None if waited0 is None or waited1 is None else waited1 - waited0
-    own_wait = None if own0 is None or own1 is None else own1 - own0
-    ratio = used / elapsed
-    print(f"process CPU {ratio:.4f} of one CPU at budget {budget} ({per_round:.3f} CPU-s a round), {elapsed:.0f} s")
-    assert ratio <= budget * 1.2, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
-    # At nice 19 a loaded machine can hold the probes below their budget: the
-    # budget is a ceiling, not a promise of CPU. The floor (the daemon does
-    # spend its budget) is asserted only when runnable tasks waited for a CPU
-    # less than a quarter of the window (/proc/pressure/cpu "some"), the
-    # daemon's own threads less than a tenth of it, and no run timed out. A
-    # busy loop on the one CPU a probe is pinned to starves that nice-19
-    # probe while the rest of the machine, and so the machine-wide figure,
-    # stays quiet; a starved thread's wait leaves with it when it exits, but
-    # a timeout stays counted. A core-to-core run whose partner CPU did not
-    # answer spins out its 1 s timeout, and that second of CPU earns a pause
-    # of 1 s / budget: at a budget of a few percent, most of the window.
-    busy = waited is not None and waited > 0.25 * elapsed
-    starved_threads = own_wait is not None and own_wait > 0.1 * elapsed
-    share = lambda s: "unknown" if s is None else f"{s / elapsed:.0%}"  # noqa: E731
-    # Printed either way: when the floor fails, these say how busy it was.
-    print(f"tasks waited for a CPU {share(waited)} of the window, the daemon's threads {share(own_wait)};"
-          f" {timeouts:.0f} runs timed out")
-    if busy or starved_threads or timeouts > 0:
-        print("disturbed: floor not asserted")
-        assert used > 0, f"no probe ran in {elapsed:.0f} s"
-    else:
-        assert budget * 0.8 <= ratio, f"process CPU {ratio:.4f} of one CPU vs budget {budget}"
