@@ -78,7 +78,7 @@ int Bandwidth(const Flags& flags) {
     PrintHead("bandwidth", r.outcome, r.reason);
     std::printf("\"op\": \"%s\", \"isa\": \"%s\", \"cpu\": %d, \"buffer_bytes\": %zu, \"page\": \"%s\", ",
                 op->first.c_str(), std::string(k::IsaName(r.isa)).c_str(), spec.cpus[0], r.buffer.bytes,
-                std::string(k::PageKindName(r.buffer.page_kind)).c_str());
+                k::PageSizeName(r.buffer).c_str());
     std::printf("\"burst_bytes\": %zu, \"bursts\": %d, \"discards\": %llu, ", spec.burst_bytes, spec.bursts,
                 static_cast<unsigned long long>(r.discards.total()));
     PrintStats("bytes_per_second", r.bytes_per_second, 1);
@@ -91,7 +91,7 @@ int Bandwidth(const Flags& flags) {
 void PrintLatency(const char* label, const k::LatencyResult& r) {
   PrintHead("latency", r.outcome, r.reason);
   std::printf("\"run\": \"%s\", \"cpu\": %d, \"buffer_bytes\": %zu, \"page\": \"%s\", \"stride\": %zu, ", label, r.cpu,
-              r.buffer.bytes, std::string(k::PageKindName(r.buffer.page_kind)).c_str(), r.stride);
+              r.buffer.bytes, k::PageSizeName(r.buffer).c_str(), r.stride);
   std::printf("\"loads_per_sample\": %llu, \"discards\": %llu, ", static_cast<unsigned long long>(r.loads_per_sample),
               static_cast<unsigned long long>(r.discards.total()));
   PrintStats("ns_per_load", r.seconds_per_load, 1e9);

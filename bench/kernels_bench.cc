@@ -59,7 +59,7 @@ void BM_Chase(benchmark::State& state) {
   buffer->cursor() = cursor;
   state.counters["ns_per_load"] =
       static_cast<double>(ns) / static_cast<double>(state.iterations() * kLoadsPerIteration);
-  state.SetLabel(std::string(PageKindName(buffer->info().page_kind)));
+  state.SetLabel(PageSizeName(buffer->info()));
 }
 BENCHMARK(BM_Chase)->Arg(32 << 10)->Arg(256 << 20)->UseManualTime()->Unit(benchmark::kMillisecond);
 

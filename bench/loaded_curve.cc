@@ -137,8 +137,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("chase buffer %zu MiB (%s, stride %zu), load buffer %zu MiB (%s), node 0\n", chase->info().bytes >> 20,
-              std::string(k::PageKindName(chase->info().page_kind)).c_str(), chase->layout().stride,
-              load->info().bytes >> 20, std::string(k::PageKindName(load->info().page_kind)).c_str());
+              k::PageSizeName(chase->info()).c_str(), chase->layout().stride, load->info().bytes >> 20,
+              k::PageSizeName(load->info()).c_str());
 
   k::LoadedLatencySpec spec;
   spec.chase_cpu = chase_cpu;

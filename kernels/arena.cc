@@ -18,13 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/file_read.h"
 #include "kernels/placement.h"
 
 namespace numaprobe::kernels {
 namespace {
 
-constexpr std::size_t kSmallPage = 4096;
 // mbind rejects node masks longer than one page of bits.
 constexpr int kMaxNodeId = 4096 * 8 - 2;
 
@@ -36,69 +34,71 @@ Failure NodeFailure(Outcome outcome, int node, const std::string& what) {
 
 std::string SyscallError(std::string_view call, int err) { return std::string(call) + ": " + std::strerror(err); }
 
-std::string HugetlbPoolPath(int node, std::string_view file) {
-  return "/sys/devices/system/node/node" + std::to_string(node) + "/hugepages/hugepages-2048kB/" + std::string(file);
-}
-
-// Free 2 MiB hugetlb pages on `node`; 0 when the pool does not exist.
-std::size_t FreeHugetlbPages(int node) {
-  const std::string text = ReadFirstLine(HugetlbPoolPath(node, "free_hugepages"));
-  std::size_t pages = 0;
-  const auto parsed = std::from_chars(text.data(), text.data() + text.size(), pages);
-  return parsed.ec == std::errc() ? pages : 0;
-}
-
-// A mapping not yet bound or faulted in.
+// A mapping not yet bound or faulted in, and the size of the pages asked for.
 struct Mapping {
   std::byte* data = nullptr;
   std::size_t bytes = 0;
+  std::size_t page_bytes = 0;
 };
 
-Expected<Mapping> MapAnonymous(std::size_t bytes, int node) {
+Expected<Mapping> MapAnonymous(std::size_t bytes, int node, std::size_t page_bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return NodeFailure(Outcome::kAllocFailed, node, SyscallError("mmap", errno));
-  return Mapping{static_cast<std::byte*>(p), bytes};
+  return Mapping{static_cast<std::byte*>(p), bytes, page_bytes};
 }
 
-// hugetlb 2 MiB pages. Without MAP_NORESERVE the kernel reserves the pages at
-// mmap time, but reservations are counted system-wide, not per node: a fault
-// bound to `node` can still find that node's pool empty and raise SIGBUS. So
-// the node's free count is checked first. Residual risk: another process
-// taking those pages between this check and the pre-fault below.
-Expected<Mapping> MapHugetlb(std::size_t bytes, int node) {
-  const std::size_t len = RoundUp(bytes, kHugePage);
-  const std::size_t need = len / kHugePage;
-  const std::string pool = " (pool size: " + HugetlbPoolPath(node, "nr_hugepages") + ")";
-  const std::size_t free_pages = FreeHugetlbPages(node);
-  if (free_pages < need) {
+// hugetlb pages of the smallest size worth asking (HugetlbCandidates) whose
+// pool on `node` has enough free pages. Without MAP_NORESERVE the kernel
+// reserves the pages at mmap time, but reservations are counted system-wide,
+// not per node: a fault bound to `node` can still find that node's pool empty
+// and raise SIGBUS. So the node's free count is checked first. Residual risk:
+// another process taking those pages between this check and the pre-fault.
+Expected<Mapping> MapHugetlb(std::size_t bytes, int node, const PageSizes& sizes) {
+  const std::vector<std::size_t> candidates = HugetlbCandidates(sizes, bytes);
+  if (candidates.empty()) {
     return NodeFailure(Outcome::kAllocFailed, node,
-                       "hugetlb: " + std::to_string(free_pages) + " free 2 MiB pages, need " + std::to_string(need) +
-                           pool);
+                       "hugetlb: this kernel offers no hugetlb page of 2 MiB up to the buffer's " +
+                           PageSizeText(RoundUp(bytes, sizes.base)) + " (" + sizes.sysfs_root +
+                           "/kernel/mm/hugepages)");
   }
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
-  if (p == MAP_FAILED) {
-    return NodeFailure(Outcome::kAllocFailed, node, SyscallError("hugetlb mmap", errno) + pool);
+  std::string shortages;
+  for (const std::size_t page : candidates) {
+    const std::size_t len = RoundUp(bytes, page);
+    const std::size_t need = len / page;
+    const std::size_t free_pages = FreeHugetlbPages(sizes, node, page);
+    const std::string pool = " (pool size: " + HugetlbPoolPath(sizes, node, page, "nr_hugepages") + ")";
+    if (free_pages < need) {
+      shortages += (shortages.empty() ? "" : "; ") + std::to_string(free_pages) + " free " + PageSizeText(page) +
+                   " pages, need " + std::to_string(need) + pool;
+      continue;
+    }
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | HugetlbMmapFlags(page), -1, 0);
+    if (p == MAP_FAILED) {
+      return NodeFailure(Outcome::kAllocFailed, node, SyscallError("hugetlb mmap", errno) + pool);
+    }
+    return Mapping{static_cast<std::byte*>(p), len, page};
   }
-  return Mapping{static_cast<std::byte*>(p), len};
+  return NodeFailure(Outcome::kAllocFailed, node, "hugetlb: " + shortages);
 }
 
-// A 2 MiB-aligned region (over-allocate, trim both ends), so every 2 MiB of
-// it can be a transparent huge page. MADV_HUGEPAGE is only a request; what was
-// obtained is read back from smaps after the pre-fault.
-Expected<Mapping> MapThp(std::size_t bytes, int node) {
-  const std::size_t len = RoundUp(bytes, kHugePage);
-  auto raw = MapAnonymous(len + kHugePage, node);
+// A region aligned to the THP (PMD) size (over-allocate, trim both ends), so
+// every PMD-sized piece of it can be a transparent huge page. MADV_HUGEPAGE is
+// only a request; what was obtained is read back from smaps after the pre-fault.
+Expected<Mapping> MapThp(std::size_t bytes, int node, const PageSizes& sizes) {
+  const std::size_t huge = sizes.thp;
+  const std::size_t len = RoundUp(bytes, huge);
+  auto raw = MapAnonymous(len + huge, node, huge);
   if (!raw) return raw.failure();
   std::byte* start = raw->data;
-  const auto misalign = reinterpret_cast<std::uintptr_t>(start) % kHugePage;
-  std::byte* aligned = start + (misalign == 0 ? 0 : kHugePage - misalign);
+  const auto misalign = reinterpret_cast<std::uintptr_t>(start) % huge;
+  std::byte* aligned = start + (misalign == 0 ? 0 : huge - misalign);
   if (aligned > start) munmap(start, static_cast<std::size_t>(aligned - start));
   std::byte* tail = aligned + len;
   const std::size_t tail_bytes = static_cast<std::size_t>(start + raw->bytes - tail);
   if (tail_bytes > 0) munmap(tail, tail_bytes);
-  // EINVAL means a kernel without THP: the smaps check reports 4 KiB pages.
+  // EINVAL means THP is off at run time: the smaps check reports base pages.
   madvise(aligned, len, MADV_HUGEPAGE);
-  return Mapping{aligned, len};
+  return Mapping{aligned, len, huge};
 }
 
 // mbind(MPOL_BIND, MPOL_MF_STRICT) as a raw syscall: a refusal must fail the
@@ -116,12 +116,13 @@ std::string Bind(const Mapping& m, int node) {
   return "";
 }
 
-// One store per 4 KiB: the policy applies at first fault, and a read fault
-// would map the shared zero page instead of a page on `node`. Every 4 KiB,
-// not every 2 MiB, because THP may have fallen back to small pages.
-void PrefaultByWriting(const Mapping& m) {
+// One store per base page: the policy applies at first fault, and a read
+// fault would map the shared zero page instead of a page on `node`. Every
+// base page, not every huge page, because THP may have fallen back to base
+// pages.
+void PrefaultByWriting(const Mapping& m, std::size_t base_page) {
   volatile std::byte* p = m.data;
-  for (std::size_t off = 0; off < m.bytes; off += kSmallPage) p[off] = std::byte{0};
+  for (std::size_t off = 0; off < m.bytes; off += base_page) p[off] = std::byte{0};
 }
 
 // Share of [data, data + bytes) backed by transparent huge pages, from the
@@ -160,22 +161,24 @@ double ThpHugeFraction(const std::byte* data, std::size_t bytes) {
   return std::clamp(huge_bytes / static_cast<double>(bytes), 0.0, 1.0);
 }
 
-Expected<Mapping> MapForPolicy(const ArenaSpec& spec, PageKind& kind) {
+Expected<Mapping> MapForPolicy(const ArenaSpec& spec, const PageSizes& sizes, PageKind& kind) {
   if (spec.pages == PagePolicy::kHugetlb || spec.pages == PagePolicy::kAuto) {
-    auto m = MapHugetlb(spec.bytes, spec.node);
+    auto m = MapHugetlb(spec.bytes, spec.node, sizes);
     if (m || spec.pages == PagePolicy::kHugetlb) {
-      kind = PageKind::kHugetlb2M;
+      kind = PageKind::kHugetlb;
       return m;
     }
   }
-  kind = PageKind::kSmall4K;  // settled after faulting, from smaps
-  if (spec.pages == PagePolicy::kSmall) {
-    auto m = MapAnonymous(RoundUp(spec.bytes, kSmallPage), spec.node);
+  kind = PageKind::kBase;  // settled after faulting, from smaps
+  // THP only where a PMD page fits the buffer (ThpFits): a 16 MiB buffer on a
+  // 64 KiB kernel, whose PMD is 512 MiB, stays on base pages.
+  if (spec.pages == PagePolicy::kSmall || !ThpFits(sizes, spec.bytes)) {
+    auto m = MapAnonymous(RoundUp(spec.bytes, sizes.base), spec.node, sizes.base);
     // Matters when THP is "always"; smaps still has the last word.
     if (m) madvise(m->data, m->bytes, MADV_NOHUGEPAGE);
     return m;
   }
-  return MapThp(spec.bytes, spec.node);
+  return MapThp(spec.bytes, spec.node, sizes);
 }
 
 }  // namespace
@@ -185,9 +188,11 @@ Expected<Arena> Arena::Create(const ArenaSpec& spec) {
   if (spec.node < 0 || spec.node > kMaxNodeId) {
     return NodeFailure(Outcome::kInvalidSpec, spec.node, "no such node id");
   }
+  if (spec.page_sizes == nullptr && !HostPageSizes()) return HostPageSizes().failure();
+  const PageSizes& sizes = spec.page_sizes != nullptr ? *spec.page_sizes : HostPageSizes().value();
 
-  PageKind kind = PageKind::kSmall4K;
-  auto mapped = MapForPolicy(spec, kind);
+  PageKind kind = PageKind::kBase;
+  auto mapped = MapForPolicy(spec, sizes, kind);
   if (!mapped) return mapped.failure();
   const Mapping m = mapped.value();
   // From here on the Arena owns the mapping, so every failure path unmaps it.
@@ -195,17 +200,20 @@ Expected<Arena> Arena::Create(const ArenaSpec& spec) {
   info.node = spec.node;
   info.bytes = m.bytes;
   info.page_kind = kind;
+  info.page_bytes = m.page_bytes;
   Arena arena(m.data, m.bytes, std::move(info));
 
   if (std::string err = Bind(m, spec.node); !err.empty()) {
     return NodeFailure(Outcome::kBindFailed, spec.node, err);
   }
-  PrefaultByWriting(m);
-  if (kind == PageKind::kHugetlb2M) {
+  PrefaultByWriting(m, sizes.base);
+  if (kind == PageKind::kHugetlb) {
     arena.info_.huge_fraction = 1;
   } else {
     arena.info_.huge_fraction = ThpHugeFraction(m.data, m.bytes);
-    if (arena.info_.huge_fraction > 0.5) arena.info_.page_kind = PageKind::kThp2M;
+    const bool thp = arena.info_.huge_fraction > 0.5 && sizes.thp != 0;
+    arena.info_.page_kind = thp ? PageKind::kThp : PageKind::kBase;
+    arena.info_.page_bytes = thp ? sizes.thp : sizes.base;
   }
   arena.info_.placement = VerifyPlacement(m.data, m.bytes, arena.page_bytes(), spec.node);
   if (!arena.info_.placement.verified()) return PlacementFailure(arena.info_.placement);
@@ -237,8 +245,6 @@ void Arena::Release() {
   data_ = nullptr;
   mapped_bytes_ = 0;
 }
-
-std::size_t Arena::page_bytes() const { return info_.page_kind == PageKind::kSmall4K ? kSmallPage : kHugePage; }
 
 const PlacementReport& Arena::Reverify(std::size_t pages, std::uint64_t seed) {
   info_.placement = VerifyPlacement(data_, info_.bytes, page_bytes(), info_.node, pages, seed);

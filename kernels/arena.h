@@ -5,8 +5,10 @@
 // Binding is done with mbind(MPOL_BIND, MPOL_MF_STRICT) directly, not through
 // libnuma, whose numa_alloc_onnode() prints and falls back to local memory when
 // mbind is refused (seccomp): that would publish a local figure as "remote".
-// Page size ladder for PagePolicy::kAuto: hugetlb 2 MiB (needs a per-node pool),
-// THP via madvise (confirmed afterwards, never by writing sysfs), 4 KiB.
+// Page size ladder for PagePolicy::kAuto: hugetlb of 2 MiB or more (needs a
+// per-node pool), THP via madvise (confirmed afterwards, never by writing
+// sysfs), base pages. Every size is the host's (kernels/page_sizes.h): 4 KiB
+// and 2 MiB on x86-64, 16 or 64 KiB base pages on some arm64 kernels.
 //
 // Thread safety: an Arena is owned by one thread at a time; move-only.
 #pragma once
@@ -14,17 +16,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/page_sizes.h"
 #include "kernels/result.h"
 
 namespace numaprobe::kernels {
-
-// The huge page arenas are mapped and aligned in (2 MiB, the PMD size).
-constexpr std::size_t kHugePage = 2u << 20;
 
 struct ArenaSpec {
   std::size_t bytes = 0;  // rounded up to the page size obtained
   int node = -1;          // NUMA node the memory must live on
   PagePolicy pages = PagePolicy::kAuto;
+  const PageSizes* page_sizes = nullptr;  // nullptr: this host's (HostPageSizes)
 };
 
 class Arena {
@@ -43,7 +44,7 @@ class Arena {
   std::byte* data() const { return data_; }
   std::size_t bytes() const { return info_.bytes; }
   int node() const { return info_.node; }
-  std::size_t page_bytes() const;
+  std::size_t page_bytes() const { return info_.page_bytes; }
   const BufferInfo& info() const { return info_; }
 
   // Re-checks `pages` pages chosen at random (0 = all): the kernel can move

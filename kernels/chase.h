@@ -3,8 +3,9 @@
 // without root or MSR writes (after google/multichase permutation.c):
 //  - one element per `stride` bytes (128 or 256): the adjacent-line prefetcher
 //    never supplies the next element, since its buddy line is never used;
-//  - elements are visited in random order inside TLB-local windows (one 2 MiB
-//    page, or 64 x 4 KiB pages), so every access misses the cache but rarely the TLB;
+//  - elements are visited in random order inside TLB-local windows (one huge
+//    page or 64 base pages, at most 2 MiB: kernels/page_sizes.h), so every
+//    access misses the cache but rarely the TLB;
 //  - windows are visited in random order, so no stream prefetcher sees a stream.
 // The chain is one single cycle over all elements: each line is visited exactly
 // once per lap, and a lap touches (bytes / stride) distinct lines.

@@ -27,9 +27,6 @@ namespace {
 
 constexpr std::size_t kMinDefaultBytes = 16u << 20;
 constexpr std::size_t kMaxDefaultBytes = std::size_t{2} << 30;
-// 64 x 4 KiB pages: multichase found well past 32 pages are needed before no
-// prefetcher follows the pattern, while 64 pages still fit the L1 dTLB reach.
-constexpr std::size_t kSmallPageWindow = 256u << 10;
 constexpr std::size_t kMinStride = 64;
 constexpr std::size_t kMaxStride = 4096;
 
@@ -112,14 +109,15 @@ void RunPinned(LatencyBuffer& buffer, const LatencyRunSpec& spec, LatencyResult&
 
 std::size_t DefaultLatencyBufferBytes(std::uint64_t loads_per_sample, std::size_t stride) {
   const std::size_t wanted = static_cast<std::size_t>(2 * loads_per_sample) * std::max(stride, kMinStride);
-  const std::size_t rounded = (wanted + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t rounded = (wanted + kHugeWindowBytes - 1) / kHugeWindowBytes * kHugeWindowBytes;
   return std::clamp(rounded, kMinDefaultBytes, kMaxDefaultBytes);
 }
 
 std::size_t LlcDefeatingBufferBytes(std::size_t llc_bytes, std::size_t stride) {
   // Each element touches one 64 B line, so the cold footprint is bytes * 64 / stride.
   const std::size_t lines_per_element = std::max(stride, kMinStride) / 64;
-  const std::size_t wanted = (llc_bytes * 4 * lines_per_element + kHugePage - 1) / kHugePage * kHugePage;
+  const std::size_t wanted =
+      (llc_bytes * 4 * lines_per_element + kHugeWindowBytes - 1) / kHugeWindowBytes * kHugeWindowBytes;
   return std::clamp(wanted, kMinDefaultBytes, kMaxDefaultBytes);
 }
 
@@ -143,8 +141,8 @@ Expected<LatencyBuffer> LatencyBuffer::Create(const LatencyBufferSpec& spec) {
 
   auto arena = Arena::Create({.bytes = layout.bytes, .node = spec.mem_node, .pages = spec.pages});
   if (!arena) return arena.failure();
-  // One window per TLB reach: a 2 MiB page, or 64 small pages.
-  const std::size_t window = arena->info().page_kind == PageKind::kSmall4K ? kSmallPageWindow : kHugePage;
+  // One window per TLB reach: 64 base pages, or one huge page, at most 2 MiB.
+  const std::size_t window = TlbLocalWindow(arena->info().page_kind, arena->info().page_bytes);
   layout.window_bytes = std::min(window, layout.bytes);
 
   LinkChase(arena->data(), layout, ChaseOrder(layout, spec.seed));

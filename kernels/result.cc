@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kernels/result.h"
 
+#include "kernels/page_sizes.h"
+
 namespace numaprobe::kernels {
 
 std::string_view OutcomeName(Outcome outcome) {
@@ -37,14 +39,16 @@ std::string_view OutcomeName(Outcome outcome) {
   return "unknown";
 }
 
-std::string_view PageKindName(PageKind kind) {
-  switch (kind) {
-    case PageKind::kSmall4K:
-      return "4KiB";
-    case PageKind::kThp2M:
-      return "2MiB-thp";
-    case PageKind::kHugetlb2M:
-      return "2MiB-hugetlb";
+std::string PageSizeName(const BufferInfo& buffer) {
+  if (buffer.page_bytes == 0) return "unknown";
+  const std::string size = PageSizeText(buffer.page_bytes);
+  switch (buffer.page_kind) {
+    case PageKind::kBase:
+      return size;
+    case PageKind::kThp:
+      return size + "-thp";
+    case PageKind::kHugetlb:
+      return size + "-hugetlb";
   }
   return "unknown";
 }

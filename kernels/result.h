@@ -77,15 +77,15 @@ class Expected {
 // How a probe buffer is backed. The obtained kind is always reported, because
 // TLB cost differs between them (see docs/measurement.md).
 enum class PagePolicy {
-  kAuto,     // hugetlb 2 MiB, then THP via madvise, then 4 KiB
-  kHugetlb,  // hugetlb 2 MiB or fail
-  kThp,      // THP via madvise(MADV_HUGEPAGE); falls back to 4 KiB and says so
-  kSmall,    // 4 KiB pages only (MADV_NOHUGEPAGE)
+  kAuto,     // hugetlb (2 MiB and up, kernels/page_sizes.h), then THP via madvise, then base pages
+  kHugetlb,  // hugetlb or fail
+  kThp,      // THP via madvise(MADV_HUGEPAGE); falls back to base pages and says so
+  kSmall,    // base pages only (MADV_NOHUGEPAGE): 4 KiB on x86-64, 4, 16 or 64 KiB on arm64
 };
 inline constexpr PagePolicy kAllPagePolicies[] = {PagePolicy::kAuto, PagePolicy::kHugetlb, PagePolicy::kThp,
                                                   PagePolicy::kSmall};
-enum class PageKind { kSmall4K, kThp2M, kHugetlb2M };
-std::string_view PageKindName(PageKind kind);        // "4KiB", "2MiB-thp", "2MiB-hugetlb"
+// What backs a buffer; its size is BufferInfo::page_bytes.
+enum class PageKind { kBase, kThp, kHugetlb };
 std::string_view PagePolicyName(PagePolicy policy);  // "auto", "hugetlb", "thp", "4k": what config and flags accept
 
 // Result of checking, page by page, on which NUMA node a buffer lives.
@@ -137,9 +137,15 @@ struct ClockReport {
 struct BufferInfo {
   int node = -1;
   std::size_t bytes = 0;
-  PageKind page_kind = PageKind::kSmall4K;
-  double huge_fraction = 0;  // share of the buffer actually backed by 2 MiB pages
+  PageKind page_kind = PageKind::kBase;
+  std::size_t page_bytes = 0;  // the page size obtained (the host's, kernels/page_sizes.h); 0: never allocated
+  double huge_fraction = 0;    // share of the buffer actually backed by huge (THP or hugetlb) pages
   PlacementReport placement;
 };
+
+// The page size a buffer got, as the JSON and the page_size label give it:
+// "4KiB", "64KiB" (base pages), "2MiB-thp", "512MiB-thp", "2MiB-hugetlb";
+// "unknown" for a buffer never allocated.
+std::string PageSizeName(const BufferInfo& buffer);
 
 }  // namespace numaprobe::kernels

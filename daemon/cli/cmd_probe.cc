@@ -66,6 +66,15 @@ BufferSettings UnlimitedBuffers(BufferSettings settings) {
   return settings;
 }
 
+// What the kinds' figures are (ProbeKind::FigureHelp), for the help's footer.
+std::string FiguresHelp() {
+  std::string text;
+  for (const ProbeKind* kind : ProbeTable()) {
+    if (!kind->FigureHelp().empty()) text += (text.empty() ? "" : "\n\n") + std::string(kind->FigureHelp());
+  }
+  return text;
+}
+
 struct ProbeCommand {
   PlanFlags plan;
   std::vector<std::string> tests = DefaultTests();
@@ -86,7 +95,8 @@ struct ProbeCommand {
     sub.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
     sub.add_option("--plot", plot_file,
                    "Write the curves of probes that draw one (loaded_latency) to this file as an SVG plot");
-    sub.add_option("--pages", buffers.pages, "Page size policy: auto (hugetlb, then THP, then 4 KiB), hugetlb, thp, 4k")
+    sub.add_option("--pages", buffers.pages,
+                   "Page size policy: auto (hugetlb, then THP, then base pages), hugetlb, thp, 4k (base pages)")
         ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
     sub.add_option("--lock-file", lock_file,
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
@@ -205,6 +215,7 @@ void AddProbeCommand(CLI::App& app, CommandAction& run) {
   CLI::App* sub =
       app.add_subcommand("probe", "Measure the latency, bandwidth and core-to-core matrices once and print them");
   command->Register(*sub);
+  sub->footer(FiguresHelp());
   sub->callback([&run, command] { run = [command] { return command->Run(); }; });
 }
 

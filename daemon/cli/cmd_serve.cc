@@ -27,6 +27,7 @@
 #include "daemon/web/http.h"
 #include "daemon/web/request_route.h"
 #include "kernels/file_read.h"
+#include "kernels/page_sizes.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -137,6 +138,12 @@ struct ServeCommand {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     spdlog::info("Starting numaprobe version={} revision={}", kVersion, kRevision);
+    // The sizes every buffer's pages are chosen from (and reported with).
+    if (const auto& pages = kernels::HostPageSizes(); pages.ok()) {
+      spdlog::info("page sizes: {}", kernels::DescribePageSizes(pages.value()));
+    } else {
+      spdlog::error("page sizes: {}; every probe buffer will fail", pages.failure().reason);
+    }
     if (geteuid() == 0) spdlog::warn("running as root: numaprobe needs no privileges, consider a dedicated user");
     return kExitOk;
   }

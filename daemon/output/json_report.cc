@@ -4,6 +4,7 @@
 #include "daemon/common/version.h"
 #include "daemon/output/hmat_report.h"
 #include "daemon/probing/probe_table.h"
+#include "kernels/page_sizes.h"
 
 namespace numaprobe::daemon {
 
@@ -21,6 +22,19 @@ json PlanToJson(const Plan& plan) {
   // The targets the kinds planned themselves, under keys of their choosing.
   for (const ProbeKind* kind : ProbeTable()) j.update(kind->PlannedToJson(plan.TargetsOf(kind->name())));
   return j;
+}
+
+// The host's page sizes (kernels/page_sizes.h), which the buffers' page_size
+// fields are chosen from; the reason instead when they could not be read.
+json PageSizesToJson(const k::Expected<k::PageSizes>& sizes) {
+  if (!sizes.ok()) return {{"error", sizes.failure().reason}};
+  json hugetlb = json::array();
+  for (const k::HugetlbSize& h : sizes->hugetlb) {
+    hugetlb.push_back({{"bytes", h.bytes}, {"reserved_pages", h.reserved_pages}});
+  }
+  return {{"base_bytes", sizes->base},
+          {"thp_bytes", sizes->thp == 0 ? json(nullptr) : json(sizes->thp)},
+          {"hugetlb", hugetlb}};
 }
 
 }  // namespace
@@ -67,7 +81,8 @@ json ReportToJson(const ProbeReport& report, const k::Topology& topology, const 
               {"clocksource", h.clocksource},
               {"virtualized", h.virtualized},
               {"hypervisor", h.hypervisor},
-              {"nodes_per_package", h.nodes_per_package}}},
+              {"nodes_per_package", h.nodes_per_package},
+              {"page_sizes", PageSizesToJson(k::HostPageSizes())}}},
             {"topology", TopologyToJson(topology, plan)},
             {"ok", report.all_ok()}};
   // One array per kind, under its name, empty if it did not run.

@@ -11,7 +11,9 @@ json BufferToJson(const k::BufferInfo& b) {
   return {{"node", b.node},
           {"bytes", b.bytes},
           // No page size for a buffer that was never allocated.
-          {"page_size", b.bytes == 0 ? json(nullptr) : json(k::PageKindName(b.page_kind))},
+          {"page_size", b.bytes == 0 ? json(nullptr) : json(k::PageSizeName(b))},
+          // The same in bytes: the host's base, THP or hugetlb page (kernels/page_sizes.h).
+          {"page_bytes", b.bytes == 0 ? json(nullptr) : json(b.page_bytes)},
           {"huge_fraction", b.huge_fraction},
           {"placement",
            {{"verified", p.verified()},

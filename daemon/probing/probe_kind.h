@@ -327,6 +327,9 @@ class ProbeKind : public KindSection {
   // Terminal and landing page: the sections of a set of records (empty
   // records: no section).
   virtual std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const = 0;
+  // What the kind's figure is, as `numaprobe probe --help` says it after the
+  // flags (which statistic, how it compares with other tools); "": nothing.
+  virtual std::string_view FigureHelp() const { return ""; }
   // Curves of a set of records, for a plot; none for most kinds.
   virtual std::vector<PlotSeries> Curves(const std::vector<RecordPtr>& /*records*/) const { return {}; }
   // JSON output of one record (figures null unless ok).

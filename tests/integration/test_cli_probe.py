@@ -3,6 +3,7 @@
 binary, real machine (one NUMA node here; multi-node lives in tests/vm)."""
 import json
 import os
+import re
 
 import pytest
 
@@ -33,6 +34,10 @@ def test_probe_help_documents_flags(run):
     assert r.returncode == 0
     for flag in ("--cpus", "--nodes", "--per-cpu", "--c2c-cpus", "--format", "--pages", "--tests"):
         assert flag in r.stdout
+    # Which statistic the idle-latency figure is, and what it compares with.
+    text = " ".join(r.stdout.split())
+    assert "the published figure is the MEDIAN of the --samples accepted samples" in text
+    assert "Intel MLC" in text and "multichase -a" in text and "best of its 0.5 s samples" in text
     # `topology` shows the plan `probe` would run, so it takes the same plan flags.
     r = run("topology", "--help")
     assert r.returncode == 0
@@ -146,9 +151,17 @@ def test_probe_table_prints_matrices(run):
     # Exit 1 only for a run disturbed on a busy machine, with the evidence
     # (preemptions counted) printed in the table's notes.
     assert r.returncode == 0 or ("disturbed" in r.stdout and "context switch" in r.stdout), r.stdout + r.stderr
-    assert "Idle memory latency (ns" in r.stdout
+    assert "Idle memory latency (ns, median / minimum of the samples; pages: " in r.stdout
     assert "Memory bandwidth, read (GB/s" in r.stdout
     assert "node 0" in r.stdout
+    # A measured cell is "median / minimum"; a disturbed one is a "!N" note.
+    lines = r.stdout.splitlines()
+    row = lines[lines.index(next(l for l in lines if l.startswith("Idle memory latency"))) + 2]
+    cell = re.search(r"\)\s+(\S+ / \S+|!\d+)\s*$", row)
+    assert cell, row
+    if not cell.group(1).startswith("!"):
+        median, minimum = (float(x) for x in cell.group(1).split(" / "))
+        assert 0 < minimum <= median, row
 
 
 def test_failed_probe_is_reported_not_hidden(run):

@@ -35,13 +35,21 @@ TEST(ArenaTest, CreatesVerifiedWritableMemoryOnNode0) {
   EXPECT_EQ(arena->data()[arena->bytes() - 1], std::byte{42});
 }
 
-TEST(ArenaTest, SmallPolicyGives4KiBPages) {
+// The host's base page (4 KiB on x86-64; 4, 16 or 64 KiB on arm64), not an assumed 4 KiB.
+std::size_t BasePage() {
+  EXPECT_TRUE(HostPageSizes().ok()) << HostPageSizes().failure().reason;
+  return HostPageSizes().ok() ? HostPageSizes()->base : 4096;
+}
+
+TEST(ArenaTest, SmallPolicyGivesTheHostsBasePages) {
   NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
-  auto arena = Arena::Create({.bytes = 16 << 10, .node = 0, .pages = PagePolicy::kSmall});
+  const std::size_t base = BasePage();
+  auto arena = Arena::Create({.bytes = 4 * base, .node = 0, .pages = PagePolicy::kSmall});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
-  EXPECT_EQ(arena->info().page_kind, PageKind::kSmall4K);
-  EXPECT_EQ(arena->bytes(), 16u << 10);  // not rounded to 2 MiB
-  EXPECT_EQ(arena->page_bytes(), 4096u);
+  EXPECT_EQ(arena->info().page_kind, PageKind::kBase);
+  EXPECT_EQ(arena->bytes(), 4 * base);  // not rounded to 2 MiB
+  EXPECT_EQ(arena->page_bytes(), base);
+  EXPECT_EQ(PageSizeName(arena->info()), PageSizeText(base));
   EXPECT_EQ(arena->info().huge_fraction, 0);
   EXPECT_EQ(arena->info().placement.pages_checked, 4u);
 }
@@ -51,17 +59,22 @@ TEST(ArenaTest, ThpPolicyReportsTheKindItGot) {
   auto arena = Arena::Create({.bytes = 8 * kMiB, .node = 0, .pages = PagePolicy::kThp});
   ASSERT_TRUE(arena.ok()) << arena.failure().reason;
   const BufferInfo& info = arena->info();
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena->data()) % (2 * kMiB), 0u);
+  const std::size_t thp = HostPageSizes().ok() ? HostPageSizes()->thp : 0;
+  // Aligned to the PMD size where a PMD page fits the buffer (2 MiB on x86-64).
+  if (ThpFits(HostPageSizes().value(), 8 * kMiB)) {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(arena->data()) % thp, 0u);
+  }
   EXPECT_GE(info.huge_fraction, 0);
   EXPECT_LE(info.huge_fraction, 1);
   if (info.huge_fraction > 0.5) {
-    EXPECT_EQ(info.page_kind, PageKind::kThp2M);
-    EXPECT_EQ(arena->page_bytes(), 2 * kMiB);
+    EXPECT_EQ(info.page_kind, PageKind::kThp);
+    EXPECT_EQ(arena->page_bytes(), thp);
+    EXPECT_EQ(PageSizeName(info), PageSizeText(thp) + "-thp");
   } else {
-    EXPECT_EQ(info.page_kind, PageKind::kSmall4K);
-    EXPECT_EQ(arena->page_bytes(), 4096u);
+    EXPECT_EQ(info.page_kind, PageKind::kBase);
+    EXPECT_EQ(arena->page_bytes(), BasePage());
   }
-  EXPECT_NE(info.page_kind, PageKind::kHugetlb2M);
+  EXPECT_NE(info.page_kind, PageKind::kHugetlb);
 }
 
 TEST(ArenaTest, HugetlbWithoutPoolFailsNamingThePool) {
@@ -71,6 +84,30 @@ TEST(ArenaTest, HugetlbWithoutPoolFailsNamingThePool) {
   EXPECT_EQ(arena.failure().outcome, Outcome::kAllocFailed);
   EXPECT_NE(arena.failure().reason.find("nr_hugepages"), std::string::npos) << arena.failure().reason;
   EXPECT_EQ(arena.failure().reason.rfind("node 0: ", 0), 0u) << arena.failure().reason;
+}
+
+// The sizes are the kernel's, injected here: a kernel without THP (no
+// hpage_pmd_size) maps the buffer on base pages, whatever the policy asked.
+TEST(ArenaTest, KernelWithoutThpGetsBasePages) {
+  NUMAPROBE_SKIP_WITHOUT_NUMA_SYSCALLS();
+  const PageSizes no_thp{.base = BasePage(), .thp = 0, .hugetlb = {}, .sysfs_root = "/nonexistent"};
+  auto arena = Arena::Create({.bytes = 8 * kMiB, .node = 0, .pages = PagePolicy::kThp, .page_sizes = &no_thp});
+  ASSERT_TRUE(arena.ok()) << arena.failure().reason;
+  EXPECT_EQ(arena->info().page_kind, PageKind::kBase);
+  EXPECT_EQ(arena->page_bytes(), BasePage());
+  EXPECT_EQ(arena->bytes(), 8 * kMiB);
+  EXPECT_TRUE(arena->info().placement.verified());
+}
+
+// A kernel that offers no hugetlb size of 2 MiB or more: a clear failure.
+TEST(ArenaTest, HugetlbWithoutSizesFailsNamingTheDirectory) {
+  const PageSizes none{.base = BasePage(), .thp = 0, .hugetlb = {}, .sysfs_root = "/nonexistent"};
+  auto arena = Arena::Create({.bytes = 4 * kMiB, .node = 0, .pages = PagePolicy::kHugetlb, .page_sizes = &none});
+  ASSERT_FALSE(arena.ok());
+  EXPECT_EQ(arena.failure().outcome, Outcome::kAllocFailed);
+  EXPECT_EQ(arena.failure().reason,
+            "node 0: hugetlb: this kernel offers no hugetlb page of 2 MiB up to the buffer's 4MiB "
+            "(/nonexistent/kernel/mm/hugepages)");
 }
 
 TEST(ArenaTest, AbsentNodeFailsNamingIt) {

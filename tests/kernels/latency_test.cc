@@ -66,7 +66,7 @@ TEST(LatencyTest, L1BufferIsManyTimesFasterThanOnePastTheLlc) {
   RecordProperty("l1_ns", std::to_string(l1_ns));
   RecordProperty("dram_ns", std::to_string(dram_ns));
   std::printf("L1 %.2f ns/load, past LLC (%zu MiB, %s) %.1f ns/load\n", l1_ns, dram.layout().bytes / kMiB,
-              std::string(PageKindName(far.buffer.page_kind)).c_str(), dram_ns);
+              PageSizeName(far.buffer).c_str(), dram_ns);
   EXPECT_GT(l1_ns, 0);
   EXPECT_LT(l1_ns, 10);
   EXPECT_GT(dram_ns / l1_ns, 5);
@@ -214,9 +214,9 @@ TEST(LatencyTest, ResultDescribesTheRun) {
   EXPECT_LE(r.seconds_per_load.min, r.seconds_per_load.median);
   EXPECT_EQ(r.loads_per_sample, 10'000u);
   EXPECT_EQ(r.stride, 128u);
-  EXPECT_EQ(r.window_bytes, 256u << 10);  // 64 small pages
+  EXPECT_EQ(r.buffer.page_kind, PageKind::kBase);
+  EXPECT_EQ(r.window_bytes, TlbLocalWindow(PageKind::kBase, r.buffer.page_bytes));  // 64 base pages: 256 KiB on x86-64
   EXPECT_EQ(r.buffer.node, 0);
-  EXPECT_EQ(r.buffer.page_kind, PageKind::kSmall4K);
   EXPECT_TRUE(r.buffer.placement.verified());
   EXPECT_EQ(r.buffer.placement.pages_checked, 16u);  // the re-check, not the initial one
   EXPECT_GT(r.cpu_seconds, 0);

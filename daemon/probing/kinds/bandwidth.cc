@@ -208,12 +208,9 @@ class BandwidthKind final : public ProbeKind {
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::BandwidthResult>(record);
-    return {{"op", std::string(k::BandwidthOpName(r.op))},
-            {"page_size", std::string(k::PageKindName(r.buffer.page_kind))},
-            {"buffer_bytes", std::to_string(r.buffer.bytes)},
-            {"burst_bytes", std::to_string(r.bytes_per_burst)},
-            {"bursts", std::to_string(r.bytes_per_second.n)},
-            {"isa", std::string(k::IsaName(r.isa))},
+    return {{"op", std::string(k::BandwidthOpName(r.op))},    {"page_size", k::PageSizeName(r.buffer)},
+            {"buffer_bytes", std::to_string(r.buffer.bytes)}, {"burst_bytes", std::to_string(r.bytes_per_burst)},
+            {"bursts", std::to_string(r.bytes_per_second.n)}, {"isa", std::string(k::IsaName(r.isa))},
             {"threads", std::to_string(r.cpus.size())}};
   }
 

@@ -141,7 +141,7 @@ class CoreToCoreKind final : public ProbeKind {
 
   Labels ConfigInfo(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::C2cResult>(record);
-    return {{"page_size", std::string(k::PageKindName(r.line.page_kind))},
+    return {{"page_size", k::PageSizeName(r.line)},
             {"buffer_bytes", std::to_string(r.line.bytes)},
             {"round_trips", std::to_string(r.round_trips)},
             {"samples", std::to_string(r.one_way_seconds.n)}};

@@ -155,7 +155,7 @@ class LoadedLatencyKind final : public ProbeKind {
   Labels ConfigInfo(const ProbeRecord& record) const override {
     const auto& r = ResultOf<k::LoadedLatencyResult>(record);
     return {{"op", std::string(k::LoadTrafficName(r.traffic))},
-            {"page_size", std::string(k::PageKindName(r.chase_buffer.page_kind))},
+            {"page_size", k::PageSizeName(r.chase_buffer)},
             {"buffer_bytes", std::to_string(r.chase_buffer.bytes)},
             {"load_buffer_bytes", std::to_string(r.load_buffer.bytes)},
             {"load_threads", std::to_string(r.load_cpus.size())},
