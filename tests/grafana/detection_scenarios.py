@@ -56,7 +56,8 @@ class Expect:
     description: str | None = None  # the description must contain this
 
     def matches(self, labels: dict[str, str]) -> bool:
-        return labels.get("alertname") == self.alert and all(labels.get(k) == v for k, v in self.labels.items())
+        """A label given as "" must be absent, as in a PromQL matcher."""
+        return labels.get("alertname") == self.alert and all(labels.get(k, "") == v for k, v in self.labels.items())
 
 
 @dataclass
@@ -64,6 +65,9 @@ class Case:
     scenario: sg.Scenario
     expects: list[Expect]
     what: str  # every alert series not in expects must never fire
+    # Labels compare_engines leaves out (the series that differ only in them
+    # taken as one), where vmalert's replay is known to label differently.
+    replay_drops: tuple[str, ...] = ()
 
 
 @dataclass
@@ -192,6 +196,51 @@ def rollout(seed: int) -> Case:
                               description=desc))
     return Case(sg.Scenario("rollout", hosts, start + 6 * H, seed, steps=steps, reboots=reboots), expects,
                 "fleet-wide kernel rollout, every host +12% latency after its reboot")
+
+
+def accepted_rollout(seed: int) -> Case:
+    """Four hosts (5- and 30-min rounds) reboot into a new kernel 10 min apart,
+    every latency pair 12% slower: NumaProbeLatencyDrift fires naming the
+    kernel (as in `rollout`). The operator accepts the new level 1 h after
+    each reboot (`numaprobe baseline accept`): the host change is cleared and
+    each series takes the median of its figures since the reboot as its
+    baseline, at once where it has 5 of them (every series at 5-min rounds; at
+    30-min rounds the latency series, whose first figure after the reboot was
+    confirmed by 4 runs, have 6; the bandwidth series, with 2, record until
+    their 5th, 59-103 min after the accept: test_series_gen.py). The drift
+    alert resolves at the accept. One hour after the accept a real +10%
+    regression of pair 0 -> 1 on a 5-min and a 30-min host fires within the
+    usual promise from its onset, naming the pair and no host change. Each
+    host has its own CPU model: no peer comparison."""
+    hosts, reboots, steps, accepts, expects = [], [], [], [], []
+    start = H
+    change = f"kernel {sg.KERNEL_OLD} -> {sg.KERNEL_NEW}"
+    for k in range(4):
+        name = f"ar{k}"
+        refresh = 300 if k % 2 == 0 else 1800
+        hosts.append(sg.Host(name, cpu_model=f"model-{name}", refresh_s=refresh))
+        at = start + k * 10 * MIN
+        accept = at + H
+        reboots.append(sg.Reboot(name, at, changes=[("kernel", sg.KERNEL_OLD, sg.KERNEL_NEW)]))
+        steps.append(sg.Step(name, at, "latency", 1.12))
+        accepts.append(sg.Accept(name, accept))
+        # Resolves at the first scrape after the accept shows the new baseline.
+        expects.append(Expect("NumaProbeLatencyDrift", {"instance": inst(name), "change": change}, at,
+                              promise(refresh), resolve_by_s=accept + 3 * MIN))
+        if k < 2:
+            onset = accept + H + k * 97
+            steps.append(sg.Step(name, onset, "latency", 1.10, pairs={(0, 1)}))
+            expects.append(Expect("NumaProbeLatencyDrift", {"instance": inst(name), "change": ""}, onset,
+                                  promise(refresh), description=named("latency", (0, 1))))
+    end = start + 3 * 10 * MIN + 3 * H + 30 * MIN
+    # vmalert's replay evaluates each rule as a range query, and there
+    # victoria-metrics 1.79's `or on(instance, job)` in the rollout recording
+    # keeps the first operand's labels over the whole range: the change
+    # cleared at the accept stays on the regression's alert (an instant
+    # query, as vmalert evaluates live, drops it). Compared without it.
+    return Case(sg.Scenario("accepted_rollout", hosts, end, seed, steps=steps, reboots=reboots, accepts=accepts),
+                expects, "kernel rollout +12% latency accepted 1 h after each reboot, then a real +10% regression",
+                replay_drops=("change",))
 
 
 def stale(seed: int) -> Case:
@@ -372,6 +421,7 @@ CASES = {
     "regression_30m": lambda: regression(1800, 12),
     "peers": lambda: peers(13),
     "rollout": lambda: rollout(14),
+    "accepted_rollout": lambda: accepted_rollout(25),
     "stale": lambda: stale(15),
     "health": lambda: health(16),
     "absent": lambda: absent(17),
@@ -512,22 +562,32 @@ def compare_engines(o: Outcome, other: dict[tuple, tuple[float, float, int]], ot
     tol = max(o.case.scenario.eval_s, other_eval_s)
     end = o.case.scenario.duration_s
     problems = []
-    ours = {tuple(sorted(f.labels.items())): f for f in o.fired}
+
+    def merged(items) -> dict[tuple, tuple[float, float, int]]:
+        out: dict[tuple, tuple[float, float, int]] = {}
+        for key, (first, last, count) in items:
+            key = tuple(kv for kv in key if kv[0] not in o.case.replay_drops)
+            f0, l0, c0 = out.get(key, (first, last, 0))
+            out[key] = (min(f0, first), max(l0, last), c0 + count)
+        return out
+
+    ours = merged((tuple(sorted(f.labels.items())), (f.first, f.last, f.count)) for f in o.fired)
+    other = merged(other.items())
     for key in sorted(set(ours) | set(other)):
         name = dict(key).get("alertname")
         if key not in other:
-            problems.append(f"only promtool fired {dict(key)} (at {ours[key].first / MIN:.0f} min)")
+            problems.append(f"only promtool fired {dict(key)} (at {ours[key][0] / MIN:.0f} min)")
             continue
         first, last, _ = other[key]
         if key not in ours:
             problems.append(f"only the other engine fired {dict(key)} (at {first / MIN:.0f} min)")
             continue
-        f = ours[key]
-        if abs(first - f.first) > tol:
-            problems.append(f"{name} {dict(key)}: first firing at {first / MIN:.0f} min, promtool {f.first / MIN:.0f}")
-        resolved = [x < end - 2 * tol for x in (last, f.last)]
-        if any(resolved) and abs(last - f.last) > tol:
-            problems.append(f"{name} {dict(key)}: last firing at {last / MIN:.0f} min, promtool {f.last / MIN:.0f}")
+        f_first, f_last, _ = ours[key]
+        if abs(first - f_first) > tol:
+            problems.append(f"{name} {dict(key)}: first firing at {first / MIN:.0f} min, promtool {f_first / MIN:.0f}")
+        resolved = [x < end - 2 * tol for x in (last, f_last)]
+        if any(resolved) and abs(last - f_last) > tol:
+            problems.append(f"{name} {dict(key)}: last firing at {last / MIN:.0f} min, promtool {f_last / MIN:.0f}")
     return problems
 
 
@@ -553,7 +613,7 @@ def table(outcomes: dict[str, Outcome]) -> str:
         for r in o.rows:
             labels = r["labels"]
             series = f"{labels.get('instance', '').split(':')[0]} " + ",".join(
-                v for k, v in labels.items() if k != "instance")
+                v if v else f"no {k}" for k, v in labels.items() if k != "instance")
             onset = "never" if r["ttf_onset"] is None else f"{r['ttf_onset'] / MIN:.0f}m"
             ref = "" if r["ttf_ref"] is None else f"{r['ttf_ref'] / MIN:.0f}m after {r['basis']}"
             lines.append(f"{name:<17}{r['alert']:<33}{series.strip():<24}{onset:>7}  {ref:<30}{r['within'] / MIN:>5.0f}m")

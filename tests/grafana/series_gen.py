@@ -6,7 +6,8 @@ minute: jittered probe rounds, figures with the noise measured on a real host
 (docs/detection.md, "Noise"), single outlier figures, rounds a probe missed,
 failed scrapes (staleness markers and up == 0), daemon restarts that reset the
 recent medians, host fingerprint changes, steps in the figures, probes that stop
-succeeding, and the health series (run counters, duty cycle, reload status).
+succeeding, operators accepting the current level as the baseline, and the
+health series (run counters, duty cycle, reload status).
 
 `Scenario.test_file()` renders one promtool test group with both rule files
 loaded; detection_scenarios.py defines the scenarios and reads the results.
@@ -159,6 +160,18 @@ class Origin:
 
 
 @dataclass
+class Accept:
+    """`numaprobe baseline accept` (or baseline.accept_changes) at at_s: every
+    series takes the level measured since the host's latest change (its last
+    start with changed fingerprint fields since the baseline, or the last
+    accept) as its baseline, at once where it has RECENT_WINDOW such figures,
+    else once it has (SeriesBaseline.accept); the host changes are cleared
+    and the origin becomes "accepted"."""
+    host: str
+    at_s: int
+
+
+@dataclass
 class Fault:
     """A health fault from at_s on: duty (cycle over budget), reload (failed),
     down (exporter unreachable until until_s), gone (target vanishes),
@@ -225,6 +238,74 @@ def baseline(rng: random.Random, kind: str, level: float, model: str) -> tuple[f
     return med, (figs[-1] - figs[0]) / med
 
 
+class SeriesBaseline:
+    """One series' baseline as the daemon keeps it (daemon/serve/results/
+    series_history.h): armed with a value and spread, or, after an accept that
+    found too few figures of the new level, recording until it has
+    RECENT_WINDOW of them. Collects what the daemon publishes of it: the
+    baseline and spread (absent while recording) and its state for
+    numaprobe_baseline_series and the recording progress."""
+
+    def __init__(self, value: float, spread: float, refresh_s: float):
+        self.value: float | None = value
+        self.refresh_s = refresh_s  # how often the series gets a figure: the recording's expected length
+        self.recording: list[float] | None = None
+        self.since = 0.0
+        self.values: list = [(-1e9, value)]
+        self.spreads: list = [(-1e9, spread)]
+        self.states: list = [(-1e9, None, None)]  # (t, figures recorded or None when armed, recording since)
+
+    def _arm(self, t: float, figures: list[float]) -> None:
+        """Median and (max - min) / median, as kernels::Summarize (mean of
+        the middle two of an even count)."""
+        med = statistics.median(figures)
+        self.value, self.recording = med, None
+        self.values.append((t, med))
+        self.spreads.append((t, (max(figures) - min(figures)) / med))
+        self.states.append((t, None, None))
+
+    def accept(self, t: float, change_at: float | None, recent: list[tuple[float, float]]) -> None:
+        """At an accept at t: `change_at` the host's latest change, `recent`
+        the (time, figure) of the recent window (the last PEER_WINDOW figures).
+        The figures at or after it (none: the last RECENT_WINDOW) are the new
+        level (SeriesHistory::AcceptLevel)."""
+        level = [v for tv, v in recent if tv >= change_at] if change_at is not None else \
+            [v for _, v in recent[-RECENT_WINDOW:]]
+        if len(level) >= RECENT_WINDOW:
+            self._arm(t, level)
+            return
+        self.value, self.recording, self.since = None, level, t
+        self.values.append((t, None))
+        self.spreads.append((t, None))
+        self.states.append((t, len(level), t))
+
+    def add(self, t: float, v: float) -> None:
+        """A figure lands: a recording after an accept arms at RECENT_WINDOW."""
+        if self.recording is None:
+            return
+        self.recording.append(v)
+        if len(self.recording) >= RECENT_WINDOW:
+            self._arm(t, self.recording)
+        else:
+            self.states.append((t, len(self.recording), self.since))
+
+    def state_at(self, t: float) -> tuple:
+        return self.states[bisect.bisect_right([s[0] for s in self.states], t) - 1]
+
+
+@dataclass
+class SeriesRun:
+    """What figure_series gives for one series: event lists of its figures,
+    recent median, peer median and last success, its run results and its
+    baseline."""
+    fig: list
+    med: list
+    peer: list
+    succ: list
+    runs: list
+    baseline: SeriesBaseline
+
+
 class HostSim:
     """Everything one host's daemon publishes, sampled every STEP_S."""
 
@@ -243,7 +324,9 @@ class HostSim:
         # Per scrape: 0 scraped, 1 scrape failed, 2 daemon not running or target gone.
         self.state = [2 if (i * STEP_S >= gone or not self.running(i * STEP_S)) else (0 if ok else 1)
                       for i, ok in enumerate(self.scrape_ok)]
+        self.accepts = self._accepts()
         self.series: list[SeriesData] = []
+        self.baselines: list[SeriesBaseline] = []  # every series', for numaprobe_baseline_series
         # The latency peer medians (not published): what _peer_ratio reads.
         self.peer_medians: list[SeriesData] = []
 
@@ -278,6 +361,23 @@ class HostSim:
             s = r.at_s + r.down_s
         segs.append((s, self.scn.duration_s + 1))
         return segs
+
+    def change_times(self) -> list[float]:
+        """When the daemon first saw each reboot's changed fingerprint fields:
+        at its start."""
+        return [r.at_s + r.down_s for r in self.reboots if r.changes]
+
+    def _accepts(self) -> list[tuple[float, float | None]]:
+        """(accept time, the latest host change since the baseline or the
+        previous accept, None if none) of the host's accepts. The daemon acts
+        on an accept while it runs."""
+        out, prev = [], -math.inf
+        for a in sorted(a.at_s for a in self.scn.accepts if a.host == self.h.name):
+            if not self.running(a):
+                raise ValueError(f"accept at {a} s on {self.h.name}: its daemon is not running then")
+            out.append((a, max((c for c in self.change_times() if prev < c <= a), default=None)))
+            prev = a
+        return out
 
     def rounds(self, seg: tuple[float, float]) -> list[float]:
         R, j = self.h.refresh_s, self.h.jitter
@@ -350,12 +450,20 @@ class HostSim:
         slot = (0 if pair == (0, 1) else 1) * k // 2
         return [[r for i, r in enumerate(rounds) if i % k == slot] for rounds in round_lists]
 
-    def figure_series(self, kind: str, pair, op, true_level: float, round_lists, offset: float, base: float,
-                      rotate: bool = True):
+    def refresh_of(self, pair) -> float:
+        """How often a series of the rounds gets a figure: every round, or
+        for a rotated pair once a cycle (the daemon's RefreshOf)."""
+        rotated = self.h.rotation_rounds > 1 and pair not in ((0, 0), (1, 0))
+        return self.h.refresh_s * (self.h.rotation_rounds if rotated else 1)
+
+    def figure_series(self, kind: str, pair, op, true_level: float, round_lists, offset: float,
+                      baseline: SeriesBaseline, rotate: bool = True) -> SeriesRun:
         """Figure, recent-median and last-success events of one series, and the
         run results: the daemon's rounds (or, `rotate` False, the run times
         given), and its confirmation runs after a figure that leaves its band
-        around `base` (the baseline)."""
+        around the baseline in force (none while it records). The host's
+        accepts change `baseline` as its figures go."""
+        self.baselines.append(baseline)
         if rotate:
             round_lists = self.pair_rounds(pair, round_lists)
         outliers = self.outlier_times()
@@ -364,16 +472,22 @@ class HostSim:
         fig_ev, med_ev, peer_ev, succ_ev, runs = [], [], [], [], []
 
         def worse(v):
-            return sign * (v / base - 1)
+            return sign * (v / baseline.value - 1)
 
+        accepts = list(self.accepts)
         for seg, rounds in zip(self.segments, round_lists):
-            figs, fails, confirm = [], 0, []
+            # The recent window starts empty at each start, as the recent
+            # medians do here; an accept's figures since a change are all of
+            # this start's anyway (the change is seen at the start).
+            figs, fails, confirm, recent = [], 0, [], []
             queue = [r + offset for r in rounds]
             while queue or confirm:
                 confirming = bool(confirm) and (not queue or confirm[0] < queue[0])
                 t = confirm.pop(0) if confirming else queue.pop(0)
                 if t >= seg[1]:
                     break
+                while accepts and accepts[0][0] <= t:
+                    baseline.accept(*accepts.pop(0), recent)
                 if stop and t >= stop.at_s:
                     fails += 1
                     runs.append((t, stop.result))
@@ -390,12 +504,15 @@ class HostSim:
                     outliers.pop(0)
                     v *= OUTLIER_FACTOR[kind]
                 median = sorted(figs[-RECENT_WINDOW:])[RECENT_WINDOW // 2] if len(figs) >= RECENT_WINDOW else None
-                if not confirming and worse(v) > BAND[kind] and (median is None or worse(median) <= BAND[kind]):
+                if not confirming and baseline.value is not None and worse(v) > BAND[kind] \
+                        and (median is None or worse(median) <= BAND[kind]):
                     c = t
                     for _ in range(CONFIRM_RUNS):
                         c += self.rng.uniform(*CONFIRM_GAP_S)
                         confirm.append(c)
                 figs.append(v)
+                recent = (recent + [(t, v)])[-PEER_WINDOW:]
+                baseline.add(t, v)
                 fig_ev.append((t, v))
                 if len(figs) >= RECENT_WINDOW:
                     med_ev.append((t, sorted(figs[-RECENT_WINDOW:])[RECENT_WINDOW // 2]))
@@ -403,12 +520,14 @@ class HostSim:
                     peer_ev.append((t, sorted(figs[-PEER_WINDOW:])[PEER_WINDOW // 2]))
                 succ_ev.append((t, float(int(t))))
                 runs.append((t, "ok"))
+            while accepts and accepts[0][0] < seg[1]:  # after the segment's last figure
+                baseline.accept(*accepts.pop(0), recent)
             if seg[1] <= self.scn.duration_s:  # daemon stops: everything withdrawn
                 fig_ev.append((seg[1], None))
                 med_ev.append((seg[1], None))
                 peer_ev.append((seg[1], None))
                 succ_ev.append((seg[1], None))
-        return fig_ev, med_ev, peer_ev, succ_ev, runs
+        return SeriesRun(fig_ev, med_ev, peer_ev, succ_ev, runs, baseline)
 
     @staticmethod
     def distance(pair) -> int:
@@ -450,18 +569,18 @@ class HostSim:
                 if cpu is not None:
                     lab["cpu"] = str(cpu)
                 true = level * (1 + rng.gauss(0, 0.003) if cpu is not None else 1)
-                base, spread = baseline(rng, "latency", true, self.scn.noise)
-                fig, med, peer, succ, runs = self.figure_series("latency", pair, None, true, round_lists,
-                                                                off + (cpu or 0) % 2 * 3, base)
-                self.peer_medians.append(SeriesData({"__name__": "peer_median", **lab}, self.sample(peer)))
-                self.log_figures("numaprobe_memory_latency_seconds", lab, fig)
-                ratio_figs[(pair, cpu)] = fig
-                self.add("numaprobe_memory_latency_seconds", lab, fig)
-                self.add("numaprobe_memory_latency_recent_median_seconds", lab, med)
-                self.add("numaprobe_memory_latency_baseline_seconds", lab, [(-1e9, base)])
-                self.add("numaprobe_memory_latency_baseline_spread_ratio", lab, [(-1e9, spread)])
-                runs_by_probe["latency"] += runs
-                succ_any = succ if succ_any is None else sorted(succ_any + succ, key=lambda e: e[0])
+                value, spread = baseline(rng, "latency", true, self.scn.noise)
+                base = SeriesBaseline(value, spread, self.refresh_of(pair))
+                run = self.figure_series("latency", pair, None, true, round_lists, off + (cpu or 0) % 2 * 3, base)
+                self.peer_medians.append(SeriesData({"__name__": "peer_median", **lab}, self.sample(run.peer)))
+                self.log_figures("numaprobe_memory_latency_seconds", lab, run.fig)
+                ratio_figs[(pair, cpu)] = run.fig
+                self.add("numaprobe_memory_latency_seconds", lab, run.fig)
+                self.add("numaprobe_memory_latency_recent_median_seconds", lab, run.med)
+                self.add("numaprobe_memory_latency_baseline_seconds", lab, base.values)
+                self.add("numaprobe_memory_latency_baseline_spread_ratio", lab, base.spreads)
+                runs_by_probe["latency"] += run.runs
+                succ_any = run.succ if succ_any is None else sorted(succ_any + run.succ, key=lambda e: e[0])
             self.add("numaprobe_probe_last_success_timestamp_seconds",
                      {"probe": "latency", "cpu_node": str(c), "mem_node": str(m)}, succ_any)
             self.add("numaprobe_numa_distance", {"cpu_node": str(c), "mem_node": str(m)},
@@ -472,16 +591,17 @@ class HostSim:
                 if h.threads > 1:
                     lab["threads"] = str(h.threads)
                 true = BANDWIDTH_BASE[op] * self.level * (1 if local else REMOTE_BANDWIDTH)
-                base, spread = baseline(rng, "bandwidth", true, self.scn.noise)
-                fig, med, _, succ, runs = self.figure_series("bandwidth", pair, op, true, round_lists, offset(), base)
-                self.log_figures("numaprobe_memory_bandwidth_bytes_per_second", lab, fig)
-                self.add("numaprobe_memory_bandwidth_bytes_per_second", lab, fig)
-                self.add("numaprobe_memory_bandwidth_recent_median_bytes_per_second", lab, med)
+                value, spread = baseline(rng, "bandwidth", true, self.scn.noise)
+                base = SeriesBaseline(value, spread, self.refresh_of(pair))
+                run = self.figure_series("bandwidth", pair, op, true, round_lists, offset(), base)
+                self.log_figures("numaprobe_memory_bandwidth_bytes_per_second", lab, run.fig)
+                self.add("numaprobe_memory_bandwidth_bytes_per_second", lab, run.fig)
+                self.add("numaprobe_memory_bandwidth_recent_median_bytes_per_second", lab, run.med)
                 lab_b = {k: v for k, v in lab.items() if k != "threads"}
-                self.add("numaprobe_memory_bandwidth_baseline_bytes_per_second", lab_b, [(-1e9, base)])
-                self.add("numaprobe_memory_bandwidth_baseline_spread_ratio", lab_b, [(-1e9, spread)])
-                runs_by_probe["bandwidth"] += runs
-                bw_succ += succ
+                self.add("numaprobe_memory_bandwidth_baseline_bytes_per_second", lab_b, base.values)
+                self.add("numaprobe_memory_bandwidth_baseline_spread_ratio", lab_b, base.spreads)
+                runs_by_probe["bandwidth"] += run.runs
+                bw_succ += run.succ
             self.add("numaprobe_probe_last_success_timestamp_seconds",
                      {"probe": "bandwidth", "cpu_node": str(c), "mem_node": str(m)},
                      sorted(bw_succ, key=lambda e: (e[0], e[1] is None)))
@@ -491,6 +611,7 @@ class HostSim:
         # After every other draw of the host's generator: a host without
         # peak bandwidth gets the same series as before it was modelled.
         self._peak(round_lists)
+        self._baselines()
         self._oldest_success()
         self._worst_drift()
         self._peer_ratio()
@@ -630,16 +751,15 @@ class HostSim:
             c, m = pair
             lab = {"cpu_node": str(c), "mem_node": str(m), "op": op}
             true = PEAK_BASE[op] * self.level * (1 if c == m else PEAK_REMOTE)
-            base, spread = baseline(rng, "peak", true, self.scn.noise)
-            fig, med, _, succ, pair_runs = self.figure_series("peak", pair, op, true, run_lists[(pair, op)], 0.0,
-                                                              base, rotate=False)
-            self.log_figures("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, fig)
-            self.add("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, fig)
-            self.add("numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second", lab, med)
-            self.add("numaprobe_memory_peak_bandwidth_baseline_bytes_per_second", lab, [(-1e9, base)])
-            self.add("numaprobe_memory_peak_bandwidth_baseline_spread_ratio", lab, [(-1e9, spread)])
-            succ_by_pair.setdefault(pair, []).extend(succ)
-            runs += pair_runs
+            base = SeriesBaseline(*baseline(rng, "peak", true, self.scn.noise), h.peak_interval_s)
+            run = self.figure_series("peak", pair, op, true, run_lists[(pair, op)], 0.0, base, rotate=False)
+            self.log_figures("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, run.fig)
+            self.add("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, run.fig)
+            self.add("numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second", lab, run.med)
+            self.add("numaprobe_memory_peak_bandwidth_baseline_bytes_per_second", lab, base.values)
+            self.add("numaprobe_memory_peak_bandwidth_baseline_spread_ratio", lab, base.spreads)
+            succ_by_pair.setdefault(pair, []).extend(run.succ)
+            runs += run.runs
         for (c, m), succ in sorted(succ_by_pair.items()):
             self.add("numaprobe_probe_last_success_timestamp_seconds",
                      {"probe": "peak_bandwidth", "cpu_node": str(c), "mem_node": str(m)},
@@ -718,63 +838,98 @@ class HostSim:
         info_ev: dict[str, list] = {}
         cur = kernel
         info_ev.setdefault(cur, []).append((-1e9, 1.0))
-        seen: dict[tuple, float] = {}
         for r in self.reboots:
             for fld, before, after in r.changes:
-                seen[(fld, before, after)] = r.at_s + r.down_s
                 if fld == "kernel":
                     info_ev[cur].append((r.at_s + r.down_s, None))
                     cur = after
                     info_ev.setdefault(cur, []).append((r.at_s + r.down_s, 1.0))
         for k, ev in info_ev.items():
             self.add("numaprobe_host_info", {**self.cohort_labels(), "kernel": k, "fingerprint": "f1"}, ev)
-        for (fld, before, after), at in seen.items():
-            self.add("numaprobe_host_change_timestamp_seconds", {"field": fld, "before": before, "after": after},
-                     [(at, float(at))])
-        # The newest change as the daemon publishes it: after each reboot with
-        # changes, every field whose last change came then, one label.
+        # The changes since the baseline, each with when it was first seen, and
+        # the newest as the daemon publishes it: after each reboot with
+        # changes, every field whose last change came then, one label. An
+        # accept clears them all.
+        moments = sorted([(r.at_s + r.down_s, r.changes) for r in self.reboots if r.changes]
+                         + [(a, None) for a, _ in self.accepts], key=lambda m: m[0])
+        change_ev: dict[tuple, list] = {}
+        newest_ev: dict[str, list] = {}
+        seen: set[tuple] = set()
         last: dict[str, tuple] = {}
-        newest: list[tuple[str, float]] = []
-        for r in self.reboots:
-            if not r.changes:
+        newest = None
+        for at, changes in moments:
+            if newest is not None:
+                newest_ev[newest].append((at, None))
+                newest = None
+            if changes is None:  # an accept
+                for key in seen:
+                    change_ev[key].append((at, None))
+                seen.clear()
+                last.clear()
                 continue
-            at = r.at_s + r.down_s
-            for fld, before, after in r.changes:
+            for fld, before, after in changes:
+                if (fld, before, after) not in seen:
+                    seen.add((fld, before, after))
+                    change_ev.setdefault((fld, before, after), []).append((at, float(at)))
                 last[fld] = (before, after, at)
-            newest.append((", ".join(f"{f} {b} -> {a}" for f, (b, a, t) in sorted(last.items()) if t == at), at))
-        for i, (change, at) in enumerate(newest):
-            ev = [(at, float(at))] + ([(newest[i + 1][1], None)] if i + 1 < len(newest) else [])
+            newest = ", ".join(f"{f} {b} -> {a}" for f, (b, a, t) in sorted(last.items()) if t == at)
+            newest_ev.setdefault(newest, []).append((at, float(at)))
+        for (fld, before, after), ev in change_ev.items():
+            self.add("numaprobe_host_change_timestamp_seconds", {"field": fld, "before": before, "after": after}, ev)
+        for change, ev in newest_ev.items():
             self.add("numaprobe_host_last_change_timestamp_seconds", {"change": change}, ev)
-        # Baselines: armed from the start; a recording fault sends every series
-        # back to recording at at_s, predicted armed after BASELINE_ROUNDS rounds
-        # (the daemon's numaprobe_baseline_expected_armed_timestamp_seconds).
-        planned = float(len(self.pairs) * (1 + len(OPS)))
-        rec = next((f for f in self.scn.faults if f.host == h.name and f.kind == "recording"), None)
-        armed_ev, recording_ev, since_ev, expected_ev = [(-1e9, planned)], [(-1e9, 0.0)], [], []
-        if rec:
-            armed_ev.append((rec.at_s, 0.0))
-            recording_ev.append((rec.at_s, planned))
-            since_ev.append((rec.at_s, float(rec.at_s)))
-            expected_ev.append((rec.at_s, float(rec.at_s + BASELINE_ROUNDS * h.refresh_s * h.rotation_rounds)))
-        self.add("numaprobe_baseline_series", {"state": "armed"}, armed_ev)
-        self.add("numaprobe_baseline_series", {"state": "recording"}, recording_ev)
-        self.add("numaprobe_baseline_recording_progress_ratio", {}, [(-1e9, 1.0)] + ([(rec.at_s, 0.2)] if rec else []))
-        if rec:
-            self.add("numaprobe_baseline_recording_since_timestamp_seconds", {}, since_ev)
-            self.add("numaprobe_baseline_expected_armed_timestamp_seconds", {}, expected_ev)
-        # Baseline origin.
-        origins = [(-1e9, (h.origin, "f1"))] + [(o.at_s, (o.origin, o.fingerprint))
-                                                  for o in self.scn.origins if o.host == h.name]
-        keys = sorted({v for _, v in origins})
-        for key in keys:
-            ev = [(t, 1.0 if v == key else None) for t, v in origins]
-            self.add("numaprobe_baseline_info", {"origin": key[0], "fingerprint": key[1]}, ev)
         # up: written by Prometheus for every scrape while the target exists.
         gone = self.gone_at()
         self.series.append(SeriesData(
             {"__name__": "up", "job": h.job, "instance": h.instance},
             [None if i * STEP_S >= gone else (1.0 if self.scrape_ok[i] else 0.0) for i in range(self.n)]))
 
+    def _baselines(self) -> None:
+        """numaprobe_baseline_series by state, the recording progress, since
+        and expected arming, as DerivedFigures::Fill sums them over the
+        series' baselines (SeriesBaseline: armed, or recording after an
+        accept until RECENT_WINDOW figures); numaprobe_baseline_info with its
+        origin. A recording fault instead sends every series back to recording
+        at at_s for good, predicted armed after BASELINE_ROUNDS rounds."""
+        h = self.h
+        moments = sorted({st[0] for b in self.baselines for st in b.states})
+        rec = next((f for f in self.scn.faults if f.host == h.name and f.kind == "recording"), None)
+        if rec:
+            moments = [t for t in moments if t < rec.at_s]
+        armed_ev, recording_ev, progress_ev, since_ev, expected_ev = [], [], [], [], []
+        for t in moments:
+            recording = [(st, b) for b in self.baselines if (st := b.state_at(t))[1] is not None]
+            armed_ev.append((t, float(len(self.baselines) - len(recording))))
+            recording_ev.append((t, float(len(recording))))
+            got = sum(min(st[1], RECENT_WINDOW) for st, _ in recording)
+            progress_ev.append((t, got / (RECENT_WINDOW * len(recording)) if recording else 1.0))
+            since_ev.append((t, min(st[2] for st, _ in recording) if recording else None))
+            expected_ev.append((t, max(st[2] + RECENT_WINDOW * b.refresh_s for st, b in recording)
+                                if recording else None))
+        if rec:
+            armed_ev.append((rec.at_s, 0.0))
+            recording_ev.append((rec.at_s, float(len(self.baselines))))
+            progress_ev.append((rec.at_s, 0.2))
+            since_ev.append((rec.at_s, float(rec.at_s)))
+            expected_ev.append((rec.at_s, float(rec.at_s + BASELINE_ROUNDS * h.refresh_s * h.rotation_rounds)))
+        self.add("numaprobe_baseline_series", {"state": "armed"}, armed_ev)
+        self.add("numaprobe_baseline_series", {"state": "recording"}, recording_ev)
+        self.add("numaprobe_baseline_recording_progress_ratio", {}, progress_ev)
+        if any(v is not None for _, v in since_ev):
+            self.add("numaprobe_baseline_recording_since_timestamp_seconds", {}, since_ev)
+            self.add("numaprobe_baseline_expected_armed_timestamp_seconds", {}, expected_ev)
+        # Baseline origin: the scenario's changes of origin and fingerprint,
+        # and each accept's "accepted" with the fingerprint in force.
+        origins = sorted([(-1e9, (h.origin, "f1"))] + [(o.at_s, (o.origin, o.fingerprint))
+                                                         for o in self.scn.origins if o.host == h.name],
+                         key=lambda o: o[0])
+        for a, _ in self.accepts:
+            fingerprint = [v for t, v in origins if t <= a][-1][1]
+            bisect.insort(origins, (a, ("accepted", fingerprint)), key=lambda o: o[0])
+        keys = sorted({v for _, v in origins})
+        for key in keys:
+            ev = [(t, 1.0 if v == key else None) for t, v in origins]
+            self.add("numaprobe_baseline_info", {"origin": key[0], "fingerprint": key[1]}, ev)
 
 @dataclass
 class Scenario:
@@ -786,6 +941,7 @@ class Scenario:
     reboots: list[Reboot] = field(default_factory=list)
     stops: list[Stop] = field(default_factory=list)
     origins: list[Origin] = field(default_factory=list)
+    accepts: list[Accept] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     eval_s: int = STEP_S  # rule evaluation interval of the test
     noise: str = "measured"  # or write_saturated (bandwidth from the measured write figures)

@@ -18,6 +18,10 @@ Two things differ from Prometheus and are handled here, not in the rules:
   sample (every rule input is read through last_over_time, which does not care);
 - vmalert 1.79's replay cannot run the `query` template function, so the
   replayed copy of the rules has no annotations (promtool checks them).
+A third is the replay's alone: each rule is one range query, in which
+victoria-metrics 1.79's `q1 or on(...) q2` keeps q1's labels over the whole
+range for a matched series, so a label that goes away (a host change cleared by
+an accept) stays; detection_scenarios.Case.replay_drops names such labels.
 """
 from __future__ import annotations
 
