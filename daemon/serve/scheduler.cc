@@ -214,7 +214,7 @@ class Scheduler::Loop {
                  model_.Recording() ? "learning: series still record their baseline"
                                     : "every planned series has its baseline");
     budget_.set_ratio(ratio);
-    model_.Publish([&](Snapshot& s) { s.duty_cycle_budget_ratio = ratio; });
+    model_.UseBudget(ratio);
   }
 
   // The probe CPU time one interval's budget allows.

@@ -190,6 +190,37 @@ TEST(SchedulerLoop, KeepsEveryWindowWithinTheBudget) {
   EXPECT_LE(rig.Now().duty_cycle_ratio, ratio + largest / 600);
 }
 
+// While a planned series records its baseline the loop paces by the learning
+// budget and publishes it; a reload (here only the interval changes) replans
+// while they record, and the published budget stays the one in use until
+// every series has armed (a replan used to publish schedule.duty_cycle while
+// the loop went on at the learning budget, which it did not publish again).
+TEST(SchedulerLoop, PublishesTheBudgetInUseAcrossAReloadWhileSeriesRecord) {
+  Config config = TwoKindConfig("learning_budget");
+  config.schedule.duty_cycle = 0.01;
+  config.schedule.learning_duty_cycle = 0.05;
+  config.schedule.interval = seconds(30);
+  config.baseline.rounds = 3;
+  Rig rig(config, [](const Task&, int) { return Ok(0.01); });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 45 * kSecond));
+  ASSERT_FALSE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05);
+
+  Config next = config;
+  next.schedule.interval = seconds(31);
+  rig.scheduler->Reload(next);
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 90 * kSecond));
+  ASSERT_EQ(rig.host->plans.load(), 2) << "the reload replanned";
+  const std::size_t runs = rig.probes->Runs().size();
+  ASSERT_FALSE(rig.Now().baseline_complete) << "the series still record";
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05) << "the learning budget the loop paces by";
+
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 3600 * kSecond));
+  ASSERT_GT(rig.probes->Runs().size(), runs);
+  ASSERT_TRUE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.01) << "every series armed: schedule.duty_cycle";
+}
+
 // A full round that costs more than two intervals' budget is split: the
 // representatives of each class run every round, the other visits in turn,
 // and the refresh interval exported is the cycle's.
