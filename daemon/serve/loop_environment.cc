@@ -32,8 +32,17 @@ class Host final : public LoopEnvironment {
     if (!ReadTestHooks(hooks, TestScaledKinds()).empty()) hooks = TestHooks{};
     return hooks;
   }
+  double OwnCpuSeconds() override {
+    // The start: what the process had spent when the loop first asked (its
+    // own thread had just begun), then the loop's thread.
+    if (!start_ns_) start_ns_ = kernels::ReadClockNs(CLOCK_PROCESS_CPUTIME_ID) - kernels::ThreadCpuNs();
+    return static_cast<double>(*start_ns_ + kernels::ThreadCpuNs()) / 1e9;
+  }
   void Notify(std::string_view message) override { SdNotify(message); }
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return SdWatchdogInterval(); }
+
+ private:
+  std::optional<std::int64_t> start_ns_;
 };
 
 }  // namespace

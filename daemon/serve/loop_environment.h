@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the scheduler loop takes from the host besides running probes: time,
 // sleeping, the CPUs and memory nodes it may use, the plan, where its state
-// is kept, the test hooks (and with them where host facts are read), and
-// systemd.
+// is kept, the test hooks (and with them where host facts are read), the CPU
+// the process spends besides the runs, and systemd.
 // HostEnvironment is the real host; tests hand the loop a clock they advance
 // (tests/daemon/scheduler_loop_test.cc), so the real loop runs hours of
 // schedule in milliseconds.
@@ -58,6 +58,14 @@ class LoopEnvironment {
   // its environment; a scripted host names its own fact tree, so a test reads
   // nothing of the real host.
   virtual TestHooks Hooks() = 0;
+
+  // CPU-seconds the process has spent for probing outside the probe runs
+  // (a run's own CPU is its ProbeRun::cpu_seconds), cumulative: its start
+  // (everything before the first call, which the loop makes on its thread
+  // before its first probe: the configuration, the topology, the state file)
+  // and the loop's thread since (plans, host facts, state writes). The HTTP
+  // server's threads are not in it: scrapes are the scrapers' to pace.
+  virtual double OwnCpuSeconds() = 0;
 
   // systemd's notify protocol (sd_notify.h).
   virtual void Notify(std::string_view message) = 0;

@@ -4,7 +4,7 @@
 #include "daemon/probing/buffer_pool.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/serve/probe_worker.h"
-#include "kernels/clock.h"
+#include "daemon/serve/run_cpu_meter.h"
 
 namespace numaprobe::daemon {
 
@@ -33,16 +33,16 @@ class Worker final : public ProbeExecutor {
     auto run = std::make_shared<ProbeRun>();
     run_ = run;
     const std::string not_started = worker_.Submit([this, run, task, ends_visit, stop] {
-      const std::int64_t cpu_start_ns = k::ThreadCpuNs();
+      // Everything the run costs: buffer preparation on the worker, and the
+      // kernels' measuring threads over their whole lives (run_cpu_meter.h).
+      const RunCpuMeter meter = RunCpuMeter::Start();
       const std::int64_t waited_before_ns = lock_->waited_ns();
       run->record = runner_->Run(*task.kind, task.target, stop, task.found_threads);
       // Freeing the visit's buffers (munmap of up to hundreds of MiB) is
       // part of what the probe costs: on the worker, inside the charge.
       if (ends_visit) runner_->ReleaseBuffers();
       run->lock_wait_seconds = static_cast<double>(lock_->waited_ns() - waited_before_ns) / 1e9;
-      // The kernels measure on threads of their own and report those threads'
-      // CPU time; buffer preparation runs on the worker and is counted here.
-      run->cpu_seconds = static_cast<double>(k::ThreadCpuNs() - cpu_start_ns) / 1e9 + run->record->cpu_seconds();
+      run->cpu_seconds = meter.Seconds();
     });
     // No worker thread (a task limit): the run is skipped, counted as
     // thread_limit like any outcome, and Wait returns at once.

@@ -25,7 +25,7 @@ namespace numaprobe::daemon {
 // What one run produced and what it cost.
 struct ProbeRun {
   RecordPtr record;
-  double cpu_seconds = 0;        // everything the run cost, buffer preparation included
+  double cpu_seconds = 0;        // everything the run cost the process (run_cpu_meter.h)
   double lock_wait_seconds = 0;  // waiting for another process's probe lock
 };
 

@@ -6,6 +6,7 @@
 // immutable Snapshot and may keep it as long as they like.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -32,12 +33,21 @@ class ResultStore {
     change(*next);
     std::lock_guard lock(mu_);
     current_ = std::move(next);
+    ++publications_;
+  }
+
+  // How many snapshots have been published since construction: every event
+  // of the scheduler and the results model is one (tests count them).
+  std::uint64_t Publications() const {
+    std::lock_guard lock(mu_);
+    return publications_;
   }
 
  private:
   std::mutex write_mu_;
   mutable std::mutex mu_;
   std::shared_ptr<const Snapshot> current_;
+  std::uint64_t publications_ = 0;  // guarded by mu_
 };
 
 }  // namespace numaprobe::daemon

@@ -115,6 +115,9 @@ class Scheduler::Loop {
     // alone: /-/ready and a first figure of every class come within that
     // round's cost, whatever the rest of the plan costs.
     bool representatives_only = true;
+    // Where the process's own CPU starts: the first run pays for the start.
+    own_cpu_charged_ = 0;
+    (void)env_->OwnCpuSeconds();
     while (!stop_.load()) {
       if (ApplyPendingChanges()) representatives_only = true;
       const Rotation rotation = SplitRound(RoundTasks(plan_, config_, topology_), topology_);
@@ -214,7 +217,7 @@ class Scheduler::Loop {
                  model_.Recording() ? "learning: series still record their baseline"
                                     : "every planned series has its baseline");
     budget_.set_ratio(ratio);
-    model_.Publish([&](Snapshot& s) { s.duty_cycle_budget_ratio = ratio; });
+    model_.UseBudget(ratio);
   }
 
   // The probe CPU time one interval's budget allows.
@@ -475,7 +478,12 @@ class Scheduler::Loop {
     const std::int64_t end_ns = env_->MonotonicNs();
     const ProbeRun ran = executor_->Result();
     const k::Outcome outcome = ran.record->outcome();
-    budget.Charge(start_ns, end_ns, ran.cpu_seconds);
+    // The run, and what the process spent for probing since the last charge
+    // outside runs (the start, plans, host facts, state writes): the budget
+    // is the process's, not only its kernels'.
+    const double own = env_->OwnCpuSeconds();
+    budget.Charge(start_ns, end_ns, ran.cpu_seconds + std::max(0.0, own - own_cpu_charged_));
+    own_cpu_charged_ = std::max(own_cpu_charged_, own);
     // A cancelled or skipped run, or one that could not start its threads,
     // says nothing of what the kind costs: learning its ~0 s would plan full rounds.
     if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit && outcome != k::Outcome::kSkipped) {
@@ -599,6 +607,7 @@ class Scheduler::Loop {
   std::atomic<bool> lock_busy_logged_{false};
   LockWaitMeter lock_wait_;
   std::int64_t duty_published_ns_ = 0;
+  double own_cpu_charged_ = 0;  // env_->OwnCpuSeconds() at the last charge
   DutyBudget budget_;
   OwnScheduleQueue own_;  // the kinds on a schedule of their own, with their budgets
   ResultModel model_;

@@ -13,7 +13,7 @@
 
 namespace numaprobe::daemon {
 
-// Static facts of a (re)planned daemon: host, distances, budget, and zeroed
+// Static facts of a (re)planned daemon: host, distances, and zeroed
 // counters for every series known in advance. Figures of series that left the
 // plan are dropped; counters are kept (they are monotonic).
 void PlanSnapshot(Snapshot& s, const Config& config, const kernels::Topology& topology, const Plan& plan,

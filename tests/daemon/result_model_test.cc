@@ -122,6 +122,7 @@ class Life {
   void ReloadState(double unix_now) { model_->ReloadState(Moment{Ns(unix_now), unix_now}); }
 
   Snapshot Now() const { return *store_.Current(); }
+  std::uint64_t Publications() const { return store_.Publications(); }
   ResultModel& model() { return *model_; }
   const std::vector<Task> Tasks() const { return RoundTasks(plan_, config_, topology_); }
 
@@ -526,6 +527,71 @@ TEST(ResultModel, HostChangesAreBoundedToTheMostRecent) {
   }
   ASSERT_EQ(life.Now().host_changes.size(), kMaxHostChanges);
   EXPECT_EQ(life.Now().host_changes.back().after, "0x41");
+}
+
+// Every event is one publication, a state write it makes due included (a
+// run that saved used to publish twice: once for the run, once for the write).
+TEST(ResultModel, EachEventPublishesOnceAlsoWhenItSaves) {
+  auto files = std::make_shared<Files>();
+  Life life(files, TwoFigures());
+  std::uint64_t published = life.Publications();
+  life.Plan(1000);
+  EXPECT_EQ(life.Publications(), ++published) << "the plan, with its first write";
+  const Task task = life.Tasks()[0];
+  int writes = life.storage_->writes;
+
+  life.Land(task, 1001, 1e-7);
+  EXPECT_EQ(life.storage_->writes, writes) << "within kSaveSpacingNs of the last write: not due";
+  EXPECT_EQ(life.Publications(), ++published);
+
+  life.Land(task, 1040, 1e-7);
+  EXPECT_EQ(life.storage_->writes, ++writes) << "the run made a write due";
+  EXPECT_EQ(life.Publications(), ++published) << "a run that saves publishes once";
+
+  life.read_only = true;
+  life.Land(task, 1080, 1e-7);
+  EXPECT_EQ(life.storage_->writes, ++writes);
+  EXPECT_EQ(life.Publications(), ++published) << "a run whose write fails publishes once";
+  EXPECT_FALSE(life.Now().state_write_successful) << "and that one publication says so";
+  EXPECT_EQ(life.Now().state_write_failures_total, 1u);
+
+  life.Observe(1100);
+  EXPECT_EQ(life.Publications(), ++published);
+  life.ReloadState(1200);
+  EXPECT_EQ(life.Publications(), ++published);
+  life.Plan(1300);
+  EXPECT_EQ(life.Publications(), ++published);
+
+  // A save alone publishes only what changes the snapshot: the directory
+  // writable again, then nothing left to write.
+  life.read_only = false;
+  life.Land(task, 1400, 1e-7);
+  ++published;
+  EXPECT_TRUE(life.Now().state_write_successful);
+  life.Stop(1500);
+  EXPECT_EQ(life.Publications(), published) << "nothing to write: nothing to publish";
+}
+
+// The budget the scheduler uses is the model's to publish: no replan (start,
+// reload, cpuset change) sets it back to schedule.duty_cycle.
+TEST(ResultModel, TheBudgetInUseOutlivesEveryReplan) {
+  auto files = std::make_shared<Files>();
+  Config config = TwoFigures();
+  config.schedule.duty_cycle = 0.01;
+  config.schedule.learning_duty_cycle = 0.05;
+  Life life(files, config);
+  life.Plan(1000);
+  EXPECT_DOUBLE_EQ(life.Now().duty_cycle_budget_ratio, 0.01) << "before the scheduler says";
+  const std::uint64_t published = life.Publications();
+  life.model().UseBudget(0.05);
+  EXPECT_EQ(life.Publications(), published + 1);
+  EXPECT_DOUBLE_EQ(life.Now().duty_cycle_budget_ratio, 0.05);
+  config.schedule.interval = std::chrono::seconds(31);
+  life.Reconfigure(config, 1100);  // a reload: Reconfigure, then Plan
+  EXPECT_DOUBLE_EQ(life.Now().duty_cycle_budget_ratio, 0.05);
+  life.Observe(1200);
+  life.Round(1300);
+  EXPECT_DOUBLE_EQ(life.Now().duty_cycle_budget_ratio, 0.05);
 }
 
 }  // namespace

@@ -263,6 +263,74 @@ TEST(SchedulerLoop, PausesEachVisitByItsCostAndSpendsTheBudgetInEveryWindow) {
   EXPECT_LE(published, ratio + largest / 600);
 }
 
+// While a planned series records its baseline the loop paces by the learning
+// budget and publishes it; a reload (here only the interval changes) replans
+// while they record, and the published budget stays the one in use until
+// every series has armed (a replan used to publish schedule.duty_cycle while
+// the loop went on at the learning budget, which it did not publish again).
+TEST(SchedulerLoop, PublishesTheBudgetInUseAcrossAReloadWhileSeriesRecord) {
+  Config config = TwoKindConfig("learning_budget");
+  config.schedule.duty_cycle = 0.01;
+  config.schedule.learning_duty_cycle = 0.05;
+  config.schedule.interval = seconds(30);
+  config.baseline.rounds = 3;
+  Rig rig(config, [](const Task&, int) { return Ok(0.01); });
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 45 * kSecond));
+  ASSERT_FALSE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05);
+
+  Config next = config;
+  next.schedule.interval = seconds(31);
+  rig.scheduler->Reload(next);
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 90 * kSecond));
+  ASSERT_EQ(rig.host->plans.load(), 2) << "the reload replanned";
+  const std::size_t runs = rig.probes->Runs().size();
+  ASSERT_FALSE(rig.Now().baseline_complete) << "the series still record";
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05) << "the learning budget the loop paces by";
+
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 3600 * kSecond));
+  ASSERT_GT(rig.probes->Runs().size(), runs);
+  ASSERT_TRUE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.01) << "every series armed: schedule.duty_cycle";
+}
+
+// The budget is the process's: the first run pays for the start (what the
+// process spent before the loop's first probe) and every run for what the
+// loop spent since the one before; a probe kind's CPU counter has only its
+// runs. Here the start cost 0.3 CPU-s and each run 0.01.
+TEST(SchedulerLoop, ChargesTheStartAndTheLoopsOwnCpuToTheBudget) {
+  const double ratio = 0.01, cost = 0.01, start = 0.3;
+  Config config = TwoKindConfig("own_cpu");
+  config.schedule.duty_cycle = ratio;
+  auto host = ScriptedHost();
+  host->own_cpu_seconds = start;
+  Rig rig(
+      config, [&](const Task&, int) { return Ok(cost); }, {}, std::move(host));
+  const auto spent = [&] {
+    double runs = 0;
+    for (const auto& [kind, cpu] : rig.Now().cpu_seconds_total) runs += cpu;
+    return runs;
+  };
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 20 * kSecond));
+  auto runs = rig.probes->Runs();
+  std::size_t visit = 1;  // the runs of the first visit
+  while (visit < runs.size() && SharesBuffers(TaskOf(runs[visit - 1]), TaskOf(runs[visit]))) ++visit;
+  ASSERT_EQ(runs.size(), visit) << "the second visit waits for the start's charge";
+  EXPECT_NEAR(spent(), cost * static_cast<double>(visit), 1e-9) << "the kinds count their runs only";
+  EXPECT_NEAR(rig.Now().duty_cycle_ratio * 600, start + spent(), 1e-9) << "the start, then the runs";
+
+  // The loop spends 0.2 CPU-s more (a replan, host facts, a state write) while it waits.
+  rig.host->own_cpu_seconds = start + 0.2;
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 300 * kSecond));
+  runs = rig.probes->Runs();
+  ASSERT_GT(runs.size(), visit + 8);
+  const auto pause_ns = static_cast<std::int64_t>((start + cost * static_cast<double>(visit)) / ratio * kSecond);
+  EXPECT_GE(runs[visit].start_ns, runs[0].end_ns + pause_ns) << "the first visit's pause paid for the start";
+  // Every charge in the 10-minute window: the start and the 0.2 s once each.
+  EXPECT_NEAR(spent(), cost * static_cast<double>(runs.size()), 1e-9);
+  EXPECT_NEAR(rig.Now().duty_cycle_ratio * 600, start + 0.2 + spent(), 1e-9);
+}
+
 // A full round that costs more than two intervals' budget is split: the
 // representatives of each class run every round, the other visits in turn,
 // and the refresh interval exported is the cycle's.

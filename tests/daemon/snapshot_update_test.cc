@@ -72,7 +72,14 @@ TEST_F(SnapshotUpdateTest, KnownSeriesStartAtZero) {
   EXPECT_EQ(s_.discards_total.at({"bandwidth", "migration"}), 0u);
   EXPECT_EQ(s_.placement_failures_total.at({1, "placement_mismatch"}), 0u);
   EXPECT_EQ(s_.distances.size(), 2u);
-  EXPECT_DOUBLE_EQ(s_.duty_cycle_budget_ratio, 0.002);
+}
+
+// The budget is the scheduler's, published by the results model: a replan
+// (start, reload, cpuset change) leaves it as it was.
+TEST_F(SnapshotUpdateTest, APlanLeavesTheBudgetAlone) {
+  s_.duty_cycle_budget_ratio = 0.05;
+  PlanSnapshot(s_, config_, topology_, plan_, HostInfo{}, "0123456789abcdef");
+  EXPECT_DOUBLE_EQ(s_.duty_cycle_budget_ratio, 0.05);
 }
 
 TEST_F(SnapshotUpdateTest, SuccessPublishesAndCounts) {

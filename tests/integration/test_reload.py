@@ -2,8 +2,10 @@
 """What a SIGHUP and `check-config` do beyond parsing: an unchanged file keeps
 the round and the prepared buffers, and a file that cannot work on this host
 (CPUs it does not have, an unusable lock file) is refused by check-config just
-as serve and a reload refuse it."""
+as serve and a reload refuse it; a reload while series record keeps the
+learning budget published."""
 import os
+import re
 import signal
 import time
 
@@ -84,3 +86,40 @@ def test_baseline_reset_takes_effect_on_sighup_and_at_restart(numaprobe_bin, run
     assert run("baseline", "reset", "--state.directory", state).returncode == 0
     with Daemon(numaprobe_bin, config) as d:
         assert origin(d) == "reset"
+
+
+def budget(d):
+    return parse_metrics(d.metrics())["numaprobe_duty_cycle_budget_ratio"][0][1]
+
+
+def test_a_reload_while_series_record_keeps_publishing_the_learning_budget(numaprobe_bin, tmp_path):
+    """With every series still recording (a baseline of 100 figures) the
+    daemon spends, and publishes, the learning budget. A reload that changes
+    only the interval replans (its published facts are rebuilt) while they
+    still record: the metric stays the learning budget. It read
+    schedule.duty_cycle from the replan on, while the probes went on at the
+    learning budget. nice 19, not SCHED_IDLE: a busy test machine must not
+    starve the probe the reload waits behind."""
+    config = write_config(str(tmp_path), duty_cycle=0.01, interval="30s", baseline_rounds=100, priority="nice19")
+    with open(config) as f:
+        text = f.read().replace("duty_cycle: 0.01,", "duty_cycle: 0.01, learning_duty_cycle: 0.05,")
+    assert "learning_duty_cycle: 0.05" in text
+    with open(config, "w") as f:
+        f.write(text)
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_for(lambda: budget(d) == 0.05, what="the learning budget")
+        with open(config, "w") as f:
+            f.write(text.replace("interval: 30s", "interval: 31s"))
+        d.signal(signal.SIGHUP)
+
+        def probing_on_the_new_plan():
+            logs = d.logs()
+            replan = logs.find("probe plan:", logs.find("probe plan:") + 1)
+            return replan >= 0 and re.search(r"starting [\w-]+ cpu", logs[replan:]) is not None
+
+        # The replan is published before the loop starts the new plan's first probe.
+        d.wait_for(probing_on_the_new_plan, timeout=120, what="a probe of the new plan")
+        assert "configuration reloaded" in d.logs()
+        m = parse_metrics(d.metrics())
+        assert m["numaprobe_baseline_complete"][0][1] == 0, "the series still record"
+        assert m["numaprobe_duty_cycle_budget_ratio"][0][1] == 0.05

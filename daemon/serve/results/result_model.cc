@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -55,7 +56,10 @@ std::map<std::string, std::string> MeasurementSettingsByKind(const Config& confi
 
 ResultModel::ResultModel(ResultStore& store, std::unique_ptr<StateStorage> storage, const Config& config,
                          std::int64_t save_spacing_ns)
-    : store_(store), storage_(std::move(storage)), save_spacing_ns_(save_spacing_ns) {
+    : store_(store),
+      storage_(std::move(storage)),
+      budget_ratio_(config.schedule.duty_cycle),
+      save_spacing_ns_(save_spacing_ns) {
   Reconfigure(nullptr, config);
 }
 
@@ -103,12 +107,11 @@ void ResultModel::Plan(const PlannedHost& planned, const HostObservation& host, 
   CompareSettings(now);
   TrackPlannedSeries(planned.series, now);
   AcceptPlannedChanges(now);
-  store_.Update([&](Snapshot& s) {
+  Write(now);
+  PublishView([&](Snapshot& s) {
     PlanSnapshot(s, planned.config, planned.topology, planned.plan, planned.host, planned.fingerprint);
     s.runtime_facts = runtime;
-    Refresh(s);
   });
-  Save(now);
 }
 
 void ResultModel::Restore(Moment now) {
@@ -328,7 +331,7 @@ void ResultModel::CheckRequest(Moment now) {
       Rerecord(kOriginReset, now);
     }
     contents_.last_request = request->id;
-    Save(now, /*force=*/true);
+    Write(now, /*force=*/true);
   }
   RemoveRequest();
 }
@@ -348,21 +351,15 @@ void ResultModel::RemoveRequest() {
     spdlog::error("{}; the request is remembered and not acted on again, and its removal retried with every save",
                   removed);
   }
-  store_.Update([&](Snapshot& s) {
-    s.state_write_successful = false;
-    s.state_write_failures_total = write_failures_;
-  });
+  // Published with the event that acted on the request.
 }
 
 void ResultModel::ObserveHost(const HostObservation& host, const RuntimeFacts& runtime, Moment now) {
   last_host_ = host;
   ObserveHostFacts(now);
   AcceptPlannedChanges(now);
-  store_.Update([&](Snapshot& s) {
-    s.runtime_facts = runtime;
-    Refresh(s);
-  });
-  Save(now);
+  Write(now);
+  PublishView([&](Snapshot& s) { s.runtime_facts = runtime; });
 }
 
 void ResultModel::ReloadState(Moment now) {
@@ -379,8 +376,8 @@ void ResultModel::ReloadState(Moment now) {
   } else {
     CheckRequest(now);
   }
-  store_.Update([&](Snapshot& s) { Refresh(s); });
-  Save(now);
+  Write(now);
+  PublishView({});
 }
 
 bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also) {
@@ -401,12 +398,13 @@ bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const 
     dirty_ = true;
     derived_.Update(key, history);
   }
-  store_.Update([&](Snapshot& s) {
+  // A save the figure makes due is part of this event: written first, so
+  // that the one publication says how it went.
+  Write(now);
+  PublishView([&](Snapshot& s) {
     RecordRun(s, run.record, now.unix_seconds, run.cpu_seconds);
     if (also) also(s);
-    Refresh(s);
   });
-  Save(now);
   return confirm;
 }
 
@@ -416,6 +414,11 @@ std::optional<int> ResultModel::FoundThreads(const SeriesKey& key) const {
 }
 
 void ResultModel::Publish(const std::function<void(Snapshot&)>& change) { store_.Update(change); }
+
+void ResultModel::UseBudget(double ratio) {
+  budget_ratio_ = ratio;
+  PublishView({});
+}
 
 void ResultModel::KeepSchedule(ScheduleMemory schedule, bool urgent) {
   contents_.schedule = std::move(schedule);
@@ -449,6 +452,12 @@ void ResultModel::MarkChanged(bool urgent) {
 }
 
 void ResultModel::Save(Moment now, bool force) {
+  Write(now, force);
+  // Published only when the outcome changes what the snapshot says.
+  if (WriteStatus() != published_write_) PublishView({});
+}
+
+void ResultModel::Write(Moment now, bool force) {
   if (!dirty_ || !unreadable_.empty()) return;
   // A failed write costs next to nothing: retried sooner.
   const std::int64_t spacing = save_failing_ ? kRetrySpacingNs : save_spacing_ns_;
@@ -480,11 +489,18 @@ void ResultModel::Save(Moment now, bool force) {
     urgent_ = false;
     if (request_removal_pending_) RemoveRequest();
   }
-  // Published when the outcome changes what the snapshot says.
+}
+
+std::pair<bool, std::uint64_t> ResultModel::WriteStatus() const {
+  return {last_write_ok_ && unreadable_.empty(), write_failures_};
+}
+
+void ResultModel::PublishView(const std::function<void(Snapshot&)>& also) {
   store_.Update([&](Snapshot& s) {
-    s.state_write_successful = last_write_ok_ && unreadable_.empty();
-    s.state_write_failures_total = write_failures_;
+    if (also) also(s);
+    Refresh(s);
   });
+  published_write_ = WriteStatus();
 }
 
 void ResultModel::Refresh(Snapshot& s) {
@@ -496,8 +512,10 @@ void ResultModel::Refresh(Snapshot& s) {
   s.baseline_origin = contents_.host.origin;
   s.host_changes = contents_.host.changes;
   s.memory_errors_since_baseline = contents_.host.errors_since();
-  s.state_write_successful = last_write_ok_ && unreadable_.empty();
-  s.state_write_failures_total = write_failures_;
+  std::tie(s.state_write_successful, s.state_write_failures_total) = WriteStatus();
+  // The budget the scheduler last said it uses (UseBudget): a replan does
+  // not change it, the scheduler does when it changes its budget.
+  s.duty_cycle_budget_ratio = budget_ratio_;
 }
 
 }  // namespace numaprobe::daemon

@@ -4,7 +4,9 @@
 // figures and, while that series records, to its baseline, decides whether
 // the figure needs confirming, records host changes, keeps everything it has
 // learnt in the state file and restores it after a restart, and publishes the
-// Snapshot once per event. The scheduler (serve/scheduler.cc) only paces.
+// Snapshot once per event (a state write the event makes due is part of it).
+// It also keeps the budget the scheduler says it uses (UseBudget), so that no
+// replan can publish another. The scheduler (serve/scheduler.cc) only paces.
 //
 // Learning is per series (results/series_history.h): a series is baselined
 // from its own figures; a failed run costs only its own figure; a series that
@@ -32,6 +34,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/config/config.h"
@@ -107,6 +110,10 @@ class ResultModel {
   // Anything else the scheduler publishes (duty cycle while idle, a round
   // ended): one publication.
   void Publish(const std::function<void(Snapshot&)>& change);
+  // The duty-cycle budget the scheduler paces by from now on (the learning
+  // budget while a series records, else schedule.duty_cycle): one
+  // publication. Until the first call: schedule.duty_cycle at construction.
+  void UseBudget(double ratio);
 
   // What the scheduler keeps across restarts; restored by the first Plan.
   // `urgent`: saved at the next Save, not at the spacing (a finished cycle
@@ -126,7 +133,8 @@ class ResultModel {
   bool Recording(std::string_view kind) const;
 
   // Writes the state file if something changed and kSaveSpacingNs has passed
-  // since the last write (or `now` is a stop: `force`).
+  // since the last write (or `now` is a stop: `force`); publishes only if
+  // that changed what the snapshot says of the writes.
   void Save(Moment now, bool force = false);
 
  private:
@@ -147,6 +155,13 @@ class ResultModel {
   void CheckRequest(Moment now);
   // Removes the request file once acted on; counts and retries a failure.
   void RemoveRequest();
+  // Save without publishing: the event that calls it publishes once.
+  void Write(Moment now, bool force = false);
+  // Whether the last write worked, and how many failed.
+  std::pair<bool, std::uint64_t> WriteStatus() const;
+  // The one publication of an event: `also` (the run's counts, the plan's
+  // facts), then everything the model holds (Refresh).
+  void PublishView(const std::function<void(Snapshot&)>& also);
   void Refresh(Snapshot& s);
   void MarkChanged(bool urgent);
   bool SeriesRecording(const SeriesKey& key) const;
@@ -166,6 +181,7 @@ class ResultModel {
   HostObservation last_host_;
   std::set<SeriesKey> planned_;
   RefreshOf refresh_;
+  double budget_ratio_;  // UseBudget
 
   StateContents contents_;  // what the state file holds
   // Of the planned series; rebuilt by Refresh when `stale_`, else kept up to
@@ -187,6 +203,7 @@ class ResultModel {
   bool request_removal_pending_ = false;
   bool last_write_ok_ = true;
   std::uint64_t write_failures_ = 0;
+  std::pair<bool, std::uint64_t> published_write_{true, 0};  // WriteStatus() as last published
 };
 
 }  // namespace numaprobe::daemon
