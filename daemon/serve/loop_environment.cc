@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/loop_environment.h"
 
+#include <random>
+
 #include "daemon/common/wall_clock.h"
 #include "daemon/probing/probe_table.h"
 #include "daemon/serve/scheduler.h"
@@ -32,6 +34,7 @@ class Host final : public LoopEnvironment {
     if (!ReadTestHooks(hooks, TestScaledKinds()).empty()) hooks = TestHooks{};
     return hooks;
   }
+  std::uint64_t JitterSeed() override { return std::random_device{}(); }
   void Notify(std::string_view message) override { SdNotify(message); }
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return SdWatchdogInterval(); }
 };

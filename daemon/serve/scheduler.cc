@@ -78,7 +78,7 @@ class Scheduler::Loop {
         model_(store, env_->OpenState(config_.state_directory), config_,
                env_->StateSaveSpacingNs().value_or(kSaveSpacingNs)),
         test_(env_->Hooks()),
-        rng_(std::random_device{}()),
+        rng_(env_->JitterSeed()),
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
     host_watch_ = HostWatch(FactRootsOf(test_));

@@ -65,6 +65,7 @@ class SimulatedHost final : public LoopEnvironment {
   std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) override;
   TestHooks Hooks() override { return hooks_; }
   std::optional<std::int64_t> StateSaveSpacingNs() override { return save_spacing_ns; }
+  std::uint64_t JitterSeed() override;
   void Notify(std::string_view message) override;
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return watchdog; }
 
@@ -82,6 +83,7 @@ class SimulatedHost final : public LoopEnvironment {
 
   std::optional<std::chrono::milliseconds> watchdog;  // set before the loop starts
   std::optional<std::int64_t> save_spacing_ns;        // the host's unless set
+  std::optional<std::uint64_t> jitter_seed;           // random, as on a host, unless set
   std::atomic<int> plans{0};
 
   // Unix time at simulated monotonic 0.
