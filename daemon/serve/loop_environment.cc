@@ -4,8 +4,8 @@
 #include <random>
 
 #include "daemon/common/wall_clock.h"
+#include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
-#include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
 #include "kernels/clock.h"
 
