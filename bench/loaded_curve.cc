@@ -23,6 +23,7 @@
 #include "kernels/bandwidth.h"
 #include "kernels/latency.h"
 #include "kernels/loaded_latency.h"
+#include "kernels/stats.h"
 
 namespace k = numaprobe::kernels;
 
@@ -84,11 +85,8 @@ void PrintCurve(const k::LoadedLatencyResult& r, double idle_ns) {
   std::fflush(stdout);
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+// -1 (printed as such) when there is nothing to take the median of.
+double Median(const std::vector<double>& v) { return k::Median(v).value_or(-1); }
 
 // Per delay, the median over runs of each run's median (only kOk points).
 void PrintSummary(const std::map<k::LoadTraffic, std::vector<k::LoadedLatencyResult>>& runs,

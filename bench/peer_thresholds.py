@@ -17,7 +17,7 @@ per host: the max over the host's remote pairs of |d| > 8% at every
 evaluation for `for:` (instance:...:peer_deviation_max).
 - before: the ratio of the recent medians (of 5 figures), `for: 1h` on every
   host;
-- now: the ratio of the peer medians (of 9 figures, RecentFigures::
+- now: the ratio of the peer medians (of 9 figures, SeriesHistory::
   kPeerWindow), `for: 1h` on hosts refreshing at least every 10 min and
   `for: 2h` on the others (peerLongFor).
 The rule is evaluated every 60 s; an alert fires at the first evaluation at

@@ -21,6 +21,12 @@ double MedianInPlace(std::vector<double>& v) {
 
 }  // namespace
 
+std::optional<double> Median(std::span<const double> values) {
+  if (values.empty()) return std::nullopt;
+  std::vector<double> work(values.begin(), values.end());
+  return MedianInPlace(work);
+}
+
 SampleStats Summarize(std::span<const double> samples) {
   SampleStats stats;
   if (samples.empty()) return stats;

@@ -15,8 +15,8 @@
 #include "daemon/cli/commands.h"
 #include "daemon/config/config.h"
 #include "daemon/config/config_print.h"
+#include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
-#include "daemon/serve/scheduler.h"
 
 namespace numaprobe::daemon {
 

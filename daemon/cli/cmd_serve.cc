@@ -19,6 +19,7 @@
 #include "daemon/common/wall_clock.h"
 #include "daemon/config/config.h"
 #include "daemon/config/web_config.h"
+#include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"

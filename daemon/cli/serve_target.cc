@@ -11,8 +11,8 @@
 
 #include "daemon/cli/commands.h"
 #include "daemon/common/serve_lock.h"
+#include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
-#include "daemon/serve/scheduler.h"
 
 namespace numaprobe::daemon {
 

@@ -12,7 +12,7 @@
 //   read from FILE (serve/task_cost_estimate.h) and never learnt, so the
 //   rotation a test asserts does not depend on how fast the machine runs
 //   NUMAPROBE_TEST_CONFIRMATIONS=off: a figure beyond its band earns no
-//   confirmation runs (serve/recent_figures.h), so every round runs its
+//   confirmation runs (serve/results/series_history.h), so every round runs its
 //   schedule and nothing more, and a series has a figure per successful run
 //   of its pair: what a test counts in rounds does not depend on how noisy
 //   the machine's figures are (an emulator's are, at random)

@@ -3,11 +3,11 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <map>
 #include <utility>
 
 #include "kernels/cpulist.h"
+#include "kernels/stats.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -15,13 +15,6 @@ namespace {
 namespace k = kernels;
 using nlohmann::json;
 using Pair = std::pair<int, int>;  // (cpu_node, mem_node)
-
-std::optional<double> Median(std::vector<double> values) {
-  if (values.empty()) return std::nullopt;
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
 std::optional<double> Ratio(const std::optional<double>& measured, const std::optional<double>& advertised) {
   if (!measured || !advertised || *advertised <= 0) return std::nullopt;
@@ -91,7 +84,7 @@ std::vector<HmatComparison> CompareWithHmat(const std::vector<HmatTarget>& hmat,
     c.mem_node = pair.second;
     c.advertised = advertised;
     for (const auto& [attribute, values] : figures) {
-      const double median = *Median(values);
+      const double median = *k::Median(values);
       c.measured[attribute] = median;
       if (const auto ratio = Ratio(median, advertised->Of(attribute))) c.ratio[attribute] = *ratio;
     }

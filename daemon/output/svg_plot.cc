@@ -5,10 +5,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
-#include <limits>
-#include <string_view>
 #include <system_error>
+
+#include "daemon/common/markup_escape.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -28,63 +27,6 @@ std::string Fixed(double value, int decimals) {
   char buf[512];  // 1e308 has 309 digits
   const auto result = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, decimals);
   return result.ec == std::errc{} ? std::string(buf, result.ptr) : "?";
-}
-
-// Length of the valid UTF-8 sequence at s[i] that is also an XML 1.0 Char,
-// or 0 if there is none.
-std::size_t XmlCharLength(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  if (lead < 0x80) return lead >= 0x20 || lead == '\t' || lead == '\n' || lead == '\r' ? 1 : 0;
-  const std::size_t n = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  std::uint32_t cp = lead & (0x7F >> n);
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = cp << 6 | (byte(i + k) & 0x3F);
-  }
-  const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-  const bool valid =
-      cp >= min_cp[n] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF;
-  return valid ? n : 0;
-}
-
-// Escaped for XML text and attribute values. Bytes that cannot appear in an
-// XML document at all (controls, broken UTF-8) become '?'. At most
-// `max_chars` characters are kept; a cut name ends in an ellipsis.
-std::string Escape(std::string_view s, std::size_t max_chars = std::numeric_limits<std::size_t>::max()) {
-  std::string out;
-  std::size_t chars = 0;
-  for (std::size_t i = 0; i < s.size(); ++chars) {
-    if (chars == max_chars) return out + "\u2026";
-    const std::size_t n = XmlCharLength(s, i);
-    if (n == 0) {
-      out += '?';
-      ++i;
-      continue;
-    }
-    switch (s[i]) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out.append(s.substr(i, n));
-    }
-    i += n;
-  }
-  return out;
 }
 
 // [lo, hi] in whole ticks of 1, 2 or 5 x 10^k, always containing 0.
@@ -134,10 +76,10 @@ class Canvas {
     out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w +
            " " + h + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
-    out += "<title>" + Escape(options.title) + "</title>\n";
+    out += "<title>" + EscapeMarkup(options.title) + "</title>\n";
     out += "<rect width=\"" + w + "\" height=\"" + h + "\" fill=\"white\"/>\n";
     out += "<text class=\"title\" x=\"" + std::to_string((left_ + right_) / 2) +
-           "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + Escape(options.title) + "</text>\n";
+           "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + EscapeMarkup(options.title) + "</text>\n";
   }
 
   void Axes(std::string& out, const PlotOptions& options) const {
@@ -159,21 +101,21 @@ class Canvas {
     out += "<rect class=\"axes\" x=\"" + Num(left_) + "\" y=\"" + Num(top_) + "\" width=\"" + Num(right_ - left_) +
            "\" height=\"" + Num(bottom_ - top_) + "\" fill=\"none\" stroke=\"black\"/>\n";
     out += "<text class=\"x-label\" x=\"" + Num((left_ + right_) / 2) + "\" y=\"" + Num(height_ - 14) +
-           "\" text-anchor=\"middle\">" + Escape(options.x_label) + "</text>\n";
+           "\" text-anchor=\"middle\">" + EscapeMarkup(options.x_label) + "</text>\n";
     const std::string cy = Num((top_ + bottom_) / 2);
     out += "<text class=\"y-label\" x=\"18\" y=\"" + cy + "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " + cy +
-           ")\">" + Escape(options.y_label) + "</text>\n";
+           ")\">" + EscapeMarkup(options.y_label) + "</text>\n";
   }
 
   void Series(std::string& out, const PlotSeries& s, const char* color) const {
     out += "<g class=\"series\" stroke=\"" + std::string(color) + "\" fill=\"" + color + "\">\n<title>" +
-           Escape(s.name) + "</title>\n";
+           EscapeMarkup(s.name) + "</title>\n";
     std::string points;
     std::string markers;
     for (const PlotPoint& p : s.points) {
       if (!Finite(p)) continue;
       points += (points.empty() ? "" : " ") + X(p.x) + "," + Y(p.y);
-      markers += "<circle cx=\"" + X(p.x) + "\" cy=\"" + Y(p.y) + "\" r=\"3\"><title>" + Escape(s.name) + ": " +
+      markers += "<circle cx=\"" + X(p.x) + "\" cy=\"" + Y(p.y) + "\" r=\"3\"><title>" + EscapeMarkup(s.name) + ": " +
                  Fixed(p.x, 2) + ", " + Fixed(p.y, 1) + "</title></circle>\n";
     }
     if (!points.empty()) out += "<polyline fill=\"none\" stroke-width=\"2\" points=\"" + points + "\"/>\n";
@@ -188,8 +130,8 @@ class Canvas {
       out += "<line x1=\"" + Num(right_ + 14) + "\" y1=\"" + y + "\" x2=\"" + Num(right_ + 38) + "\" y2=\"" + y +
              "\" stroke=\"" + color + "\" stroke-width=\"2\"/>\n";
       out += "<circle cx=\"" + Num(right_ + 26) + "\" cy=\"" + y + "\" r=\"3\" fill=\"" + color + "\"/>\n";
-      out += "<text x=\"" + Num(right_ + 46) + "\" y=\"" + y + "\" dy=\"4\">" + Escape(series[i].name, kLegendChars) +
-             "</text>\n";
+      out += "<text x=\"" + Num(right_ + 46) + "\" y=\"" + y + "\" dy=\"4\">" +
+             EscapeMarkup(series[i].name, kLegendChars) + "</text>\n";
     }
     out += "</g>\n";
   }

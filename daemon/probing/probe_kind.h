@@ -30,7 +30,8 @@
 #include "daemon/config/config.h"
 #include "daemon/config/kind_section.h"
 #include "daemon/config/kind_setting.h"
-#include "daemon/probing/plan.h"
+#include "daemon/config/plan_options.h"
+#include "daemon/probing/probe_target.h"
 #include "daemon/probing/series_key.h"
 #include "kernels/result.h"
 #include "kernels/topology.h"
@@ -39,6 +40,7 @@ namespace numaprobe::daemon {
 
 class ProbeKind;
 class ProbeRunner;
+struct Plan;  // plan.h, which includes this header's probe_target.h
 struct ProbeSettings;
 
 using Labels = std::map<std::string, std::string>;

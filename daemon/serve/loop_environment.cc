@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/loop_environment.h"
 
+#include <random>
+
 #include "daemon/common/wall_clock.h"
+#include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
-#include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
 #include "kernels/clock.h"
 
@@ -38,6 +40,7 @@ class Host final : public LoopEnvironment {
     if (!start_ns_) start_ns_ = kernels::ReadClockNs(CLOCK_PROCESS_CPUTIME_ID) - kernels::ThreadCpuNs();
     return static_cast<double>(*start_ns_ + kernels::ThreadCpuNs()) / 1e9;
   }
+  std::uint64_t JitterSeed() override { return std::random_device{}(); }
   void Notify(std::string_view message) override { SdNotify(message); }
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return SdWatchdogInterval(); }
 

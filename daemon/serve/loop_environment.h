@@ -2,7 +2,7 @@
 // What the scheduler loop takes from the host besides running probes: time,
 // sleeping, the CPUs and memory nodes it may use, the plan, where its state
 // is kept, the test hooks (and with them where host facts are read), the CPU
-// the process spends besides the runs, and systemd.
+// the process spends besides the runs, the jitter's seed and systemd.
 // HostEnvironment is the real host; tests hand the loop a clock they advance
 // (tests/daemon/scheduler_loop_test.cc), so the real loop runs hours of
 // schedule in milliseconds.
@@ -66,6 +66,11 @@ class LoopEnvironment {
   // and the loop's thread since (plans, host facts, state writes). The HTTP
   // server's threads are not in it: scrapes are the scrapers' to pace.
   virtual double OwnCpuSeconds() = 0;
+  // The seed of the generator that jitters round starts, taken once when the
+  // loop is made: random on a host, so that the hosts of a fleet do not probe
+  // in lockstep; a scripted host fixes it, so a test sees the same rounds on
+  // every run.
+  virtual std::uint64_t JitterSeed() = 0;
 
   // systemd's notify protocol (sd_notify.h).
   virtual void Notify(std::string_view message) = 0;

@@ -14,6 +14,7 @@
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/rotation.h"
 #include "daemon/serve/scheduler.h"
+#include "kernels/stats.h"
 
 namespace numaprobe::daemon {
 
@@ -178,16 +179,11 @@ k::Expected<SchedulePreview> PreviewSchedule(const Config& given, SimulatedHost:
     // is their median, every pair's the longest of any series.
     std::vector<double> reps;
     for (const auto& [key, list] : gaps) {
-      std::vector<double> sorted = list;
-      std::sort(sorted.begin(), sorted.end());
-      const double median = sorted[sorted.size() / 2];
+      const double median = *k::Median(list);  // a series in `gaps` has at least one gap
       if (representatives.contains(key)) reps.push_back(median);
       preview.every_pair_refresh_seconds = std::max(preview.every_pair_refresh_seconds, median);
     }
-    if (!reps.empty()) {
-      std::sort(reps.begin(), reps.end());
-      preview.representatives_refresh_seconds = reps[reps.size() / 2];
-    }
+    if (const auto median = k::Median(reps)) preview.representatives_refresh_seconds = *median;
     preview.cycle_cpu_seconds = preview.steady_cpu_seconds_per_hour * preview.every_pair_refresh_seconds / 3600;
   }
   const std::int64_t stopped_at = life.host->MonotonicNs();

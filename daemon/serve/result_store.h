@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The hand-over point between the scheduler (one writer) and HTTP threads
-// (many readers).
+// The hand-over point between the writers of the published Snapshot (the
+// scheduler loop's thread, through the results model, and `serve`'s main
+// thread after a reload: snapshot.h) and the HTTP threads (many readers).
 //
 // Thread safety: all methods are thread-safe. Readers get a shared_ptr to an
 // immutable Snapshot and may keep it as long as they like.
@@ -25,7 +26,7 @@ class ResultStore {
   }
 
   // Copies the current snapshot, applies `change`, and publishes the copy.
-  // Writers (the scheduler, a reload) are serialised so no update is lost;
+  // Writers (the loop, a reload) are serialised so no update is lost;
   // readers only wait for the pointer swap, never for `change`.
   void Update(const std::function<void(Snapshot&)>& change) {
     std::lock_guard write_lock(write_mu_);

@@ -33,28 +33,6 @@ namespace numaprobe::daemon {
 
 namespace k = kernels;
 
-k::Expected<Plan> PlanOnHost(const Config& config, k::Topology* topology_out) {
-  auto topology = k::Topology::FromHost();
-  if (!topology.ok()) return topology.failure();
-  if (!topology->described_by.empty()) {
-    return k::Failure{k::Outcome::kInvalidSpec,
-                      "the topology is " + topology->described_by +
-                          ", not this system: the daemon measures this system only (unset it)"};
-  }
-  auto plan = BuildPlan(config.targets, topology.value());
-  if (plan.ok() && topology_out != nullptr) *topology_out = std::move(topology).value();
-  return plan;
-}
-
-std::vector<std::string> CheckOnHost(const Config& config) {
-  std::vector<std::string> problems;
-  if (auto plan = PlanOnHost(config); !plan.ok()) problems.push_back(plan.failure().reason);
-  if (auto lock = ProbeLock::Open(config.probe_lock_file); !lock.ok()) {
-    problems.push_back(lock.failure().reason + " (probe_lock_file: \"\" disables host-wide exclusion)");
-  }
-  return problems;
-}
-
 namespace {
 
 // "latency cpu 3 -> node 1": how logs name a probe run.
@@ -78,7 +56,7 @@ class Scheduler::Loop {
         model_(store, env_->OpenState(config_.state_directory), config_,
                env_->StateSaveSpacingNs().value_or(kSaveSpacingNs)),
         test_(env_->Hooks()),
-        rng_(std::random_device{}()),
+        rng_(env_->JitterSeed()),
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
     host_watch_ = HostWatch(FactRootsOf(test_));

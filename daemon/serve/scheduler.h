@@ -39,16 +39,6 @@
 
 namespace numaprobe::daemon {
 
-// Builds the plan `config` implies on this host now: the check a reload must
-// pass before it replaces the running configuration.
-kernels::Expected<Plan> PlanOnHost(const Config& config, kernels::Topology* topology_out = nullptr);
-
-// Everything `serve`, a reload and `check-config` check beyond the file itself:
-// that the probes can be planned on this host now (configured CPUs and nodes
-// exist and are allowed) and that the probe lock file opens. One message per
-// problem; empty if none.
-std::vector<std::string> CheckOnHost(const Config& config);
-
 class Scheduler {
  public:
   // Reads the topology and plans; fails naming the problem (a configured CPU

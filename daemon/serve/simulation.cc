@@ -2,6 +2,7 @@
 #include "daemon/serve/simulation.h"
 
 #include <algorithm>
+#include <random>
 
 namespace numaprobe::daemon {
 
@@ -57,6 +58,8 @@ std::unique_ptr<StateStorage> SimulatedHost::OpenState(const std::string& state_
   if (!state_files_) return DirectoryStorage(state_directory);
   return MemoryStorage(state_files_);
 }
+
+std::uint64_t SimulatedHost::JitterSeed() { return jitter_seed ? *jitter_seed : std::random_device{}(); }
 
 void SimulatedHost::Notify(std::string_view message) {
   std::lock_guard guard(mu_);

@@ -66,6 +66,7 @@ class SimulatedHost final : public LoopEnvironment {
   TestHooks Hooks() override { return hooks_; }
   std::optional<std::int64_t> StateSaveSpacingNs() override { return save_spacing_ns; }
   double OwnCpuSeconds() override { return own_cpu_seconds.load(); }
+  std::uint64_t JitterSeed() override;
   void Notify(std::string_view message) override;
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return watchdog; }
 
@@ -84,6 +85,7 @@ class SimulatedHost final : public LoopEnvironment {
   std::optional<std::chrono::milliseconds> watchdog;  // set before the loop starts
   std::optional<std::int64_t> save_spacing_ns;        // the host's unless set
   std::atomic<double> own_cpu_seconds{0};             // OwnCpuSeconds: what a test says the process spent
+  std::optional<std::uint64_t> jitter_seed;           // random, as on a host, unless set
   std::atomic<int> plans{0};
 
   // Unix time at simulated monotonic 0.

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Snapshot: everything /metrics and the landing page show, as one immutable
-// value. The scheduler builds a new one after each probe and swaps it into the
-// ResultStore; a scrape copies the current shared_ptr and never waits for, or
-// triggers, a probe.
+// value. A change is a copy of the current one with some fields changed,
+// swapped into the ResultStore (result_store.h): by the results model
+// (results/result_model.h) when a run lands and at its other events, with the
+// scheduler's own fields (duty cycle, lock wait, rounds) through the model's
+// Land and Publish, and by `serve` after a reload (cli/cmd_serve.cc). A scrape
+// copies the current shared_ptr and never waits for, or triggers, a probe.
 #pragma once
 
 #include <cstdint>

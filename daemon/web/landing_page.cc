@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "daemon/common/markup_escape.h"
 #include "daemon/common/version.h"
 #include "daemon/output/hmat_report.h"
 #include "daemon/probing/probe_table.h"
@@ -27,12 +28,12 @@ std::string Format(double value, int decimals) {
 // terminal table prints.
 std::string RenderSection(const ReportSection& section) {
   std::string html =
-      "<h2>" + HtmlEscape(section.title) + "</h2>\n<table>\n<tr><th>" + HtmlEscape(section.corner) + "</th>";
-  for (const auto& column : section.columns) html += "<th>" + HtmlEscape(column) + "</th>";
+      "<h2>" + EscapeMarkup(section.title) + "</h2>\n<table>\n<tr><th>" + EscapeMarkup(section.corner) + "</th>";
+  for (const auto& column : section.columns) html += "<th>" + EscapeMarkup(column) + "</th>";
   html += "</tr>\n";
   for (std::size_t row = 0; row < section.row_labels.size(); ++row) {
-    html += "<tr><th>" + HtmlEscape(section.row_labels[row]) + "</th>";
-    for (const auto& cell : section.cells[row]) html += "<td>" + HtmlEscape(cell == "-" ? "\u2013" : cell) + "</td>";
+    html += "<tr><th>" + EscapeMarkup(section.row_labels[row]) + "</th>";
+    for (const auto& cell : section.cells[row]) html += "<td>" + EscapeMarkup(cell == "-" ? "\u2013" : cell) + "</td>";
     html += "</tr>\n";
   }
   return html + "</table>\n";
@@ -50,7 +51,7 @@ std::string RenderFigures(const Snapshot& s) {
     if (sections.empty()) {
       std::string title(kind->title());
       title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
-      html += "<h2>" + HtmlEscape(title) + "</h2>\n<p>No figures yet.</p>\n";
+      html += "<h2>" + EscapeMarkup(title) + "</h2>\n<p>No figures yet.</p>\n";
     }
     for (const ReportSection& section : sections) html += RenderSection(section);
   }
@@ -61,7 +62,7 @@ std::string RenderFigures(const Snapshot& s) {
 }
 
 std::string Field(const std::string& name, const std::string& value) {
-  return "<tr><th>" + HtmlEscape(name) + "</th><td>" + HtmlEscape(value) + "</td></tr>\n";
+  return "<tr><th>" + EscapeMarkup(name) + "</th><td>" + EscapeMarkup(value) + "</td></tr>\n";
 }
 
 std::string RenderHost(const Snapshot& s) {
@@ -88,50 +89,23 @@ std::string RenderHostFacts(const Snapshot& s) {
       "<h2>Host changes since the baseline</h2>\n<table class=\"facts\">\n<tr><th>field</th><th>before</th>"
       "<th>after</th><th>seen (Unix time)</th></tr>\n";
   for (const HostChange& c : s.host_changes) {
-    html += "<tr><th>" + HtmlEscape(c.field) + "</th><td>" + HtmlEscape(c.before) + "</td><td>" + HtmlEscape(c.after) +
-            "</td><td>" + Format(c.unix_seconds, 0) + "</td></tr>\n";
+    html += "<tr><th>" + EscapeMarkup(c.field) + "</th><td>" + EscapeMarkup(c.before) + "</td><td>" +
+            EscapeMarkup(c.after) + "</td><td>" + Format(c.unix_seconds, 0) + "</td></tr>\n";
   }
   return html + "</table>\n";
 }
 
 }  // namespace
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string RenderLandingPage(const Snapshot& s, const std::string& telemetry_path) {
-  const std::string metrics = HtmlEscape(telemetry_path);
+  const std::string metrics = EscapeMarkup(telemetry_path);
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>numaprobe</title>\n"
       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:1em}"
       "th,td{border:1px solid #ccc;padding:.2em .6em}td{text-align:right}.facts td{text-align:left}"
       "th{background:#f3f3f3;text-align:left}</style>\n</head>\n<body>\n<h1>numaprobe</h1>\n"
       "<p>NUMA memory latency, bandwidth and core-to-core latency exporter for Prometheus. Version " +
-      HtmlEscape(kVersion) + " (revision " + HtmlEscape(kRevision) + ").</p>\n<ul>\n<li><a href=\"" + metrics +
+      EscapeMarkup(kVersion) + " (revision " + EscapeMarkup(kRevision) + ").</p>\n<ul>\n<li><a href=\"" + metrics +
       "\">Metrics</a> (" + metrics +
       ")</li>\n<li><a href=\"/-/healthy\">Health</a> (/-/healthy)</li>\n"
       "<li><a href=\"/-/ready\">Readiness</a> (/-/ready)</li>\n</ul>\n";

@@ -5,15 +5,10 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "daemon/serve/snapshot.h"
 
 namespace numaprobe::daemon {
-
-// Escapes & < > " ' so any string (a CPU model, a label) is inert in HTML text
-// and attribute values.
-std::string HtmlEscape(std::string_view text);
 
 // A complete HTML document. `telemetry_path` is where /metrics is served.
 std::string RenderLandingPage(const Snapshot& snapshot, const std::string& telemetry_path);

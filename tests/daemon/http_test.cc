@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "daemon/web/connection_limits.h"
-#include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
 #include "daemon/web/request_route.h"
 #include "tests/daemon/metrics_test_util.h"
@@ -387,8 +386,6 @@ TEST(Http, LandingPageShowsMatricesAndEscapes) {
   EXPECT_THAT(page.body, HasSubstr("<a href=\"/-/ready\">"));
   EXPECT_THAT(page.body, HasSubstr("last scheduled probe"));
 }
-
-TEST(Http, HtmlEscapeCoversAttributeQuotes) { EXPECT_EQ(HtmlEscape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;"); }
 
 TEST(Http, CustomTelemetryPathAndSeveralAddresses) {
   ResultStore store;

@@ -127,21 +127,34 @@ TEST(SchedulerLoop, PacesEveryVisitByTheCostOfTheOneBefore) {
   EXPECT_GT(visits, 10);
 }
 
-// Rounds start `interval` x U(1 - jitter, 1 + jitter) apart: never in
-// lockstep with other hosts, never outside the bounds.
-TEST(SchedulerLoop, StartsRoundsAtJitteredIntervals) {
+// When the rounds of a loop like StartsRoundsAtJitteredIntervals's started
+// over 3000 s, on a scripted host of jitter seed `seed`.
+std::vector<std::int64_t> JitteredRoundStarts(std::uint64_t seed, Snapshot* last = nullptr) {
   Config config = TwoKindConfig("jitter");
   config.schedule.duty_cycle = 0.5;
   config.schedule.interval = seconds(100);
   config.schedule.jitter = 0.2;
-  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
-  ASSERT_TRUE(rig.host->RunUntil(kStart + 3000 * kSecond));
+  auto host = ScriptedHost();
+  host->jitter_seed = seed;
+  Rig rig(
+      config, [](const Task&, int) { return Ok(0.001); }, {}, std::move(host));
+  EXPECT_TRUE(rig.host->RunUntil(kStart + 3000 * kSecond));
   const auto runs = rig.probes->Runs();
-  std::vector<std::int64_t> round_starts{runs.front().start_ns};
-  for (std::size_t i = 1; i < runs.size(); ++i) {
+  std::vector<std::int64_t> round_starts;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
     // Within a round runs follow each other within milliseconds.
-    if (runs[i].start_ns - runs[i - 1].start_ns > 10 * kSecond) round_starts.push_back(runs[i].start_ns);
+    if (i == 0 || runs[i].start_ns - runs[i - 1].start_ns > 10 * kSecond) round_starts.push_back(runs[i].start_ns);
   }
+  if (last != nullptr) *last = rig.Now();
+  return round_starts;
+}
+
+// Rounds start `interval` x U(1 - jitter, 1 + jitter) apart: never in
+// lockstep with other hosts, never outside the bounds. The scripted host's
+// fixed seed makes the spread the same on every run.
+TEST(SchedulerLoop, StartsRoundsAtJitteredIntervals) {
+  Snapshot last;
+  const std::vector<std::int64_t> round_starts = JitteredRoundStarts(kJitterSeed, &last);
   ASSERT_GE(round_starts.size(), 20u);
   std::set<std::int64_t> gaps;
   for (std::size_t i = 1; i < round_starts.size(); ++i) {
@@ -151,7 +164,16 @@ TEST(SchedulerLoop, StartsRoundsAtJitteredIntervals) {
     gaps.insert(gap);
   }
   EXPECT_GT(*gaps.rbegin() - *gaps.begin(), 10 * kSecond) << "the jitter spreads round starts";
-  EXPECT_EQ(rig.Now().rounds_completed, round_starts.size()) << "parked waiting for the next round";
+  EXPECT_EQ(last.rounds_completed, round_starts.size()) << "parked waiting for the next round";
+}
+
+// The jitter comes from the environment's seed alone: the same seed gives
+// the same round starts, another seed others.
+TEST(SchedulerLoop, JitterFollowsTheEnvironmentsSeed) {
+  const std::vector<std::int64_t> first = JitteredRoundStarts(7);
+  ASSERT_GE(first.size(), 20u);
+  EXPECT_EQ(JitteredRoundStarts(7), first);
+  EXPECT_NE(JitteredRoundStarts(8), first);
 }
 
 // Over every 10-minute window, the probes' CPU is at most duty_cycle x window

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Unit tests for daemon/scheduler.cc (the parts that do not run probes; the
-// loop itself is exercised end to end by tests/integration/test_serve.py).
+// Unit tests for daemon/serve/scheduler.cc (the parts that do not run probes;
+// the loop itself is exercised end to end by tests/integration/test_serve.py)
+// and daemon/probing/plan_on_host.cc.
 #include "daemon/serve/scheduler.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kind_settings.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/plan_on_host.h"
 
 namespace numaprobe::daemon {
 namespace {

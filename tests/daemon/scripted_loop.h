@@ -36,6 +36,10 @@ inline constexpr auto kPatience = std::chrono::seconds(30);
 // Two nodes of two CPUs each; the restriction says which the process may use.
 inline constexpr const char* kTwoNodes = "pack:2 [numa(memory=1GiB)] core:2 pu:1";
 
+// The scripted hosts' jitter seed: a test sees the same round starts on every
+// run (a host's is random).
+inline constexpr std::uint64_t kJitterSeed = 52;
+
 // Where the scripted hosts read host facts: a fixture tree, never this machine.
 inline TestHooks FixtureHooks() {
   TestHooks hooks;
@@ -51,9 +55,11 @@ inline std::unique_ptr<SimulatedHost> ScriptedHost(
     std::string synthetic = kTwoNodes, k::Restriction restriction = {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}},
     std::shared_ptr<std::map<std::string, std::string>> files = std::make_shared<std::map<std::string, std::string>>(),
     std::int64_t start_ns = 1000 * kSecond, TestHooks hooks = FixtureHooks()) {
-  return std::make_unique<SimulatedHost>(
-      [synthetic](const k::Restriction& r) { return k::Topology::FromSynthetic(synthetic, r); }, std::move(restriction),
-      std::move(hooks), std::move(files), start_ns);
+  auto topology = [synthetic](const k::Restriction& r) { return k::Topology::FromSynthetic(synthetic, r); };
+  auto host =
+      std::make_unique<SimulatedHost>(topology, std::move(restriction), std::move(hooks), std::move(files), start_ns);
+  host->jitter_seed = kJitterSeed;
+  return host;
 }
 
 // The two-node host with its state files on disk, for the tests of the file.

@@ -40,7 +40,7 @@ from typing import Iterable
 # bandwidth alert").
 NOISE_SD = {"latency": 0.020, "bandwidth": 0.040, "peak": 0.025}
 OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85, "peak": 0.85}
-# What the daemon publishes as the recent median (daemon/serve/recent_figures.h):
+# What the daemon publishes as the recent median (daemon/serve/results/series_history.h):
 # the median of a series' last RECENT_WINDOW figures; a figure beyond its band
 # around the baseline (BAND, in the bad direction) while that median is inside
 # it is measured CONFIRM_RUNS more times next, each run CONFIRM_GAP_S after
@@ -49,7 +49,7 @@ OUTLIER_FACTOR = {"latency": 1.15, "bandwidth": 0.85, "peak": 0.85}
 RECENT_WINDOW = 5
 CONFIRM_RUNS = RECENT_WINDOW - 1
 # The peer comparison's ratio is of the medians of the last PEER_WINDOW
-# figures (RecentFigures::kPeerWindow), which the daemon does not publish.
+# figures (SeriesHistory::kPeerWindow), which the daemon does not publish.
 PEER_WINDOW = 9
 BAND = {"latency": 0.05, "bandwidth": 0.10, "peak": 0.08}
 CONFIRM_GAP_S = (30, 120)

@@ -2,6 +2,7 @@
 // Unit tests for kernels/stats.cc
 #include "kernels/stats.h"
 
+#include <optional>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -58,6 +59,32 @@ TEST(StatsTest, EmptyInputGivesZeros) {
   EXPECT_EQ(s.min, 0);
   EXPECT_EQ(s.max, 0);
   EXPECT_EQ(s.mad, 0);
+}
+
+TEST(MedianTest, OddCountIsTheMiddleValue) {
+  const std::vector<double> v = {9, 1, 5, 3, 7};
+  EXPECT_EQ(Median(v), 5);
+}
+
+// The mean of the two middle values, as PromQL's quantile(0.5) interpolates:
+// neither the lower (2) nor the upper (3) middle value.
+TEST(MedianTest, EvenCountIsTheMeanOfTheTwoMiddleValues) {
+  const std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_EQ(Median(v), 2.5);
+  const std::vector<double> two = {10, 20};
+  EXPECT_EQ(Median(two), 15);
+}
+
+TEST(MedianTest, OneValueIsItself) {
+  const std::vector<double> v = {3.25};
+  EXPECT_EQ(Median(v), 3.25);
+}
+
+TEST(MedianTest, EmptyHasNoMedian) { EXPECT_EQ(Median(std::vector<double>{}), std::nullopt); }
+
+TEST(MedianTest, AgreesWithSummarize) {
+  const std::vector<double> v = {1, 1, 2, 2, 4, 6, 9, 11};
+  EXPECT_EQ(Median(v), Summarize(v).median);
 }
 
 }  // namespace

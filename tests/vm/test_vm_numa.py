@@ -272,7 +272,7 @@ peer_ratios_complete() {
 """
 
 # Figures a series needs before the daemon publishes its peer median and so
-# its remote/local ratio (serve/recent_figures.h, kPeerWindow), and the rounds
+# its remote/local ratio (serve/results/series_history.h, kPeerWindow), and the rounds
 # the guest gives it to get them: one figure a round (the schedule does not
 # rotate, and nothing is confirmed), and three to spare for runs lost to
 # disturbance.
@@ -979,7 +979,7 @@ def assert_peer_ratios_match_their_pairs(series, res: vh.ScenarioResult) -> None
     The ratio's value is of the medians of the last 9 figures, which the
     daemon does not export: that it is their ratio is unit-tested
     (Metrics.RemoteLocalRatioOfPeerMediansCarriesTheCohort,
-    RecentFiguresTest.PeerMedianIsOfTheLastNineAndFollowsAConfirmedRise)."""
+    SeriesHistoryTest.PeerMedianIsOfTheLastNineAndFollowsAConfirmedRise)."""
     recent = {(l["cpu_node"], l["mem_node"]) for n, l, _ in series
               if n == "numaprobe_memory_latency_recent_median_seconds" and "cpu" not in l}
     expected = {(c, m) for c, m in recent if c != m and (c, c) in recent}

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "daemon/probing/probe_table.h"
+#include "kernels/stats.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -60,12 +61,6 @@ std::vector<PairRatio> RemoteLocalRatios(const std::vector<BaselineValue>& peer_
   return ratios;
 }
 
-double PromQlMedian(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 std::map<PairKey, double> PairMedians(const std::vector<BaselineValue>& values, const ProbeKind& kind) {
   // Sorted by pair, then grouped: one allocation for all of them instead of a
   // list per pair (this runs after every run that lands).
@@ -86,8 +81,8 @@ std::map<PairKey, double> PairMedians(const std::vector<BaselineValue>& values, 
          ++j) {
       group.push_back(of[j]->value);
     }
-    medians.emplace_hint(medians.end(), PairKey{of[i]->cpu_node, of[i]->mem_node, of[i]->op},
-                         group.size() == 1 ? group[0] : PromQlMedian(group));
+    // kernels::Median's even-count rule is PromQL's quantile(0.5).
+    medians.emplace_hint(medians.end(), PairKey{of[i]->cpu_node, of[i]->mem_node, of[i]->op}, *kernels::Median(group));
     i = j;
   }
   return medians;
