@@ -95,7 +95,6 @@ void SetPlanFacts(Snapshot& s, const Config& config, const k::Topology& topology
   s.host = host;
   s.fingerprint = fingerprint;
   s.figure_context = FigureContextFrom(config);
-  s.duty_cycle_budget_ratio = config.schedule.duty_cycle;
   s.distances.clear();
   for (const auto& p : plan.memory_pairs)
     s.distances[{p.cpu_node, p.mem_node}] = topology.Distance(p.cpu_node, p.mem_node);
