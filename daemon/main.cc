@@ -22,6 +22,10 @@ int main(int argc, char** argv) {
                                    "  compiler:         {}\n"
                                    "  platform:         {}",
                                    kVersion, kBranch, kRevision, kBuildUser, kBuildDate, kCompiler, kPlatform));
+  // Every option bound to a value shows it in --help ("--log.level TEXT=info");
+  // the subcommands inherit this. Options whose default is not a value
+  // (every node, the built-in configuration) say it in their help.
+  app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
   CommandAction run;
   AddProbeCommand(app, run);

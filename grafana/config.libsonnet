@@ -108,6 +108,14 @@
     baselineArmFactor: 2,
     baselineArmFor: '30m',
 
+    // NumaProbeUncorrectedMemoryErrors: the count is no noise (EDAC counts
+    // real events), held only over one more evaluation.
+    memoryErrorsFor: '1m',
+    // NumaProbeStateNotWritten: the state file unwritten for longer than
+    // this, which is twice the daemon's 30-s save interval (its writes are
+    // retried every 5 s after a failure).
+    stateWriteFor: '1m',
+
     configReloadFor: '10m',
     exporterDownFor: '15m',
     exporterAbsentFor: '15m',

@@ -30,6 +30,14 @@ void AddSettingOption(CLI::App& app, std::string_view kind, const KindSetting& s
   std::string help(setting.help);
   if (!setting.key.empty()) help += " (probes." + std::string(kind) + "." + std::string(setting.key) + ")";
   CLI::Option* option = app.add_option(std::string(setting.flag), value, help);
+  // The default as the configuration file writes it (256MiB, not 268435456);
+  // none for a value outside the setting's range, which stands for "not
+  // given" (--threads 0: every CPU, as the help says).
+  const auto given = static_cast<std::int64_t>(value);
+  const bool in_range = given >= setting.min && given <= setting.max;
+  option->default_str(!in_range       ? ""
+                      : setting.bytes ? FormatSize(static_cast<std::uint64_t>(value))
+                                      : std::to_string(value));
   if (setting.bytes) option->transform(SizeFlag());
   option->check(CLI::Validator(
       [setting](std::string& text) -> std::string {
@@ -70,7 +78,7 @@ void CliFlagRegistry::AddEnumList(const std::string& flag, const std::map<std::s
 
 void CliFlagRegistry::AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
                                  const std::string& help) {
-  app_.add_option(flag, value, help)->delimiter(',')->check(CLI::Range(min, max));
+  app_.add_option(flag, value, help)->delimiter(',')->check(CLI::Range(min, max))->default_str(ListDefault(value));
 }
 
 // Checked as CLI11 parses, so a malformed list is a usage error naming the flag.
@@ -91,7 +99,7 @@ void CliFlagRegistry::AddCpuList(const std::string& flag, std::function<void(std
 
 void CliFlagRegistry::AddChoices(const std::string& flag, std::vector<std::string>& value,
                                  const std::vector<std::string>& choices, const std::string& help) {
-  app_.add_option(flag, value, help)->delimiter(',')->check(CLI::IsMember(choices));
+  app_.add_option(flag, value, help)->delimiter(',')->check(CLI::IsMember(choices))->default_str(ListDefault(value));
 }
 
 }  // namespace numaprobe::daemon

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 #include "daemon/probing/probe_kind.h"
 
@@ -31,5 +33,14 @@ class CliFlagRegistry final : public FlagRegistry {
 // Sizes written as in the configuration file (256MiB, 1GiB, 64MB for powers
 // of 1000; no bare "M"): one syntax, so a value can be copied between them.
 CLI::Validator SizeFlag();
+
+// A list option's default as it is typed ("latency,bandwidth"), for --help;
+// "" (none shown) for an empty list, whose help says what it means.
+template <class T>
+std::string ListDefault(const std::vector<T>& values) {
+  std::vector<std::string> texts;
+  for (const T& v : values) texts.push_back(CLI::detail::to_string(v));
+  return CLI::detail::join(texts, ",");
+}
 
 }  // namespace numaprobe::daemon

@@ -89,7 +89,8 @@ struct ProbeCommand {
 
   void Register(CLI::App& sub) {
     plan.Register(sub);
-    sub.add_option("--tests", tests, "Probes to run (default: " + CLI::detail::join(DefaultTests()) + ")")
+    sub.add_option("--tests", tests, "Probes to run")
+        ->default_str(ListDefault(tests))
         ->delimiter(',')
         ->check(CLI::IsMember(AllTests()));
     sub.add_option("--format", format, "Output format")->check(CLI::IsMember({"table", "json"}));
@@ -97,7 +98,8 @@ struct ProbeCommand {
                    "Write the curves of probes that draw one (loaded_latency) to this file as an SVG plot");
     sub.add_option("--pages", buffers.pages,
                    "Page size policy: auto (hugetlb, then THP, then base pages), hugetlb, thp, 4k (base pages)")
-        ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case));
+        ->transform(CLI::CheckedTransformer(kPagePolicies, CLI::ignore_case))
+        ->default_str(std::string(k::PagePolicyName(buffers.pages)));
     sub.add_option("--lock-file", lock_file,
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
     CliFlagRegistry flags(sub);

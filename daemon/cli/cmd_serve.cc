@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/commands.h"
 #include "daemon/common/log.h"
 #include "daemon/common/memory_return.h"
@@ -96,8 +97,9 @@ struct ServeCommand {
   void Register(CLI::App& sub) {
     sub.add_option("--config.file", config_file,
                    "YAML configuration file (default: built-in defaults, see config/numaprobe.yaml)");
-    sub.add_option("--web.listen-address", http.listen_addresses, "Address to listen on, repeatable (default :10062)")
-        ->take_all();
+    sub.add_option("--web.listen-address", http.listen_addresses, "Address to listen on, repeatable")
+        ->take_all()
+        ->default_str(ListDefault(http.listen_addresses));
     sub.add_option("--web.config.file", web_config_file,
                    "Web configuration file (exporter-toolkit format: TLS, basic auth, headers); re-read on SIGHUP");
     sub.add_option("--web.telemetry-path", http.telemetry_path, "Path under which to expose metrics")

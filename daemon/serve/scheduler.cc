@@ -187,6 +187,9 @@ class Scheduler::Loop {
 
   // The budget: the learning budget while a planned series still records its
   // baseline (arming sooner what there is to measure), else duty_cycle.
+  // The one writer of numaprobe_duty_cycle_budget_ratio: published at every
+  // plan and round, so the metric is the budget in force, whatever a replan
+  // left in the snapshot.
   void SetBudget() {
     const std::size_t host_cpus = topology_.cpus().size() + topology_.disallowed_cpus().size();
     const double ratio = model_.Recording() ? LearningDutyCycle(config_, host_cpus) : config_.schedule.duty_cycle;
@@ -369,6 +372,8 @@ class Scheduler::Loop {
     const PlannedHost planned{config_,          topology_, plan_, host_, fingerprint, TopologySignature(topology_),
                               std::move(series)};
     model_.Plan(planned, HostNow(), host_watch_.last(), Now());
+    // After Plan: whether series record is known now.
+    SetBudget();
     // After Plan: at start it restored when the last cycles ran.
     own_.Adopt(std::move(own), config_, model_.schedule().own_cycles, Clock());
     AnnounceOwnSchedules(own_runs_of);

@@ -145,6 +145,8 @@ struct Snapshot {
   std::map<std::tuple<std::string, int, int>, double> last_success;
 
   double duty_cycle_ratio = 0;  // probe CPU seconds / window seconds, trailing 10 minutes
+  // The budget in force: the learning budget while a planned series records
+  // its baseline, else schedule.duty_cycle (the scheduler's SetBudget).
   double duty_cycle_budget_ratio = 0;
   std::vector<ProbeConfigInfo> probe_config;
   bool config_reload_successful = true;

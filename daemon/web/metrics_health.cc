@@ -8,15 +8,20 @@
 #include <tuple>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <prometheus/check_names.h>
 
 #include "daemon/common/version.h"
+#include "daemon/probing/probe_table.h"
 #include "daemon/web/family_builder.h"
 #include "daemon/web/metrics.h"
+#include "kernels/result.h"
 
 namespace numaprobe::daemon {
 namespace {
 
+namespace k = kernels;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
@@ -24,13 +29,30 @@ constexpr const char* kAsOf = ". As of the last scheduled probe, not the scrape.
 
 std::string Help(const std::string& what) { return what + kAsOf; }
 
+// numaprobe_probe_runs_total's HELP, its label values read from the code:
+// the probe kinds (ProbeTable) and the outcomes (kernels/result.h), so that a
+// new kind or outcome is named without editing a text.
+std::string RunsHelp() {
+  std::vector<std::string_view> kinds;
+  for (const ProbeKind* kind : ProbeTable()) kinds.push_back(kind->name());
+  std::vector<std::string_view> failures;
+  for (const k::Outcome outcome : k::kAllOutcomes) {
+    if (outcome != k::Outcome::kOk && outcome != k::Outcome::kSkipped && outcome != k::Outcome::kCancelled) {
+      failures.push_back(k::OutcomeName(outcome));
+    }
+  }
+  return Help(fmt::format(
+      "Probe runs by probe (those enabled of {}) and result: ok (a figure), skipped (not measured: the idle gate "
+      "probes.peak_bandwidth.max_busy found the CPUs busy), cancelled (the daemon stopped) or why it failed ({}). "
+      "Every run counts, a disturbed run's retry and the confirmation runs of a figure beyond its band included; "
+      "every result of a planned probe starts at 0",
+      fmt::join(kinds, ", "), fmt::join(failures, ", ")));
+}
+
 // What ran and when it last worked: the first thing to read when a figure is
 // missing (did the probe run at all, or did it fail, and since when?).
 void AppendRunOutcomes(const Snapshot& s, std::vector<MetricFamily>& out) {
-  FamilyBuilder runs(
-      "numaprobe_probe_runs_total",
-      Help("Probe runs by probe (latency, bandwidth, core_to_core) and result (ok or the failure outcome)"),
-      MetricType::Counter);
+  FamilyBuilder runs("numaprobe_probe_runs_total", RunsHelp(), MetricType::Counter);
   for (const auto& [key, count] : s.runs_total) {
     runs.Add({{"probe", key.first}, {"result", key.second}}, static_cast<double>(count));
   }
@@ -82,7 +104,10 @@ void AppendCpuCost(const Snapshot& s, std::vector<MetricFamily>& out) {
   duty.Add({}, s.duty_cycle_ratio);
   out.push_back(duty.Build());
   FamilyBuilder budget("numaprobe_duty_cycle_budget_ratio",
-                       "Configured probe CPU budget as a share of one CPU, from the loaded configuration.",
+                       "The probe CPU budget in force, as a share of one CPU: schedule.learning_duty_cycle while a "
+                       "planned series records its baseline (numaprobe_baseline_series, state recording, above 0; "
+                       "auto: 90% of the smaller of 1% of one CPU and 0.01% of the host's CPUs, never below "
+                       "schedule.duty_cycle), else schedule.duty_cycle.",
                        MetricType::Gauge);
   budget.Add({}, s.duty_cycle_budget_ratio);
   out.push_back(budget.Build());

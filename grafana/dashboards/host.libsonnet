@@ -57,7 +57,7 @@ local p = import 'panels.libsonnet';
         ) { fieldConfig+: { defaults+: { mappings: [{ type: 'value', options: { '0': { text: 'recording' }, '1': { text: 'complete' } } }] } } },
         p.stat(
           'State file writes',
-          'Whether the last write of the state file (the baseline) succeeded. failing: the directory is full or read-only, the baseline lives in memory only and a restart loses it (docs/runbook.md, "State file not written").',
+          'Whether the last write of the state file (the baseline) succeeded. failing: the directory is full or read-only, the baseline lives in memory only and a restart loses it (docs/runbook.md, NumaProbeStateNotWritten).',
           [q('numaprobe_state_last_write_successful{%(host)s}')],
           'none',
           p.steps('red', [[1, 'green']]),

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // numaprobe alerting rules. Thresholds and `for:` durations come from
 // _config (config.libsonnet); what to do when an alert fires is in
-// docs/runbook.md, one section per alert (runbook_url points there). No rule
-// pages (severity critical): a NUMA performance drift degrades a host, it does
-// not take it down; route warnings to a ticket queue.
+// docs/runbook.md, one section per alert (runbook_url points there). One rule
+// pages (severity critical): NumaProbeUncorrectedMemoryErrors, memory that
+// lost data, so the host is to be drained. The others are warnings: a NUMA
+// performance drift degrades a host, it does not take it down; route warnings
+// to a ticket queue.
 //
 // The drift and staleness alerts read the daemon's per-host summaries; the
 // peer alert reads recording rules (recording.libsonnet): load both files
@@ -47,11 +49,12 @@ local pairPeers = import '../pair_peers.libsonnet';
     // all, each with its value as a percentage after `sign`.
     local pairList(sign) =
       '{{ range $i, $p := . }}{{ if lt $i 8 }}{{ if $i }}, {{ end }}{{ $p.Labels.cpu_node }} -> {{ $p.Labels.mem_node }} (%s{{ $p.Value | humanizePercentage }}){{ end }}{{ end }}{{ if gt (len .) 8 }} ({{ len . }} in all){{ end }}.' % sign,
-    // Gives every alert its severity, runbook link and dashboard link: the
-    // host dashboard at the alert's host, or the fleet dashboard for an
-    // alert that names no host (hidden field `dashboard:: 'fleet'`).
+    // Gives every alert its severity (warning unless the rule says another),
+    // runbook link and dashboard link: the host dashboard at the alert's
+    // host, or the fleet dashboard for an alert that names no host (hidden
+    // field `dashboard:: 'fleet'`).
     local alert(rule) = rule {
-      labels+: { severity: 'warning' },
+      labels: { severity: 'warning' } + (if std.objectHas(rule, 'labels') then rule.labels else {}),
       annotations+: {
         runbook_url: c.runbookURLPattern % std.asciiLower(rule.alert),
         dashboard_url: if std.objectHasAll(rule, 'dashboard') && rule.dashboard == 'fleet'
@@ -339,6 +342,55 @@ local pairPeers = import '../pair_peers.libsonnet';
                 predicted; their drift alerts are not armed. See numaprobe_probe_runs_total for
                 failing probes.
               ||| % c),
+            },
+          },
+          {
+            alert: 'NumaProbeUncorrectedMemoryErrors',
+            // EDAC counted uncorrected errors on the host since its baseline
+            // was recorded (the daemon's count from the controllers' ue_count,
+            // per type). Memory lost data: the host is drained, not watched,
+            // hence the page. Ends when the count is 0 again: after a reboot
+            // (the counters start over) or `numaprobe baseline accept` /
+            // `reset`. last_over_time: a failed scrape does not resolve it.
+            expr: |||
+              last_over_time(numaprobe_host_memory_errors_since_baseline{%(selector)s, type="uncorrected"}[%(gapWindow)s]) > 0
+            ||| % c,
+            'for': c.memoryErrorsFor,
+            labels: { severity: 'critical' },
+            annotations: {
+              summary: 'A host has uncorrected memory errors.',
+              description: fold(|||
+                EDAC counted {{ $value }} uncorrected memory errors on {{ $labels.instance }}
+                since its numaprobe baseline was recorded
+                {{- with printf "numaprobe_host_memory_errors_since_baseline{instance=%q,job=%q,type=%q}" $labels.instance $labels.job "corrected" | query }}
+                (and {{ . | first | value }} corrected){{ end }}; its memory lost data. Drain the host
+                and replace the failing DIMM.
+              |||),
+            },
+          },
+          {
+            alert: 'NumaProbeStateNotWritten',
+            // The daemon writes its state file every 30 s while something
+            // changed (kSaveSpacingNs) and retries a failed write every 5 s;
+            // the gauge is 0 from the first failed attempt until one succeeds
+            // (and while the file is unreadable, which is never written over).
+            // Held for stateWriteFor (over one save interval): a write that
+            // fails once and succeeds at its retry resolves before.
+            // What was learnt since the last write is lost at a restart.
+            expr: |||
+              last_over_time(numaprobe_state_last_write_successful{%(selector)s}[5m]) == 0
+            ||| % c,
+            'for': c.stateWriteFor,
+            annotations: {
+              summary: 'numaprobe cannot write its state file.',
+              description: fold(|||
+                numaprobe on {{ $labels.instance }} has not written its state file for more than
+                one save interval
+                {{- with printf "numaprobe_state_write_failures_total{instance=%q,job=%q}" $labels.instance $labels.job | query }}
+                ({{ . | first | value }} failed writes since it started){{ end }}; what it learnt since
+                the last write (baselines, recent figures) is lost if it restarts. The daemon log names
+                the path and the error.
+              |||),
             },
           },
           {

@@ -482,6 +482,31 @@ TEST(SchedulerLoop, ArmsEachSeriesFromItsOwnFiguresAndWritesTheStateFile) {
   EXPECT_NE(Slurp(state_file).find("8e-08"), std::string::npos) << Slurp(state_file);
 }
 
+// The published budget is the one in force: the learning budget while series
+// record, kept across a reload that replans (which once wrote duty_cycle
+// back), then duty_cycle once every series is armed.
+TEST(SchedulerLoop, PublishesTheLearningBudgetWhileSeriesRecordAndDutyCycleOnceArmed) {
+  Config config = TwoKindConfig("budget");
+  config.schedule.duty_cycle = 0.01;
+  config.schedule.learning_duty_cycle = 0.05;
+  config.schedule.interval = seconds(100);
+  Rig rig(config, [](const Task&, int) { return Ok(0.001); });
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05) << "from the first plan on";
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 50 * kSecond));  // the representatives' round
+  EXPECT_FALSE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05);
+  Config next = config;
+  next.schedule.jitter = 0.2;
+  rig.scheduler->Reload(next);
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 60 * kSecond));
+  EXPECT_EQ(rig.host->plans.load(), 2);
+  EXPECT_FALSE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.05) << "still learning after the replan";
+  ASSERT_TRUE(rig.host->RunUntil(kStart + 600 * kSecond));
+  ASSERT_TRUE(rig.Now().baseline_complete);
+  EXPECT_DOUBLE_EQ(rig.Now().duty_cycle_budget_ratio, 0.01);
+}
+
 // The daemon restarted on the same state directory takes what it learnt:
 // the armed baselines (ready to compare before any round) and the recent
 // figures; a reload with other latency settings re-records the latency series

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The documents against the code they describe (ctest `docs`): what an
-operator reads in README.md, docs/ (the man page included), deploy/README.md,
+operator reads in README.md, SECURITY.md, docs/ (the man page included), deploy/README.md,
 grafana/README.md and config/numaprobe.yaml must name things that exist:
 
 - files: every repository path or Markdown link names a tracked file or
@@ -36,7 +36,7 @@ import yaml
 from deploy_env import numaprobe_bin
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
-DOCS = ["README.md", "deploy/README.md", "grafana/README.md", "config/numaprobe.yaml",
+DOCS = ["README.md", "SECURITY.md", "deploy/README.md", "grafana/README.md", "config/numaprobe.yaml",
         *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")), "docs/numaprobe.8"]
 TOP_DIRS = ("daemon", "kernels", "tests", "docs", "deploy", "grafana", "config", "bench", ".ci", "cmake")
 # File names in the documents that are made at run time or on the host, not

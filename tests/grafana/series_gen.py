@@ -176,7 +176,9 @@ class Fault:
     """A health fault from at_s on: duty (cycle over budget), reload (failed),
     down (exporter unreachable until until_s), gone (target vanishes),
     recording (every series records its baseline again, e.g. after
-    `numaprobe baseline reset`, and never gathers the figures to arm it)."""
+    `numaprobe baseline reset`, and never gathers the figures to arm it),
+    memory_errors (EDAC counts uncorrected errors, beside corrected ones),
+    state_write (the state file cannot be written: every 5-s retry fails)."""
     host: str
     at_s: int
     kind: str
@@ -831,6 +833,27 @@ class HostSim:
         reload_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "reload"), None)
         self.add("numaprobe_config_last_reload_successful", {},
                  [(-1e9, 1.0)] + ([(reload_fault.at_s, 0.0)] if reload_fault else []))
+        # EDAC counts since the baseline: a healthy host has a corrected error
+        # now and then (never paged); a memory_errors fault adds uncorrected
+        # ones. A generator of their own: the host's other series stay the
+        # draws they were before these were modelled.
+        edac_rng = random.Random(f"{self.scn.seed}-{h.name}-edac")
+        mem_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "memory_errors"), None)
+        corrected = [(-1e9, 0.0)]
+        t = edac_rng.uniform(0, 86400)
+        while t < self.scn.duration_s:
+            corrected.append((t, corrected[-1][1] + 1))
+            t += edac_rng.uniform(0.5, 1.5) * 86400
+        self.add("numaprobe_host_memory_errors_since_baseline", {"type": "corrected"}, corrected)
+        self.add("numaprobe_host_memory_errors_since_baseline", {"type": "uncorrected"},
+                 [(-1e9, 0.0)] + ([(mem_fault.at_s, 1.0), (mem_fault.at_s + 20 * 60, 3.0)] if mem_fault else []))
+        # The state file: written; a state_write fault fails every write (and
+        # retry, 5 s apart) from at_s on.
+        write_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "state_write"), None)
+        self.add("numaprobe_state_last_write_successful", {},
+                 [(-1e9, 1.0)] + ([(write_fault.at_s, 0.0)] if write_fault else []))
+        self._counter("numaprobe_state_write_failures_total", {},
+                      [float(t) for t in range(write_fault.at_s, self.scn.duration_s, 5)] if write_fault else [])
         self.add("numaprobe_refresh_interval_seconds", {}, [(-1e9, float(h.refresh_s * h.rotation_rounds))])
         self.add("numaprobe_build_info", {"version": "0.9.0", "revision": "4f3c2a1"}, [(-1e9, 1.0)])
         # Fingerprint fields and their change events.

@@ -8,8 +8,9 @@ webhook receiver:
   fleet (a host whose topology changed while its latency drifts; three hosts
   of one CPU model after a kernel rollout, one of them with an older,
   unrelated change too, and a fourth of that model after a microcode update;
-  a bandwidth drop with no change on a host of another model), labels and
-  annotations exactly as Prometheus would send them;
+  a bandwidth drop with no change on a host of another model; a host with
+  uncorrected memory errors, one whose state file is not written), labels
+  and annotations exactly as Prometheus would send them;
 - they are posted to Alertmanager's API as Prometheus posts them, with the
   example configuration, its receivers pointed at a webhook on loopback and
   its waits shortened (the routing tree, grouping and inhibition untouched);
@@ -17,8 +18,9 @@ webhook receiver:
   model in one notification, the microcode update's host of that model in
   another (grouped by CPU model and change), each alert's description naming
   its host's changes; the bandwidth drop and the topology change each in
-  their own; never the drift of the host whose topology changed, which
-  Alertmanager reports as inhibited by it.
+  their own; the memory errors alone to the pager receiver (the one critical
+  alert), everything else to the ticket receiver; never the drift of the host
+  whose topology changed, which Alertmanager reports as inhibited by it.
 
 Debian's prometheus-alertmanager (0.25, with amtool) runs it; .ci/install-deps
 installs it. Every wait is a poll with a deadline, never a sleep that assumes
@@ -63,6 +65,8 @@ FLEET = {
     "host-d": (AMD, KERNEL[0], MICROCODE[1], [("microcode", *MICROCODE, 60)], {"latency": 1.15}),
     "host-e": (INTEL, KERNEL[0], "0xd0003a5", [], {"bandwidth": 0.8}),
     "host-f": (AMD, KERNEL[1], MICROCODE[0], [("thp_enabled", *THP, 10), ("kernel", *KERNEL, 65)], {"latency": 1.2}),
+    "host-g": (INTEL, KERNEL[0], "0xd0003a5", [], {"uncorrected_memory_errors": 2}),
+    "host-h": (INTEL, KERNEL[0], "0xd0003a5", [], {"state_not_written": True}),
 }
 EVAL_MIN = 30
 
@@ -109,6 +113,12 @@ def fleet_series() -> list[dict]:
         if "bandwidth" in faults:
             add("numaprobe_memory_bandwidth_worst_pair_drift_ratio", {**instance, "op": "read"},
                 f"{faults['bandwidth']}+0x{steps}")
+        errors = faults.get("uncorrected_memory_errors", 0)
+        add("numaprobe_host_memory_errors_since_baseline", {**instance, "type": "corrected"}, f"0+0x{steps}")
+        add("numaprobe_host_memory_errors_since_baseline", {**instance, "type": "uncorrected"},
+            f"0+0x5 {errors}+0x{steps - 6}")
+        add("numaprobe_state_last_write_successful", instance,
+            f"1+0x5 0+0x{steps - 6}" if faults.get("state_not_written") else f"1+0x{steps}")
         origin = "topology_changed" if faults.get("topology_changed") else "restored"
         add("numaprobe_baseline_info", {**instance, "fingerprint": host, "origin": origin}, f"1+0x{steps}")
     return series
@@ -132,7 +142,8 @@ def mixin_alerts(tmp_path_factory) -> list[dict]:
     alerts = [{"labels": labels, "annotations": annotations}
               for name, found in fired.items() for labels, annotations in found]
     names = sorted({a["labels"]["alertname"] for a in alerts})
-    assert names == ["NumaProbeBandwidthDrop", "NumaProbeLatencyDrift", "NumaProbeTopologyChanged"], alerts
+    assert names == ["NumaProbeBandwidthDrop", "NumaProbeLatencyDrift", "NumaProbeStateNotWritten",
+                     "NumaProbeTopologyChanged", "NumaProbeUncorrectedMemoryErrors"], alerts
     return alerts
 
 
@@ -259,7 +270,11 @@ def test_mixin_alerts_through_a_real_alertmanager(mixin_alerts, alertmanager):
         """{group labels: hosts} of every notification so far."""
         out = {}
         for n in webhook.notifications:
-            assert n["receiver"] == "numa-tickets" and n["status"] == "firing", n
+            # Critical alerts page, the others are tickets.
+            critical = {a["labels"]["severity"] == "critical" for a in n["alerts"]}
+            assert critical in ({True}, {False}), n
+            assert n["receiver"] == ("numa-pager" if critical == {True} else "numa-tickets"), n
+            assert n["status"] == "firing", n
             key = tuple(sorted(n["groupLabels"].items()))
             out.setdefault(key, set()).update(host(a) for a in n["alerts"])
         return out
@@ -272,6 +287,9 @@ def test_mixin_alerts_through_a_real_alertmanager(mixin_alerts, alertmanager):
          ("cpu_model", AMD)): {"host-d"},
         (("alertname", "NumaProbeBandwidthDrop"), ("cpu_model", INTEL)): {"host-e"},
         (("alertname", "NumaProbeTopologyChanged"), ("instance", "host-a:10062"), ("job", "numaprobe")): {"host-a"},
+        (("alertname", "NumaProbeUncorrectedMemoryErrors"), ("instance", "host-g:10062"), ("job", "numaprobe")):
+            {"host-g"},
+        (("alertname", "NumaProbeStateNotWritten"), ("instance", "host-h:10062"), ("job", "numaprobe")): {"host-h"},
     }
     # Every alert that may pass has arrived (then what was grouped with what).
     expected = sum(len(hosts) for hosts in want.values())
@@ -292,6 +310,9 @@ def test_mixin_alerts_through_a_real_alertmanager(mixin_alerts, alertmanager):
     assert f"since kernel {KERNEL[0]} -> {KERNEL[1]}, thp_enabled {THP[0]} -> {THP[1]}" in sent[
         ("NumaProbeLatencyDrift", "host-f")]["annotations"]["description"]
     assert "change" not in sent[("NumaProbeBandwidthDrop", "host-e")]["labels"], "no change, no label"
+    pages = [n for n in webhook.notifications if n["receiver"] == "numa-pager"]
+    assert [(a["labels"]["alertname"], host(a)) for n in pages for a in n["alerts"]] == [
+        ("NumaProbeUncorrectedMemoryErrors", "host-g")], pages
     assert sent[("NumaProbeLatencyDrift", "host-b")]["annotations"]["runbook_url"].endswith("#numaprobelatencydrift")
     # host-a's drift never reached the webhook: Alertmanager holds it,
     # inhibited by the same host's topology change.

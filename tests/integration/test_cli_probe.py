@@ -45,6 +45,38 @@ def test_probe_help_documents_flags(run):
         assert flag in r.stdout
 
 
+def help_line(text, option):
+    """The line of CLI11's option list that starts with `option`."""
+    lines = [line for line in text.splitlines() if re.match(rf"^ {{2}}(?:-\w,)?{re.escape(option)}\b", line)]
+    assert len(lines) == 1, f"{option} is not listed once in:\n{text}"
+    return lines[0]
+
+
+# An option with a default shows it after `=` in --help, as it is typed: for
+# serve (node_exporter-style flags) and probe (a kind's setting in the
+# configuration file's size syntax, a page policy by name, a list).
+@pytest.mark.parametrize("command, option, default", [
+    ("serve", "--log.level", "info"),
+    ("serve", "--web.listen-address", ":10062"),
+    ("serve", "--web.telemetry-path", "/metrics"),
+    ("probe", "--format", "table"),
+    ("probe", "--pages", "auto"),
+    ("probe", "--bandwidth-buffer", "256MiB"),
+    ("probe", "--tests", "latency,bandwidth,core_to_core"),
+])
+def test_help_shows_defaults(run, command, option, default):
+    r = run(command, "--help")
+    assert r.returncode == 0, r.stderr
+    line = help_line(r.stdout, option)
+    assert re.search(rf"={re.escape(default)}(?:\s|$)", line), line
+
+
+def test_help_shows_no_default_for_an_option_without_one(run):
+    """--threads 0 stands for every CPU (its help says so), not a value to type."""
+    line = help_line(run("probe", "--help").stdout, "--threads")
+    assert "=" not in line.split("  ")[1], line
+
+
 @pytest.mark.parametrize("args, needle", [
     (["probe", "--cpus", "4095"], "cpu 4095"),
     (["probe", "--nodes", "63"], "node 63"),

@@ -34,7 +34,7 @@ def test_not_run_by_default(run):
             "--samples", "3", "--lock-file", "")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["loaded_latency"] == []
-    assert "(default: latency,bandwidth,core_to_core)" in run("probe", "--help").stdout
+    assert "=latency,bandwidth,core_to_core" in run("probe", "--help").stdout, "--tests shows its default"
 
 
 def test_curve_in_json_table_and_svg(run, tmp_path):

@@ -59,7 +59,7 @@ def check_record(rec, threads, allowed):
 
 
 def test_not_run_by_default(run):
-    assert "(default: latency,bandwidth,core_to_core)" in run("probe", "--help").stdout
+    assert "=latency,bandwidth,core_to_core" in run("probe", "--help").stdout, "--tests shows its default"
 
 
 def test_every_cpu_of_the_node_by_default(run):
