@@ -496,8 +496,10 @@ def assert_on_node(buffer: dict, node: int, what: str):
     assert p["pages_misplaced"] == 0, f"{what}: {p['pages_misplaced']} pages misplaced: {p}"
     assert p["pages_unknown"] == 0, f"{what}: {p['pages_unknown']} pages of unknown node: {p}"
     assert p["observed_node"] == -1, f"{what}: a page observed on node {p['observed_node']}: {p}"
-    # Every page, not a sample: at least one check per 2 MiB.
-    assert p["pages_checked"] >= max(1, buffer["bytes"] // 2**21), f"{what}: too few pages checked: {p}"
+    # Every page, not a sample: at least one check per 2 MiB, or per page
+    # where the page is larger (a 32 MiB THP page of a 16 KiB-page kernel).
+    per = max(buffer.get("page_bytes") or 0, 2**21)
+    assert p["pages_checked"] >= max(1, buffer["bytes"] // per), f"{what}: too few pages checked: {p}"
     # No seccomp in the guest: the kernel's own page-by-page answer must be used.
     assert p["method"] == "move_pages", f"{what}: placement checked by {p['method']}"
 
