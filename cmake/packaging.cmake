@@ -108,4 +108,20 @@ if(NOT CPACK_NUMAPROBE_DATE)
 endif()
 set(CPACK_NUMAPROBE_SOURCE_DIR ${PROJECT_SOURCE_DIR})
 
+# A build whose version does not order (cmake/version.cmake: a shallow clone,
+# or no git history, and not a release) makes no package: cpack, `package`
+# and `package_source` stop with the reason and the fix before anything is
+# installed or compiled: CPack reads CPACK_PROJECT_CONFIG_FILE first, for
+# every generator, and this one is written here, so it cannot be missing (CPack
+# ignores a missing one). The .deb is what the tarball, the RPM and the image
+# are made from, and those scripts refuse such a version too.
+if(NUMAPROBE_UNORDERED)
+  set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/CPackRefusal.cmake)
+  file(WRITE ${CPACK_PROJECT_CONFIG_FILE}
+       "message(FATAL_ERROR [==[numaprobe: no package of this build: ${NUMAPROBE_UNORDERED}]==])\n")
+  set(CMAKE_SKIP_PACKAGE_ALL_DEPENDENCY ON)
+else()
+  file(REMOVE ${PROJECT_BINARY_DIR}/CPackRefusal.cmake)  # of a configure before `git fetch --unshallow`
+endif()
+
 include(CPack)

@@ -16,14 +16,21 @@
 #
 # Without git history (a `git archive` or GitHub tarball, which fills in
 # cmake/source-version through export-subst, or a plain copy of the tree) the
-# revision and a release tag come from that file; a build that is not a
-# release is then "X.Y.Z~dev.0", which sorts before every build from git, so
-# it never replaces one by accident.
+# revision and a release tag come from that file. A shallow clone has history
+# but not all of it: its count would be the depth. Either way a build that is
+# not a release has no commit count and is "X.Y.Z~dev.0", which sorts before
+# every earlier build: a package of it would look older than the one it
+# replaces, and apt, dnf and image tags would silently stop upgrading. Such a
+# build still builds and runs for local use, with a warning;
+# NUMAPROBE_UNORDERED says why its version does not order and how to get one
+# that does, and cmake/packaging.cmake refuses to make a package of it.
 #
 # Included once by the top-level CMakeLists.txt after project(). Sets
-# NUMAPROBE_VERSION, NUMAPROBE_REVISION, NUMAPROBE_BRANCH, NUMAPROBE_BUILD_USER,
+# NUMAPROBE_VERSION, NUMAPROBE_UNORDERED (empty when the version orders),
+# NUMAPROBE_REVISION, NUMAPROBE_BRANCH, NUMAPROBE_BUILD_USER,
 # NUMAPROBE_BUILD_DATE, NUMAPROBE_COMPILER, NUMAPROBE_PLATFORM. CMake re-runs
-# by itself when HEAD moves or a tag is added, so they never go stale.
+# by itself when HEAD moves, a tag is added or the history is unshallowed, so
+# they never go stale.
 
 find_package(Git QUIET)
 
@@ -44,6 +51,7 @@ set(_tag "")        # the release tag on this commit, if any
 set(_count "")      # commits in the history
 set(_last_tag "")   # the newest release tag in the history
 set(_commit_time "")
+set(_no_count "")   # why there is no commit count, and the fix
 
 set(_in_git OFF)
 if(GIT_EXECUTABLE)
@@ -65,16 +73,19 @@ if(_in_git)
   _numaprobe_git(_commit_time log -1 --format=%ct HEAD)
   _numaprobe_git(_shallow rev-parse --is-shallow-repository)
   if(_shallow STREQUAL "true")
-    message(WARNING "numaprobe: a shallow clone has no commit count; the version is ${_base}~dev.0. "
-                    "Clone the whole history (git fetch --unshallow) for a version that orders.")
+    string(CONCAT _no_count "this is a shallow clone (git rev-parse --is-shallow-repository says true), "
+                            "which has no commit count. Fetch the whole history with `git fetch --unshallow`, "
+                            "then configure again.")
   else()
     _numaprobe_git(_count rev-list --count HEAD)
   endif()
-  # Re-run CMake when HEAD moves (commit, checkout, reset: the reflog) or a
-  # tag is added, so that the version is never the one of an older commit.
+  # Re-run CMake when HEAD moves (commit, checkout, reset: the reflog), a tag
+  # is added or the history is unshallowed (`shallow` goes away), so that the
+  # version is never the one of an older commit or of the shallow clone.
   _numaprobe_git(_git_dir rev-parse --absolute-git-dir)
   _numaprobe_git(_common_dir rev-parse --path-format=absolute --git-common-dir)
-  foreach(f "${_git_dir}/HEAD" "${_git_dir}/logs/HEAD" "${_common_dir}/packed-refs" "${_common_dir}/refs/tags")
+  foreach(f "${_git_dir}/HEAD" "${_git_dir}/logs/HEAD" "${_common_dir}/packed-refs" "${_common_dir}/refs/tags"
+          "${_common_dir}/shallow")
     if(EXISTS "${f}")
       set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${f}")
     endif()
@@ -98,8 +109,12 @@ else()
     endif()
   endif()
   message(STATUS "numaprobe: no git history here; revision ${NUMAPROBE_REVISION} from cmake/source-version")
+  string(CONCAT _no_count "this tree has no git history (a `git archive`, a GitHub tarball or a copy), "
+                          "so no commit count. Build from a git clone with its whole history, or from a "
+                          "release's (vX.Y.Z) tarball.")
 endif()
 
+set(NUMAPROBE_UNORDERED "")
 if(_tag)
   string(REGEX REPLACE "^v" "" _tagged "${_tag}")
   if(NOT _tagged STREQUAL _base)
@@ -117,6 +132,12 @@ else()
   endif()
   if(NOT _count)
     set(_count 0)
+    if(NOT _no_count)
+      set(_no_count "`git rev-list --count HEAD` gave no count. Build from a git clone with its whole history.")
+    endif()
+    set(NUMAPROBE_UNORDERED "version ${_base}~dev.0 does not sort after earlier builds: ${_no_count}")
+    message(WARNING "numaprobe: ${NUMAPROBE_UNORDERED} This build is for local use: "
+                    "making a package or image of it is refused.")
   endif()
   set(NUMAPROBE_VERSION "${_base}~dev.${_count}")
 endif()

@@ -317,6 +317,12 @@ class Package:
         if self.arch not in MULTIARCH:
             raise SystemExit(f"build-image: architecture {self.arch} is not one of {sorted(MULTIARCH)}")
         self.version = self.fields["Version"]
+        if self.version.endswith("~dev.0"):
+            # cmake/version.cmake: no commit count, so the tag sorts before
+            # every earlier build's (cpack refuses such a .deb too).
+            raise SystemExit(f"build-image: {pathlib.Path(deb).name}: version {self.version} does not sort after "
+                             "earlier builds: it was built from a shallow clone or a tree without git history. "
+                             "Rebuild the .deb in a clone with its whole history (`git fetch --unshallow`).")
         self.homepage = self.fields.get("Homepage", "")
         with tempfile.TemporaryDirectory(prefix="numaprobe-deb-") as tmp:
             run(["dpkg-deb", "-x", deb, tmp])

@@ -348,6 +348,12 @@ def write_chart(out, image, mixin):
     if not tag or not SEMVER.fullmatch(tag):
         raise SystemExit(f"make-chart: --image {image!r}: the tag must be a version (semver, e.g. 0.2.0 or "
                          "0.2.0-dev.5): it is the chart's version")
+    if tag.endswith("-dev.0"):
+        # cmake/version.cmake: a build without a commit count, which sorts
+        # before every earlier one; build-image.py makes no such image.
+        raise SystemExit(f"make-chart: --image {image!r}: version {tag} does not sort after earlier builds "
+                         "(a shallow clone or a tree without git history built it): use an image built from a "
+                         "clone with its whole history (`git fetch --unshallow`)")
     homepage = re.search(r"^ *homepage: '([^']+)',$", (REPO / "grafana" / "config.libsonnet").read_text(), re.M).group(1)
     chart = pathlib.Path(out) / "numaprobe"
     if chart.exists():

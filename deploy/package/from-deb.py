@@ -82,6 +82,12 @@ class Deb:
         self.tree = workdir / "deb"
         run(["dpkg-deb", "-x", self.path, self.tree])
         self.version = deb_field(deb, "Version")
+        if self.version.endswith("~dev.0"):
+            # cmake/version.cmake: no commit count, so it sorts before every
+            # earlier build and would never upgrade one (cpack refuses it too).
+            raise SystemExit(f"from-deb: {self.path.name}: version {self.version} does not sort after earlier "
+                             "builds: it was built from a shallow clone or a tree without git history. Rebuild "
+                             "the .deb in a clone with its whole history (`git fetch --unshallow`).")
         self.arch = deb_field(deb, "Architecture")
         if self.arch not in ARCHES:
             raise SystemExit(f"from-deb: architecture {self.arch} is not one of {sorted(ARCHES)}")

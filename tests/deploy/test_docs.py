@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The documents against the code they describe (ctest `docs`): what an
-operator reads in README.md, SECURITY.md, docs/ (the man page included), deploy/README.md,
-grafana/README.md and config/numaprobe.yaml must name things that exist:
+operator reads in README.md, SECURITY.md, CHANGELOG.md, docs/ (the man page included),
+deploy/README.md, grafana/README.md and config/numaprobe.yaml must name things that exist:
 
 - files: every repository path or Markdown link names a tracked file or
   directory, and a link's #anchor a heading of the linked page; a bare
@@ -18,7 +18,10 @@ grafana/README.md and config/numaprobe.yaml must name things that exist:
   (itself checked against the code by tests/daemon/metrics_reference_test.cc),
   every NumaProbe* alert in grafana/rules/alerts.yaml;
 - the documents describe the project, not how they were written: no working
-  sessions.
+  sessions;
+- CHANGELOG.md's section of the coming release names every metric family,
+  alert and configuration key added or removed since the last release (whose
+  names tests/fixtures/release_names/<version>.yaml records).
 
 Each failure names the file, the line and what to change. ctest sets
 NUMAPROBE_BIN (whose --help is read) and NUMAPROBE_SOURCE_DIR.
@@ -36,7 +39,7 @@ import yaml
 from deploy_env import numaprobe_bin
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
-DOCS = ["README.md", "SECURITY.md", "deploy/README.md", "grafana/README.md", "config/numaprobe.yaml",
+DOCS = ["README.md", "SECURITY.md", "CHANGELOG.md", "deploy/README.md", "grafana/README.md", "config/numaprobe.yaml",
         *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")), "docs/numaprobe.8"]
 TOP_DIRS = ("daemon", "kernels", "tests", "docs", "deploy", "grafana", "config", "bench", ".ci", "cmake")
 # File names in the documents that are made at run time or on the host, not
@@ -294,6 +297,51 @@ def test_metric_and_alert_names_exist():
     report(problems)
 
 
+# --- CHANGELOG.md against the last release ---------------------------------------------
+
+RELEASE_NAMES = ROOT / "tests" / "fixtures" / "release_names"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def project_version() -> str:
+    return re.search(r"project\(numaprobe VERSION (\d+\.\d+\.\d+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+
+
+def last_release() -> tuple[str, dict]:
+    """The newest recorded release before the one CMakeLists.txt declares."""
+    coming = version_key(project_version())
+    versions = [p.stem for p in RELEASE_NAMES.glob("*.yaml") if version_key(p.stem) < coming]
+    assert versions, f"{RELEASE_NAMES} records no release before {project_version()}"
+    newest = max(versions, key=version_key)
+    return newest, yaml.safe_load((RELEASE_NAMES / f"{newest}.yaml").read_text())
+
+
+def changelog_section() -> str:
+    """CHANGELOG.md's section of the release CMakeLists.txt declares."""
+    text = (ROOT / "CHANGELOG.md").read_text()
+    m = re.search(r"^## %s\b.*?(?=^## |\Z)" % re.escape(project_version()), text, re.M | re.S)
+    assert m, f"CHANGELOG.md has no section `## {project_version()}`"
+    return m.group(0)
+
+
+def test_changelog_names_what_changed_since_the_last_release():
+    released, before = last_release()
+    section = changelog_section()
+    now = {"families": families(), "alerts": alert_names(), "keys": config_keys()}
+    problems = []
+    for kind, names in now.items():
+        was = set(before[kind])
+        for change, changed in (("added", names - was), ("removed", was - names)):
+            for name in sorted(changed):
+                if not re.search(r"(?<![\w.])%s(?!\w)" % re.escape(name), section):
+                    problems.append(f"CHANGELOG.md: the {project_version()} section does not name {name}, "
+                                    f"{change} since {released} ({kind})")
+    report(problems)
+
+
 # --- the documents speak of the project ----------------------------------------------
 
 def test_documents_do_not_narrate_their_writing():
@@ -303,6 +351,15 @@ def test_documents_do_not_narrate_their_writing():
             problems.append(f"{doc}:{number}: say what the project does and measures, not when or in which "
                             f"working session it was written: {line.strip()[:120]}")
     report(problems)
+
+
+def test_the_changelog_check_fails_on_a_name_left_out(monkeypatch):
+    section = changelog_section()
+    assert "NumaProbeStateNotWritten" in section
+    monkeypatch.setattr(__import__(__name__), "changelog_section",
+                        lambda: section.replace("NumaProbeStateNotWritten", "the state alert"))
+    with pytest.raises(AssertionError, match="does not name NumaProbeStateNotWritten, added since"):
+        test_changelog_names_what_changed_since_the_last_release()
 
 
 @pytest.mark.parametrize("case", ["missing_file", "stale_flag", "stale_key", "short_results", "unknown_metric"])
