@@ -367,10 +367,11 @@ TEST(ResultModel, AnAcceptArmsAtTheLevelMeasuredSinceTheChange) {
   EXPECT_DOUBLE_EQ(*BaselineOf(restarted.Now(), kRemote), 1.3e-7);
 }
 
-// An accept with fewer than kWindow figures since the change (here the change
-// is a planned one, baseline.accept_changes, seen this moment: none since):
-// the series records, but arms at kWindow figures, not at baseline.rounds;
-// the figures it has since the change count, and a restart keeps that.
+// An accept with fewer than kWindow figures since the change (here two; a
+// planned change of baseline.accept_changes is accepted the moment it is
+// seen, with none): the series records, but arms at kWindow figures, not at
+// baseline.rounds; the figures it has since the change count, and a restart
+// keeps that.
 TEST(ResultModel, AnAcceptWithFewFiguresSinceArmsAtTheWindowNotAtTheRounds) {
   auto files = std::make_shared<Files>();
   Config config = TwoFigures();
