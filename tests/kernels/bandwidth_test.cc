@@ -267,6 +267,13 @@ TEST_F(MeasureBandwidthTest, TwoThreadsOnTwoCpus) {
   for (BandwidthOp op : {BandwidthOp::kRead, BandwidthOp::kCopy}) {
     const BandwidthRunSpec spec = Spec(op, {cpus[0], cpus[1]});
     const BandwidthResult r = MeasureBandwidth(buffer, spec);
+    // Two threads on both CPUs of a busy machine (a build beside the tests)
+    // lose a CPU in most bursts: the kernel then rightly answers kDisturbed
+    // with the discarded bursts counted by reason, and there is nothing to
+    // judge. Accepted only with that evidence, reported as a skip saying so.
+    if (r.outcome == Outcome::kDisturbed && r.discards.total() > 0) {
+      GTEST_SKIP() << "machine busy, no figure to judge: " << r.reason;
+    }
     ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
     EXPECT_EQ(r.bytes_per_burst, 2 * spec.burst_bytes);
     EXPECT_EQ(r.bytes_total, r.bytes_per_burst * 3);
