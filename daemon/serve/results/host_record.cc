@@ -3,6 +3,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace numaprobe::daemon {
 namespace {
 
@@ -32,7 +34,7 @@ std::vector<HostChange> HostRecord::Observe(const HostObservation& host, double 
   std::map<std::string, std::string> now = host.facts;
   errors_since_.reset();
   if (!host.memory_errors) {
-    now["memory_errors_since_baseline"] = "no_edac";
+    now[kMemoryErrorsField] = "no_edac";
   } else {
     const MemoryErrorCounts& counts = *host.memory_errors;
     if (!memory_errors) memory_errors = counts;  // EDAC appeared: count from here
@@ -45,9 +47,9 @@ std::vector<HostChange> HostRecord::Observe(const HostObservation& host, double 
       then = MemoryErrorCounts{};
     }
     errors_since_ = MemoryErrorCounts{counts.corrected - then.corrected, counts.uncorrected - then.uncorrected};
-    now["memory_errors_since_baseline"] = errors_since_->uncorrected > 0 ? "uncorrected"
-                                          : errors_since_->corrected > 0 ? "corrected"
-                                                                         : "none";
+    now[kMemoryErrorsField] = errors_since_->uncorrected > 0 ? "uncorrected"
+                              : errors_since_->corrected > 0 ? "corrected"
+                                                             : "none";
   }
   std::vector<HostChange> seen;
   for (const auto& [field, value] : now) {
@@ -65,5 +67,14 @@ std::vector<HostChange> HostRecord::Observe(const HostObservation& host, double 
 }
 
 void HostRecord::Note(HostChange change) { Append(changes, std::move(change)); }
+
+double HostRecord::LatestLevelChangeUnix() const {
+  double latest = 0;
+  for (const HostChange& change : changes) {
+    if (change.field == kPlannedSeriesField || change.field == kMemoryErrorsField) continue;
+    latest = std::max(latest, change.unix_seconds);
+  }
+  return latest;
+}
 
 }  // namespace numaprobe::daemon

@@ -29,6 +29,12 @@ namespace numaprobe::daemon {
 // (at most this many series per host, one per field at most).
 inline constexpr std::size_t kMaxHostChanges = 16;
 
+// The fields of the changes the record makes itself: the EDAC error state
+// since the baseline (Observe), and a series joining the plan (Note, by the
+// model). Neither is a change of the host's level (LatestLevelChangeUnix).
+inline constexpr const char* kMemoryErrorsField = "memory_errors_since_baseline";
+inline constexpr const char* kPlannedSeriesField = "planned_series";
+
 // Why the current baseline exists (numaprobe_baseline_info{origin}).
 inline constexpr const char* kOriginFirstStart = "first_start";
 inline constexpr const char* kOriginRestored = "restored";
@@ -74,6 +80,11 @@ struct HostRecord {
 
   // Appends one change made by the daemon itself (a series added to the plan).
   void Note(HostChange change);
+
+  // When the latest change of the host's own facts was first seen (a
+  // rollout's kernel, microcode, firmware, a runtime setting); 0 when there
+  // is none. What an accept takes the level since.
+  double LatestLevelChangeUnix() const;
 
   // EDAC errors since the baseline, as last observed; none without EDAC.
   const std::optional<MemoryErrorCounts>& errors_since() const { return errors_since_; }

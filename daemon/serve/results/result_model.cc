@@ -248,7 +248,7 @@ void ResultModel::TrackPlannedSeries(const std::set<SeriesKey>& series, Moment n
         "figures; the others keep theirs",
         added, series.size(), figures_needed_);
     contents_.host.Note(
-        {"planned_series", std::to_string(planned_.size()), std::to_string(series.size()), now.unix_seconds});
+        {kPlannedSeriesField, std::to_string(planned_.size()), std::to_string(series.size()), now.unix_seconds});
   }
   if (added > 0) MarkChanged(false);
   planned_ = series;
@@ -268,20 +268,8 @@ void ResultModel::AcceptPlannedChanges(Moment now) {
   }
 }
 
-double ResultModel::LatestChangeUnix() const {
-  // The host's own changes: a rollout's kernel, microcode, firmware, setting.
-  // The daemon's notes (a series joined the plan) and the error count are not
-  // a change of level.
-  double latest = 0;
-  for (const HostChange& change : contents_.host.changes) {
-    if (change.field == "planned_series" || change.field == "memory_errors_since_baseline") continue;
-    latest = std::max(latest, change.unix_seconds);
-  }
-  return latest;
-}
-
 void ResultModel::AcceptLevel(Moment now) {
-  const double since = LatestChangeUnix();
+  const double since = contents_.host.LatestLevelChangeUnix();
   int armed = 0;
   int recording = 0;
   // A series out of the plan has no recent figures (TrackPlannedSeries): it records.

@@ -147,7 +147,6 @@ class ResultModel {
   // where it has enough figures since (SeriesHistory::AcceptLevel), and
   // records anew where it has not; the log says how many of each.
   void AcceptLevel(Moment now);
-  double LatestChangeUnix() const;
   void ObserveHostFacts(Moment now);
   void CompareSettings(Moment now);
   void TrackPlannedSeries(const std::set<SeriesKey>& series, Moment now);
