@@ -42,7 +42,11 @@ RunCpuMeter RunCpuMeter::Start() {
     }
     closedir(dir);
   }
+  // Online CPUs, not this thread's affinity (the worker may be pinned to
+  // one while the run's threads use others): a bound, never an undercharge.
+  meter.cpus_ = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   // Last: the reads above are not the run's.
+  meter.monotonic_ns_ = kernels::MonotonicNs();
   meter.process_ns_ = kernels::ReadClockNs(CLOCK_PROCESS_CPUTIME_ID);
   return meter;
 }
@@ -52,7 +56,8 @@ double RunCpuMeter::Seconds() const {
   for (const Other& other : others_) {
     if (const std::optional<std::int64_t> cpu = ThreadCpuNsOf(other.tid)) spent -= *cpu - other.cpu_ns;
   }
-  return static_cast<double>(std::max<std::int64_t>(spent, 0)) / 1e9;
+  const std::int64_t most = (kernels::MonotonicNs() - monotonic_ns_) * cpus_;
+  return static_cast<double>(std::clamp<std::int64_t>(spent, 0, std::max<std::int64_t>(most, 0))) / 1e9;
 }
 
 }  // namespace numaprobe::daemon

@@ -13,7 +13,10 @@
 // meanwhile (each read through its own CPU clock). A thread that exits during
 // the run without being the run's is charged to it (none of the daemon's long
 // lived threads does); without /proc/self/task every thread is (the charge is
-// then too high, never too low).
+// then too high, never too low). A charge is never more than the run's
+// monotonic duration times the CPUs the process may use: a CPU clock that
+// jumped (libfaketime fakes the process CPU clock when it moves the wall
+// clock; a broken clocksource) must not charge a pause of days.
 //
 // Thread safety: Start and Seconds on the thread that runs the probe.
 #pragma once
@@ -38,6 +41,8 @@ class RunCpuMeter {
     std::int64_t cpu_ns;
   };
   std::int64_t process_ns_ = 0;
+  std::int64_t monotonic_ns_ = 0;
+  int cpus_ = 1;               // online CPUs at Start
   std::vector<Other> others_;  // every other thread at Start, with its CPU then
 };
 
