@@ -66,6 +66,14 @@
     // 4 more runs next, so the median already stands on fresh figures.
     driftFor: '5m',
 
+    // NumaProbeInterleaveWeightsCostBandwidth: the share of an interleaved
+    // allocation's bandwidth the kernel's weights leave unused against the
+    // measured weights' (numaprobe_interleave_bandwidth_ratio under 0.9), held
+    // for two peak cycles (probes.peak_bandwidth.interval, 6h) so that one odd
+    // peak run, which stands until the pair's next run, cannot fire it.
+    interleaveLossThreshold: 0.10,
+    interleaveFor: '12h',
+
     // NumaProbeRemoteLocalRatioOutlier: distance from the cohort median, as a
     // fraction, both ways; the cohort is the host and its same-CPU peers and
     // must have at least peerCohortMin members.

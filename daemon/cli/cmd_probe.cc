@@ -198,7 +198,13 @@ struct ProbeCommand {
     const auto& [topology, p] = std::get<HostPlan>(host);
     std::optional<ProbeLock> lock = OpenLock();
     if (!lock) return kExitUsage;
-    ProbeReport report{ReadHostInfo(topology.cpu_model), {}};
+    ProbeReport report{ReadHostInfo(topology.cpu_model), {}, {}, {}, {}};
+    for (const auto& node : topology.nodes()) {
+      if (node.memory_bytes > 0) report.memory_nodes.push_back(node.id);
+      if (!node.cpus.empty()) report.cpu_nodes.push_back(node.id);
+      for (const auto& other : topology.nodes())
+        report.distances[{node.id, other.id}] = topology.Distance(node.id, other.id);
+    }
     Measure(topology, *lock, ListRuns(topology, p), report);
     if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {

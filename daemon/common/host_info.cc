@@ -70,6 +70,7 @@ HostInfo ReadHostInfo(const std::string& cpu_model, const std::string& proc_root
   info.hypervisor = Hypervisor(sys_root, info.virtualized);
   info.nodes_per_package = NodesPerPackage(sys_root);
   info.hmat = ReadHmat(sys_root);
+  info.weighted_interleave = ReadWeightedInterleave(sys_root);
   info.thp = BracketedChoice(ReadFirstLine(sys_root + "/kernel/mm/transparent_hugepage/enabled"));
   info.clocksource = ReadFirstLine(sys_root + "/devices/system/clocksource/clocksource0/current_clocksource");
   for (std::string* text : {&info.cpu_model, &info.microcode, &info.kernel, &info.firmware, &info.thp,

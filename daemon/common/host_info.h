@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "daemon/common/hmat.h"
+#include "daemon/common/weighted_interleave.h"
 
 namespace numaprobe::daemon {
 
@@ -25,6 +26,8 @@ struct HostInfo {
   // "1" without one; "unknown" if sysfs does not say.
   std::string nodes_per_package;
   std::vector<HmatTarget> hmat;  // the firmware's advertised figures (hmat.h)
+  // The kernel's interleave weights (weighted_interleave.h); nullopt before Linux 6.9.
+  std::optional<WeightedInterleave> weighted_interleave;
 };
 
 // `proc_root` and `sys_root` let tests read fixture trees.

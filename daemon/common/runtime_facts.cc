@@ -84,6 +84,12 @@ RuntimeFacts ReadRuntimeFacts(const FactRoots& roots, const std::map<int, std::v
   }
   read.Line("demotion_enabled", roots.sys + "/kernel/mm/numa/demotion_enabled");
   read.Set("memory_tiers", MemoryTiers(roots.sys));
+  // Absent before Linux 6.9 (weights) and 6.16 (auto): no field, not "unknown".
+  facts.weighted_interleave = ReadWeightedInterleave(roots.sys);
+  if (const auto& wi = facts.weighted_interleave) {
+    read.Set("weighted_interleave", WeightsFact(wi->weights));
+    if (wi->auto_mode) facts.fields["weighted_interleave_auto"] = *wi->auto_mode ? "true" : "false";
+  }
   ReadMemoryFacts(roots, facts);
   for (auto& [field, value] : facts.fields) value = PrintableText(value);
   return facts;

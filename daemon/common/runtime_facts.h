@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "daemon/common/weighted_interleave.h"
+
 namespace numaprobe::daemon {
 
 inline constexpr const char* kUnknownFact = "unknown";
@@ -39,6 +41,8 @@ struct RuntimeFacts {
   std::vector<NodeMemory> nodes;
   std::optional<MemoryErrorCounts> memory_errors;              // nullopt: no EDAC driver
   std::optional<unsigned long long> hardware_corrupted_bytes;  // /proc/meminfo HardwareCorrupted
+  // The kernel's interleave weights; nullopt before Linux 6.9 (no fields then either).
+  std::optional<WeightedInterleave> weighted_interleave;
   // Fields read as "unknown" this time, for the caller to log once.
   std::vector<std::string> unknown;
 };

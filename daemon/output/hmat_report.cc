@@ -28,7 +28,7 @@ Measured Collect(const std::vector<RecordPtr>& records) {
   Measured m;
   for (const RecordPtr& record : records) {
     if (!record->ok()) continue;
-    if (const auto figure = record->kind().AdvertisedOf(*record)) {
+    if (const auto figure = record->kind().AdvertisedOf(*record); figure && !figure->whole_node) {
       const MemoryPair& p = record->target().pair;
       m[{p.cpu_node, p.mem_node}][figure->attribute].push_back(figure->value);
     }

@@ -3,6 +3,7 @@
 
 #include "daemon/common/version.h"
 #include "daemon/output/hmat_report.h"
+#include "daemon/output/interleave_weights.h"
 #include "daemon/probing/probe_table.h"
 #include "kernels/page_sizes.h"
 
@@ -92,6 +93,9 @@ json ReportToJson(const ProbeReport& report, const k::Topology& topology, const 
     j[std::string(kind->name())] = std::move(records);
   }
   j["hmat"] = HmatToJson(h.hmat, report.records);
+  j["interleave_weights"] =
+      InterleaveToJson(InterleaveWeightsOf(report.records, {report.memory_nodes, report.cpu_nodes, report.distances,
+                                                            h.hmat, h.weighted_interleave}));
   return j;
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "daemon/output/hmat_report.h"
+#include "daemon/output/interleave_weights.h"
 #include "daemon/probing/probe_table.h"
 #include "kernels/cpulist.h"
 
@@ -120,6 +121,9 @@ std::string FormatReport(const ProbeReport& report) {
     for (const ReportSection& section : kind->Sections(report.Of(*kind))) out += RenderSection(section);
   }
   for (const ReportSection& section : HmatSections(report.host.hmat, report.records)) out += RenderSection(section);
+  const InterleaveHost interleave{report.memory_nodes, report.cpu_nodes, report.distances, report.host.hmat,
+                                  report.host.weighted_interleave};
+  for (const ReportSection& section : InterleaveSections(report.records, interleave)) out += RenderSection(section);
   return out;
 }
 

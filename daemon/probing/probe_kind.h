@@ -146,6 +146,11 @@ struct BaselineSeries {
 struct AdvertisedFigure {
   HmatAttribute attribute;
   double value = 0;  // in the attribute's unit: seconds, bytes per second
+  // Every CPU of the CPU node at once (the node's peak): what the firmware's
+  // bandwidth and the kernel's interleave weights describe
+  // (output/interleave_weights.h). The measured / advertised comparison keeps
+  // to one-thread figures.
+  bool whole_node = false;
 };
 
 // One titled table of strings: the terminal table and the landing page print

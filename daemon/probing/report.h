@@ -3,6 +3,8 @@
 // table and the JSON output are two readers of this one value.
 #pragma once
 
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "daemon/common/host_info.h"
@@ -13,6 +15,9 @@ namespace numaprobe::daemon {
 struct ProbeReport {
   HostInfo host;
   std::vector<RecordPtr> records;
+  std::vector<int> memory_nodes;                 // the nodes with memory (what there is to interleave)
+  std::vector<int> cpu_nodes;                    // the nodes with CPUs
+  std::map<std::pair<int, int>, int> distances;  // SLIT, (from node, to node)
 
   bool all_ok() const;
   // The records of `kind`, in run order.

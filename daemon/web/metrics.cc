@@ -87,6 +87,7 @@ void AppendMeasurementFamilies(const Snapshot& snapshot, std::vector<MetricFamil
   AppendDriftFamilies(snapshot, out);
   AppendPeerFamilies(snapshot, out);
   AppendHostFamilies(snapshot, out);
+  AppendInterleaveFamilies(snapshot, out);
 }
 
 std::vector<MetricFamily> BuildFamilies(const Snapshot& snapshot) {

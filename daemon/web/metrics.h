@@ -57,6 +57,8 @@ void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::Metr
 // The host facts and the firmware's advertised figures beside the measured
 // ones (metrics_host.cc).
 void AppendHostFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+// Interleave weights measured, in use and advertised (metrics_interleave.cc).
+void AppendInterleaveFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
 
 // The standard process_* families of the client libraries, read from
 // <proc_root>/self and <proc_root>/stat (prometheus-cpp has no such

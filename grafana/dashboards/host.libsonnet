@@ -248,6 +248,28 @@ local p = import 'panels.libsonnet';
           h=8,
         ),
       ] + [
+        p.matrix(
+          'Interleave weights: %s' % source,
+          {
+            measured: "Weighted-interleave weights (pages of each memory node per round) that the kernel's own reduction gives the measured peak bandwidth, min(read, write), from each CPU node (rows): what suits allocations from that CPU node alone. Empty until a CPU node has peak figures of every memory node.",
+            measured_nearest: "The kernel's reduction of each memory node's measured peak bandwidth from its nearest CPU node, as its auto mode takes the firmware's figures: what the kernel would set if the firmware's figures were the hardware's; one vector for every CPU node. Empty until each node's nearest CPU node has measured it.",
+            kernel: 'The weights the kernel uses now (/sys/kernel/mm/mempolicy/weighted_interleave), one vector for every CPU node: set by the kernel from the firmware (auto) or by hand. Empty before Linux 6.9.',
+            firmware: "The kernel's reduction of the firmware's (ACPI HMAT) bandwidth figures: what its auto mode sets. Empty without HMAT bandwidth.",
+          }[source] + ' Empty on a host with fewer than two NUMA nodes with memory: nothing to interleave.',
+          'max by (cpu_node, mem_node) (numaprobe_interleave_weight{%s,source="%s"})' % [host, source],
+          'none',
+          w=6,
+        ) { fieldConfig+: { defaults+: { decimals: 0 } } }
+        for source in ['measured', 'measured_nearest', 'kernel', 'firmware']
+      ] + [
+        p.timeseries(
+          'Interleaved bandwidth ratio: kernel weights / measured weights',
+          "Per CPU node, the bandwidth of an interleaved all-core stream with the kernel's weights over that with the measured_nearest weights, both on the CPU node's measured peak bandwidths. NumaProbeInterleaveWeightsCostBandwidth fires when it stays more than %g%% under 1 for %s. Empty on a host with fewer than two NUMA nodes with memory, before Linux 6.9, or until peak figures of every memory node exist." % [c.interleaveLossThreshold * 100, c.interleaveFor],
+          [q('numaprobe_interleave_bandwidth_ratio{%(host)s}', 'CPU node {{cpu_node}}')],
+          'percentunit',
+          w=6,
+        ),
+      ] + [
         p.row('Core-to-core latency'),
         p.matrix(
           'Core-to-core latency matrix (cpu_a × cpu_b)',

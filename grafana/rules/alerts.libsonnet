@@ -179,6 +179,39 @@ local pairPeers = import '../pair_peers.libsonnet';
             },
           },
           {
+            alert: 'NumaProbeInterleaveWeightsCostBandwidth',
+            // The kernel's weighted-interleave weights against those its own
+            // rule gives each node's measured peak bandwidth from its nearest
+            // CPU node (docs/measurement.md, "Interleave weights from measured
+            // bandwidth"): the ratio is the interleaved bandwidth with the
+            // kernel's weights over that with the measured_nearest ones, on
+            // the CPU node's measured figures. Not a drift: the firmware's
+            // figures are not the hardware's (a down-trained CXL link), a
+            // hand-set vector no longer fits, or the memory changed. A
+            // symmetric host whose kernel weights are its rule's on true
+            // figures reads 1, however a single socket would do better.
+            // Each figure behind it stands until its pair's next peak run,
+            // hours later, so one odd run could hold it under the threshold
+            // for a cycle: interleaveFor spans two peak cycles.
+            expr: |||
+              1 - last_over_time(numaprobe_interleave_bandwidth_ratio{%(selector)s}[%(gapWindow)s]) > %(interleaveLossThreshold)g
+            ||| % c,
+            'for': c.interleaveFor,
+            annotations: {
+              summary: "The kernel's interleave weights leave memory bandwidth unused.",
+              description: fold(|||
+                On {{ $labels.instance }}, an interleaved allocation (MPOL_WEIGHTED_INTERLEAVE) from CPU node
+                {{ $labels.cpu_node }} would leave {{ $value | humanizePercentage }} of its bandwidth unused with the
+                kernel's weights, against the weights its own rule gives the measured peak bandwidth
+                {{- with printf "numaprobe_interleave_weight{instance=%q,job=%q,cpu_node=%q,source=%q}" $labels.instance $labels.job $labels.cpu_node "kernel" | query | sortByLabel "mem_node" }}
+                (kernel: {{ range $i, $w := . }}{{ if $i }}, {{ end }}node {{ $w.Labels.mem_node }} {{ $w.Value }}{{ end }}{{ end }}
+                {{- with printf "numaprobe_interleave_weight{instance=%q,job=%q,cpu_node=%q,source=%q}" $labels.instance $labels.job $labels.cpu_node "measured_nearest" | query | sortByLabel "mem_node" }};
+                measured: {{ range $i, $w := . }}{{ if $i }}, {{ end }}node {{ $w.Labels.mem_node }} {{ $w.Value }}{{ end }}){{ end }}.
+                `numaprobe probe --tests peak_bandwidth` prints the lines that would set them.
+              |||),
+            },
+          },
+          {
             alert: 'NumaProbeTopologyChanged',
             // The daemon found another node count, other SLIT distances or
             // another SNC/NPS mode: the old pairs mean nothing any more, so it

@@ -9,12 +9,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "daemon/common/host_info.h"
 #include "daemon/common/kernel_cmdline.h"
+#include "daemon/common/weighted_interleave.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -141,6 +144,42 @@ TEST(HostFactsTest, AHostWithoutTheFilesHasUnknownFactsNotErrors) {
   EXPECT_FALSE(facts.memory_errors);
   EXPECT_FALSE(facts.hardware_corrupted_bytes);
   EXPECT_TRUE(facts.nodes.empty());
+  // A kernel before 6.9 has no weighted interleave: no fact, nothing unknown.
+  EXPECT_FALSE(facts.weighted_interleave);
+  EXPECT_FALSE(facts.fields.contains("weighted_interleave"));
+  EXPECT_FALSE(facts.fields.contains("weighted_interleave_auto"));
+}
+
+TEST(HostFactsTest, WeightedInterleaveWeightsAndAutoMode) {
+  EXPECT_THAT(Changed("weighted_interleave"),
+              UnorderedElementsAre(Pair("weighted_interleave", Pair("0:16,1:16,2:1", "0:3,1:2,2:1")),
+                                   Pair("weighted_interleave_auto", Pair("true", "false"))));
+  const RuntimeFacts after = Read("weighted_interleave", "after");
+  ASSERT_TRUE(after.weighted_interleave);
+  EXPECT_EQ(after.weighted_interleave->auto_mode, std::optional<bool>(false));
+  EXPECT_THAT(after.weighted_interleave->weights, ElementsAre(Pair(0, 3), Pair(1, 2), Pair(2, 1)));
+}
+
+// What a kernel never writes (0, over 255, text) is not a weight; an `auto`
+// file that is missing (6.9-6.15) or unreadable leaves the mode unknown.
+TEST(HostFactsTest, WeightedInterleaveIgnoresWhatTheKernelNeverWrites) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "numaprobe_wi_hostile";
+  const std::filesystem::path dir = root / "kernel/mm/mempolicy/weighted_interleave";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(dir);
+  const std::map<std::string, std::string> files = {{"node0", "0"}, {"node1", "256"}, {"node2", "four"},
+                                                    {"node3", "7"}, {"nodeX", "9"},   {"auto", "maybe"}};
+  for (const auto& [name, text] : files) std::ofstream(dir / name) << text << '\n';
+  const auto wi = ReadWeightedInterleave(root.string());
+  ASSERT_TRUE(wi);
+  EXPECT_FALSE(wi->auto_mode);
+  EXPECT_THAT(wi->weights, ElementsAre(Pair(3, 7)));
+  std::filesystem::remove(dir / "node3");
+  const RuntimeFacts facts = ReadRuntimeFacts({root.string() + "/proc", root.string()}, kProbeCpus);
+  EXPECT_EQ(facts.fields.at("weighted_interleave"), kUnknownFact);
+  EXPECT_THAT(facts.unknown, Contains("weighted_interleave"));
+  EXPECT_FALSE(facts.fields.contains("weighted_interleave_auto"));
+  std::filesystem::remove_all(root);
 }
 
 TEST(HostFactsTest, SncModeIsCpuNodesPerPackage) {

@@ -188,12 +188,38 @@ Snapshot LockHeld() {
   return s;
 }
 
+// Linux 6.16 with its auto weights, both nodes with memory and the peak of
+// both from node 0's CPUs: every interleave weight source and the ratio.
+Snapshot WeightedInterleaveHost() {
+  Snapshot s = EveryKind();
+  s.runtime_facts.nodes[1].mem_total_bytes = 8589934592ULL;
+  s.runtime_facts.weighted_interleave = WeightedInterleave{true, {{0, 1}, {1, 1}}};
+  // Node 0's CPUs to both nodes, node 1's to its own memory: the per-CPU-node
+  // and the nearest vectors.
+  for (const auto& [cpu_node, mem_node] : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
+    for (const k::BandwidthOp op : {k::BandwidthOp::kRead, k::BandwidthOp::kWrite}) {
+      PeakResult peak;
+      peak.op = op;
+      peak.cpus = cpu_node == 0 ? std::vector<int>{2, 3} : std::vector<int>{4, 5};
+      peak.bytes_per_second = {cpu_node == mem_node ? 8e10 : 4e10, 0, 0, 1e8, 5};
+      RecordRun(s,
+                std::make_shared<ProbeRecordOf<PeakResult>>(PeakBandwidthProbe(),
+                                                            MemoryTarget({cpu_node == 0 ? 3 : 5, cpu_node, mem_node},
+                                                                         std::string(k::BandwidthOpName(op))),
+                                                            peak),
+                1700000400, 0.5);
+    }
+  }
+  return s;
+}
+
 std::vector<std::pair<std::string, Snapshot>> ReferenceStates() {
   return {
       {"before the first round (an empty snapshot)", Snapshot{}},
       {"every kind probed, node pairs, a restored baseline, host changes, HMAT, EDAC", EveryKind()},
       {"every kind probed in per-CPU mode with 2 bandwidth threads", PerCpuEveryKind()},
       {"a probe waiting for the probe lock another process holds", LockHeld()},
+      {"weighted interleave with the peak of every memory node", WeightedInterleaveHost()},
   };
 }
 

@@ -65,7 +65,8 @@ inline Snapshot FixedSnapshot() {
             false,
             "none",
             "1",
-            {{0, 1, {0}, 8.0e-8, 9.0e-8, 2.5e10, 1.5e10}, {1, 0, {0, 1}, 1.2e-7, std::nullopt, 1.0e10, std::nullopt}}};
+            {{0, 1, {0}, 8.0e-8, 9.0e-8, 2.5e10, 1.5e10}, {1, 0, {0, 1}, 1.2e-7, std::nullopt, 1.0e10, std::nullopt}},
+            std::nullopt};
   s.runtime_facts.fields = {{"thp_enabled", "madvise"},
                             {"thp_defrag", "madvise"},
                             {"numa_balancing", "0"},

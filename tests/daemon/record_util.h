@@ -9,6 +9,7 @@
 
 #include "daemon/probing/kinds/core_to_core_plan.h"
 #include "daemon/probing/kinds/kinds.h"
+#include "daemon/probing/kinds/peak_thread_search.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
 #include "kernels/bandwidth.h"
@@ -24,6 +25,11 @@ inline RecordPtr MakeLatency(const MemoryPair& pair, kernels::LatencyResult resu
 inline RecordPtr MakeBandwidth(const MemoryPair& pair, kernels::BandwidthResult result) {
   const ProbeTarget target = MemoryTarget(pair, std::string(kernels::BandwidthOpName(result.op)));
   return std::make_shared<ProbeRecordOf<kernels::BandwidthResult>>(BandwidthProbe(), target, std::move(result));
+}
+
+inline RecordPtr MakePeak(const MemoryPair& pair, PeakResult result) {
+  const ProbeTarget target = MemoryTarget(pair, std::string(kernels::BandwidthOpName(result.op)));
+  return std::make_shared<ProbeRecordOf<PeakResult>>(PeakBandwidthProbe(), target, std::move(result));
 }
 
 // `cpu_a_node`: the node of cpu_a, which keys the health series.

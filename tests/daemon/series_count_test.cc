@@ -74,7 +74,7 @@ Count SeriesOf(int nodes) {
   auto plan = BuildPlan(PlanOptions{}, topology);
   EXPECT_TRUE(plan.ok()) << plan.failure().reason;
   Snapshot s;
-  const HostInfo host{"Example CPU", "0x1", "6.1.0-13-amd64", "1.0", "madvise", "tsc", false, "none", "1", {}};
+  const HostInfo host{"Example CPU", "0x1", "6.1.0-13-amd64", "1.0", "madvise", "tsc", false, "none", "1", {}, {}};
   PlanSnapshot(s, config, topology, plan.value(), host, "fingerprint");
   for (const Task& task : RoundTasks(plan.value(), config, topology)) {
     const RecordPtr record = Success(task);

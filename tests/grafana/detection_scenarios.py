@@ -392,6 +392,24 @@ def peak(seed: int) -> Case:
                 "peak bandwidth: a lost channel of 8 (reboot, EDAC), a degraded link, a busy node")
 
 
+def interleave(seed: int) -> Case:
+    """Weighted interleave on two peak hosts (figures 6 h apart, as in
+    `peak`): il0's kernel weights were set by hand to 3:1 for node 0, so an
+    interleaved stream from node 1 (node 0 is remote to it, 0.45 of local)
+    gets 0.67 of what the kernel's rule on the measured figures (1:1) gives;
+    from node 0 the hand-set weights do better, so only cpu_node 1 fires,
+    12 h (interleaveFor, two peak cycles) after its first ratio, which comes
+    with the first peak cycle, within minutes of the start. il1 runs the
+    kernel's auto weights on the same symmetric host, 1:1: quiet, its daily
+    -15% outlier figure included (it stands one cycle, under 12 h)."""
+    hosts = [sg.Host("il0", cpu_model="m-il0", peak_interval_s=sg.PEAK_INTERVAL_S, interleave_weights={0: 3, 1: 1}),
+             sg.Host("il1", cpu_model="m-il1", peak_interval_s=sg.PEAK_INTERVAL_S, interleave_weights={0: 1, 1: 1})]
+    expects = [Expect("NumaProbeInterleaveWeightsCostBandwidth", {"instance": inst("il0"), "cpu_node": "1"}, 0,
+                      12 * H + 45 * MIN)]
+    return Case(sg.Scenario("interleave", hosts, 15 * H, seed), expects,
+                "interleave weights: hand-set weights that cost one socket a third of its bandwidth")
+
+
 def quiet(part: int, seed: int) -> Case:
     """Seven healthy days, run as two halves of 3.5 days (two promtool
     processes in parallel): a cohort of 5 hosts of one model, 5-min rounds
@@ -434,6 +452,7 @@ CASES = {
     "topology": lambda: topology(18),
     "rotation": lambda: rotation(23),
     "peak": lambda: peak(24),
+    "interleave": lambda: interleave(26),
     "quiet_days_0_3.5": lambda: quiet(1, 19),
     "quiet_days_3.5_7": lambda: quiet(2, 20),
 }

@@ -88,6 +88,21 @@ PEAK_INTERVAL_S = 6 * 3600
 PEAK_GAP_S = (60, 180)
 
 
+def kernel_weight_reduction(mib: dict[int, int]) -> dict[int, int]:
+    """The kernel's reduction of bandwidths to interleave weights
+    (mm/mempolicy.c reduce_interleave_weights; KernelWeightReduction)."""
+    total = sum(mib.values())
+    w = {n: (32 * b) // total if b and total < 32 * b else 1 for n, b in mib.items()}
+    g = math.gcd(*w.values())
+    return {n: v // g for n, v in w.items()}
+
+
+def interleaved(weights: dict[int, int], bw: dict[int, float]) -> float:
+    """Bandwidth of an interleaved stream: the node that fills first bounds it."""
+    total = sum(weights.values())
+    return min(bw[n] * total / w for n, w in weights.items() if w > 0)
+
+
 @dataclass
 class Host:
     name: str
@@ -112,6 +127,9 @@ class Host:
     # tried again at the next round.
     peak_interval_s: int | None = None
     peak_busy: float = 0.1
+    # The kernel's weighted interleave weights by node (Linux 6.9+), None
+    # before 6.9: with peak figures, numaprobe_interleave_bandwidth_ratio.
+    interleave_weights: dict[int, int] | None = None
     # Filled by the scenario:
     restarts: list[int] = field(default_factory=list)
 
@@ -749,6 +767,7 @@ class HostSim:
                 run_lists[tg].append(times[tg])
         runs: list = [(t, "skipped") for t in skipped]
         succ_by_pair: dict[tuple, list] = {}
+        figures: dict[tuple, list] = {}
         for pair, op in targets:
             c, m = pair
             lab = {"cpu_node": str(c), "mem_node": str(m), "op": op}
@@ -757,11 +776,14 @@ class HostSim:
             run = self.figure_series("peak", pair, op, true, run_lists[(pair, op)], 0.0, base, rotate=False)
             self.log_figures("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, run.fig)
             self.add("numaprobe_memory_peak_bandwidth_bytes_per_second", lab, run.fig)
+            figures[(pair, op)] = run.fig
             self.add("numaprobe_memory_peak_bandwidth_recent_median_bytes_per_second", lab, run.med)
             self.add("numaprobe_memory_peak_bandwidth_baseline_bytes_per_second", lab, base.values)
             self.add("numaprobe_memory_peak_bandwidth_baseline_spread_ratio", lab, base.spreads)
             succ_by_pair.setdefault(pair, []).extend(run.succ)
             runs += run.runs
+        if h.interleave_weights:
+            self._interleave(figures)
         for (c, m), succ in sorted(succ_by_pair.items()):
             self.add("numaprobe_probe_last_success_timestamp_seconds",
                      {"probe": "peak_bandwidth", "cpu_node": str(c), "mem_node": str(m)},
@@ -769,6 +791,35 @@ class HostSim:
         for result in sorted({"ok", "disturbed", "skipped"} | {r for _, r in runs}):
             self._counter("numaprobe_probe_runs_total", {"probe": "peak_bandwidth", "result": result},
                           [t for t, r in runs if r == result])
+
+    def _interleave(self, figures: dict) -> None:
+        """numaprobe_interleave_bandwidth_ratio per CPU node, as
+        daemon/output/interleave_weights.cc computes it from the latest peak
+        figures: the kernel's weights against its own reduction of each
+        node's min(read, write) from its nearest CPU node (here its own: every
+        node has CPUs), both on the CPU node's min(read, write) to each node;
+        absent until every figure it needs exists."""
+        nodes = sorted({m for (c, m), _ in figures})
+        for c in sorted({c for (c, _m), _ in figures}):
+            keys = [((c, m), op) for m in nodes for op in PEAK_OPS] + \
+                [((m, m), op) for m in nodes if m != c for op in PEAK_OPS]
+            events_by_key = {k: figures.get(k, []) for k in keys}
+            times = sorted({t for ev in events_by_key.values() for t, _ in ev})
+            latest: dict = {}
+            events = []
+            for t in times:
+                for k, ev in events_by_key.items():
+                    for et, v in ev:
+                        if et == t:
+                            latest[k] = v
+                if all(latest.get(k) is not None for k in keys):
+                    mine = {m: min(latest[((c, m), op)] for op in PEAK_OPS) for m in nodes}
+                    local = {m: min(latest[((m, m), op)] for op in PEAK_OPS) for m in nodes}
+                    nearest = kernel_weight_reduction({m: int(v / 2**20) for m, v in local.items()})
+                    events.append((t, interleaved(self.h.interleave_weights, mine) / interleaved(nearest, mine)))
+                else:
+                    events.append((t, None))
+            self.add("numaprobe_interleave_bandwidth_ratio", {"cpu_node": str(c)}, events)
 
     def _c2c(self, round_lists, runs_by_probe) -> None:
         for pair in ((0, 0), (0, 1)):

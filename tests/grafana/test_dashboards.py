@@ -216,7 +216,11 @@ def test_matrix_panels(path):
     if DASHBOARDS[path]["uid"] == "numaprobe-host":
         pairs = [p for r, c, p in matrices if (r, c) == ("cpu_node", "mem_node")]
         coloured = {p["title"] for p in pairs if "thresholds" in p["fieldConfig"]["defaults"]}
-        assert len(pairs) - len(coloured) == 4, "plain latency, bandwidth and peak bandwidth (read, write) matrices"
+        assert len(pairs) - len(coloured) == 8, \
+            "plain latency, bandwidth, peak bandwidth (read, write) and interleave weight (4 sources) matrices"
+        weights = {p["title"] for p in pairs if p["title"].startswith("Interleave weights: ")}
+        assert weights == {f"Interleave weights: {s}" for s in ("measured", "measured_nearest", "kernel", "firmware")}
+        assert not weights & coloured, "weights are absolute figures, not coloured"
         assert len(coloured) == 5, \
             "latency drift, bandwidth drift, peer and peak bandwidth drift (read, write) matrices at the alert levels"
         assert ("cpu_a", "cpu_b") in [(r, c) for r, c, _ in matrices], "core-to-core matrix"

@@ -252,6 +252,15 @@ class PeakBandwidthKind final : public ProbeKind {
   // its first run 98% of the time.
   std::optional<double> ConfirmationBand() const override { return -0.08; }
 
+  // The node's peak is what the firmware's bandwidth and the kernel's
+  // interleave weights describe (output/interleave_weights.h).
+  std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& record) const override {
+    const auto& r = ResultOf<PeakResult>(record);
+    if (r.op == k::BandwidthOp::kRead) return AdvertisedFigure{HmatAttribute::kReadBandwidth, FigureOf(record), true};
+    if (r.op == k::BandwidthOp::kWrite) return AdvertisedFigure{HmatAttribute::kWriteBandwidth, FigureOf(record), true};
+    return std::nullopt;
+  }
+
   Labels ConfigInfo(const ProbeRecord& record) const override {
     const auto& r = ResultOf<PeakResult>(record);
     return {{"op", std::string(k::BandwidthOpName(r.op))},    {"page_size", k::PageSizeName(r.buffer)},
