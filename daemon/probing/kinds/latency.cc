@@ -3,6 +3,7 @@
 // CPU of cpu_node over a buffer on mem_node (kernels/latency.h).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -170,6 +171,11 @@ class LatencyKind final : public ProbeKind {
             {"numaprobe_memory_latency_remote_local_ratio",
              std::string("Memory latency from cpu_node to mem_node divided by the latency from cpu_node to its own "
                          "memory (1 for the local pair)") +
+                 kCachedHelp},
+            {"numaprobe_memory_latency_distance",
+             std::string("Measured distance from cpu_node to mem_node on the firmware's SLIT scale, beside "
+                         "numaprobe_numa_distance: 10 times numaprobe_memory_latency_remote_local_ratio, rounded "
+                         "(10 for the local pair)") +
                  kCachedHelp}};
   }
 
@@ -198,8 +204,11 @@ class LatencyKind final : public ProbeKind {
       if (local == newest.end()) continue;
       const double local_seconds = ResultOf<k::LatencyResult>(*local->second->record).seconds_per_load.median;
       if (local_seconds > 0) {
-        sink.Add("numaprobe_memory_latency_remote_local_ratio", labels,
-                 mem_node == cpu_node ? 1.0 : stats.median / local_seconds);
+        const double ratio = mem_node == cpu_node ? 1.0 : stats.median / local_seconds;
+        sink.Add("numaprobe_memory_latency_remote_local_ratio", labels, ratio);
+        // The SLIT's integers: what a scheduler reading firmware distances
+        // (NodeResourceTopology) can take in their place.
+        sink.Add("numaprobe_memory_latency_distance", labels, std::round(10 * ratio));
       }
     }
   }
