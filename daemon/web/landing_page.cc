@@ -11,7 +11,9 @@
 #include "daemon/common/markup_escape.h"
 #include "daemon/common/version.h"
 #include "daemon/output/hmat_report.h"
+#include "daemon/output/interleave_weights.h"
 #include "daemon/probing/probe_table.h"
+#include "daemon/web/metrics.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -58,6 +60,7 @@ std::string RenderFigures(const Snapshot& s) {
   std::vector<RecordPtr> records;
   for (const Timed& t : s.figures) records.push_back(t.record);
   for (const ReportSection& section : HmatSections(s.host.hmat, records)) html += RenderSection(section);
+  for (const ReportSection& section : InterleaveSections(records, InterleaveHostOf(s))) html += RenderSection(section);
   return html;
 }
 

@@ -22,6 +22,7 @@
 
 #include <prometheus/metric_family.h>
 
+#include "daemon/output/interleave_weights.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/snapshot.h"
 #include "daemon/web/tls_handshake_failures.h"
@@ -57,8 +58,10 @@ void AppendHealthFamilies(const Snapshot& snapshot, std::vector<prometheus::Metr
 // The host facts and the firmware's advertised figures beside the measured
 // ones (metrics_host.cc).
 void AppendHostFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
-// Interleave weights measured, in use and advertised (metrics_interleave.cc).
+// Interleave weights measured, in use and advertised (metrics_interleave.cc),
+// and what they are judged against, from the snapshot (the landing page's too).
 void AppendInterleaveFamilies(const Snapshot& snapshot, std::vector<prometheus::MetricFamily>& out);
+InterleaveHost InterleaveHostOf(const Snapshot& snapshot);
 
 // The standard process_* families of the client libraries, read from
 // <proc_root>/self and <proc_root>/stat (prometheus-cpp has no such

@@ -18,6 +18,18 @@ namespace numaprobe::daemon {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
+InterleaveHost InterleaveHostOf(const Snapshot& s) {
+  InterleaveHost host{{}, {}, s.distances, s.host.hmat, s.runtime_facts.weighted_interleave};
+  for (const NodeMemory& n : s.runtime_facts.nodes) {
+    if (n.mem_total_bytes && *n.mem_total_bytes > 0) host.memory_nodes.push_back(n.node);
+  }
+  // The planned pairs start at the CPU nodes that probe.
+  for (const auto& [pair, distance] : s.distances) {
+    if (host.cpu_nodes.empty() || host.cpu_nodes.back() != pair.first) host.cpu_nodes.push_back(pair.first);
+  }
+  return host;
+}
+
 void AppendInterleaveFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder weight(
       "numaprobe_interleave_weight",
@@ -33,18 +45,9 @@ void AppendInterleaveFamilies(const Snapshot& s, std::vector<MetricFamily>& out)
                       "serving its share of the pages); below 1 the kernel's weights leave bandwidth unused that "
                       "its own rule on measured figures would not.",
                       MetricType::Gauge);
-  std::vector<int> memory_nodes;
-  for (const NodeMemory& n : s.runtime_facts.nodes) {
-    if (n.mem_total_bytes && *n.mem_total_bytes > 0) memory_nodes.push_back(n.node);
-  }
   std::vector<RecordPtr> records;
   for (const Timed& t : s.figures) records.push_back(t.record);
-  // The planned pairs start at the CPU nodes that probe.
-  std::vector<int> cpu_nodes;
-  for (const auto& [pair, distance] : s.distances) {
-    if (cpu_nodes.empty() || cpu_nodes.back() != pair.first) cpu_nodes.push_back(pair.first);
-  }
-  const InterleaveHost host{memory_nodes, cpu_nodes, s.distances, s.host.hmat, s.runtime_facts.weighted_interleave};
+  const InterleaveHost host = InterleaveHostOf(s);
   for (const InterleaveWeights& w : InterleaveWeightsOf(records, host)) {
     for (const auto& [source, weights] : {std::pair{"measured", &w.measured},
                                           {"measured_nearest", &w.measured_nearest},

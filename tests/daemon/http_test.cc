@@ -25,9 +25,11 @@
 #include <vector>
 
 #include "daemon/web/connection_limits.h"
+#include "daemon/web/landing_page.h"
 #include "daemon/web/listen_address.h"
 #include "daemon/web/request_route.h"
 #include "tests/daemon/metrics_test_util.h"
+#include "tests/daemon/record_util.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -385,6 +387,26 @@ TEST(Http, LandingPageShowsMatricesAndEscapes) {
   EXPECT_THAT(page.body, HasSubstr("<a href=\"/metrics\">"));
   EXPECT_THAT(page.body, HasSubstr("<a href=\"/-/ready\">"));
   EXPECT_THAT(page.body, HasSubstr("last scheduled probe"));
+}
+
+// The interleave weights beside the peak figures, as `numaprobe probe` prints them.
+TEST(Http, LandingPageShowsTheInterleaveWeights) {
+  Snapshot s = FixedSnapshot();
+  s.runtime_facts.nodes[1].mem_total_bytes = 8589934592ULL;
+  s.runtime_facts.weighted_interleave = WeightedInterleave{true, {{0, 1}, {1, 1}}};
+  for (const auto& [cpu_node, mem_node] : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
+    for (const kernels::BandwidthOp op : {kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite}) {
+      PeakResult peak;
+      peak.op = op;
+      peak.bytes_per_second.median = cpu_node == mem_node ? 8e10 : 4e10;
+      s.figures.push_back({MakePeak({cpu_node * 2, cpu_node, mem_node}, peak), 1700000400});
+    }
+  }
+  const std::string page = RenderLandingPage(s, "/metrics");
+  EXPECT_THAT(page, HasSubstr("Interleave weights (MPOL_WEIGHTED_INTERLEAVE"));
+  EXPECT_THAT(page, HasSubstr("node 0 measured"));
+  EXPECT_THAT(page, HasSubstr("<tr><th>node 0 measured</th><td>21</td><td>10</td><td>1.00</td></tr>"));
+  EXPECT_THAT(page, HasSubstr("<tr><th>node 0 kernel (auto)</th><td>1</td><td>1</td><td>0.68</td></tr>"));
 }
 
 TEST(Http, CustomTelemetryPathAndSeveralAddresses) {
