@@ -6,6 +6,10 @@ hugetlb pages of 2 MiB (contiguous PTEs), 32 MiB and 1 GiB). Debian ships no
 64 KiB arm64 kernel in any suite, so 64 KiB hosts are covered by the fixture
 trees of tests/kernels/page_sizes_test.cc only.
 
+Also the kernel's interleave weights (Linux 6.12 has them) beside the peak
+matrix: the kernel vector numaprobe reports is what sysfs holds after the
+guest wrote one, and each measured vector exists exactly where its figures do.
+
 Asserted, never timed: the sizes numaprobe reports for the host match the
 guest kernel's own sysfs; a buffer smaller than one THP page gets base pages
 of 16 KiB (never a 4 KiB claim), one of two THP pages gets 32 MiB THP, a
@@ -21,12 +25,13 @@ import json
 import pytest
 
 import vmharness as vh
-from test_vm_numa import LATENCY, assert_measured, assert_on_node, ok_run, unavailable
+from test_vm_numa import LATENCY, PEAK, assert_measured, assert_on_node, assert_peak, ok_run, unavailable
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 BASE, THP = 16 * KiB, 32 * MiB
 TOPOLOGY = vh.VmTopology("two_16k", (vh.VmNode(1, 512), vh.VmNode(1, 512)), {(0, 1): 20})
 HUGEPAGES_NODE1 = "/sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
+WEIGHTS = "/sys/kernel/mm/mempolicy/weighted_interleave"
 
 SCENARIO = vh.Scenario("pages_16k", f"""
 save pmd /sys/kernel/mm/transparent_hugepage/hpage_pmd_size
@@ -41,7 +46,14 @@ echo 4 >{HUGEPAGES_NODE1}
 save pool {HUGEPAGES_NODE1}
 run hugetlb numaprobe probe --format json --tests latency --pages hugetlb --nodes 1 {LATENCY}
 echo 0 >{HUGEPAGES_NODE1}
-""", timeout=240)
+# Linux 6.12 has weighted interleave (the weights; `auto` came in 6.16):
+# weights written by hand, then the peak matrix beside them.
+ls {WEIGHTS} >"$OUT/wi_files"
+echo 3 >{WEIGHTS}/node0
+save wi_node0 {WEIGHTS}/node0
+save wi_node1 {WEIGHTS}/node1
+run peak numaprobe probe --format json --tests peak_bandwidth {PEAK}
+""", timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -102,3 +114,44 @@ def test_hugetlb_takes_the_2mib_pool_on_its_node(guest):
         assert_measured("latency", r)
         assert buffer["page_size"] == "2MiB-hugetlb" and buffer["page_bytes"] == 2 * MiB, buffer
         assert_on_node(buffer, 1, f"latency {r['cpu_node']}->1 (hugetlb)")
+
+
+def test_the_kernels_interleave_weights_beside_the_measured_ones(guest):
+    """What a real kernel's weighted_interleave directory holds is the
+    `kernel` vector beside every CPU node's, and the vectors made of
+    measured figures exist exactly when those figures do: `measured` when the
+    CPU node has read and write of both nodes, `measured_nearest` when each
+    node has them from its own CPUs (both nodes have a CPU here), the ratio
+    when both the kernel's and the nearest vectors exist. QEMU builds no HMAT
+    here, so there is no firmware vector. Structure only: the weights made of
+    figures are whatever the guest measured, within the kernel's [1, 32]."""
+    files = set(guest.text("wi_files").split())
+    assert {"node0", "node1"} <= files, f"no weighted interleave in the guest kernel: {files}"
+    kernel = {"0": int(guest.text("wi_node0")), "1": int(guest.text("wi_node1"))}
+    assert kernel == {"0": 3, "1": 1}, kernel
+    records = assert_peak(guest, "peak", {n: set(TOPOLOGY.node_cpus(n)) for n in (0, 1)})
+    report = guest.json("peak")
+    ok = {(r["cpu_node"], r["mem_node"], r["op"]) for r in records if r["outcome"] == "ok"}
+    assert ok, "no peak figure in the guest, nothing to set the weights beside:\n" + guest.describe()
+    weights = {e["cpu_node"]: e for e in report["interleave_weights"]}
+    assert set(weights) == {c for c, _, _ in ok}, report["interleave_weights"]
+
+    def has_all(pairs) -> bool:
+        return all((c, m, op) in ok for c, m in pairs for op in ("read", "write"))
+
+    # What docs/measurement.md quotes (pytest -s shows it).
+    print(json.dumps({"interleave_weights": report["interleave_weights"],
+                      "peak": [(r["cpu_node"], r["mem_node"], r["op"], r["outcome"]) for r in records]}))
+    nearest = has_all([(0, 0), (1, 1)])
+    for c, e in weights.items():
+        assert e["kernel"] == kernel, e
+        assert e["firmware"] == {}, e
+        mine = has_all([(c, 0), (c, 1)])
+        assert set(e["measured"]) == ({"0", "1"} if mine else set()), e
+        assert set(e["measured_nearest"]) == ({"0", "1"} if nearest else set()), e
+        for w in list(e["measured"].values()) + list(e["measured_nearest"].values()):
+            assert isinstance(w, int) and 1 <= w <= 32, e
+        has_ratio = nearest and all((c, m, op) in ok for m in (0, 1) for op in ("read", "write"))
+        assert (e["kernel_over_nearest"] is not None) == has_ratio, e
+        if has_ratio:
+            assert e["kernel_over_nearest"] > 0, e
