@@ -70,13 +70,15 @@ std::map<int, int> FirmwareWeights(const std::vector<HmatTarget>& hmat, const st
   return any ? KernelWeightReduction(mib) : std::map<int, int>{};
 }
 
-// The weights in use for the memory nodes; a node the kernel lists no weight
-// for allocates with its default, 1.
+// The weights in use for the memory nodes; none when one of them has no
+// readable weight (the kernel gives every memory node a file: one it left
+// out, or one that could not be read, is unknown, not the default 1).
 std::map<int, int> KernelWeights(const WeightedInterleave& current, const std::vector<int>& memory_nodes) {
   std::map<int, int> weights;
   for (const int node : memory_nodes) {
     const auto it = current.weights.find(node);
-    weights[node] = it == current.weights.end() ? 1 : it->second;
+    if (it == current.weights.end()) return {};
+    weights[node] = it->second;
   }
   return weights;
 }

@@ -103,6 +103,13 @@ TEST(InterleaveWeightsTest, PerCpuNodeAndNearestVectorsOnASymmetricHost) {
   EXPECT_THAT(from0.kernel_over_nearest, testing::Optional(1.0));
   const InterleaveWeights& from1 = all[1];
   EXPECT_TRUE(from1.measured.empty()) << "node 0's memory is not measured from node 1: no guessed weight";
+  // A memory node without a readable weight: the kernel's vector is unknown,
+  // not the default 1, and there is no ratio to publish.
+  WeightedInterleave unreadable;
+  unreadable.weights = {{0, 2}};
+  const auto partial = InterleaveWeightsOf(records, TwoSockets(unreadable));
+  EXPECT_TRUE(partial[0].kernel.empty());
+  EXPECT_FALSE(partial[0].kernel_over_nearest);
   EXPECT_FALSE(from1.kernel_over_nearest) << "node 1 has no figure of node 0 to judge a stream by";
   const nlohmann::json j = InterleaveToJson(all);
   EXPECT_EQ(j[0]["measured"], nlohmann::json({{"0", 21}, {"1", 10}}));
