@@ -396,10 +396,7 @@ TEST(Http, LandingPageShowsTheInterleaveWeights) {
   s.runtime_facts.weighted_interleave = WeightedInterleave{true, {{0, 1}, {1, 1}}};
   for (const auto& [cpu_node, mem_node] : {std::pair{0, 0}, {0, 1}, {1, 1}}) {
     for (const kernels::BandwidthOp op : {kernels::BandwidthOp::kRead, kernels::BandwidthOp::kWrite}) {
-      PeakResult peak;
-      peak.op = op;
-      peak.bytes_per_second.median = cpu_node == mem_node ? 8e10 : 4e10;
-      s.figures.push_back({MakePeak({cpu_node * 2, cpu_node, mem_node}, peak), 1700000400});
+      s.figures.push_back({MakePeakFigure(cpu_node, mem_node, op, cpu_node == mem_node ? 8e10 : 4e10), 1700000400});
     }
   }
   const std::string page = RenderLandingPage(s, "/metrics");

@@ -29,10 +29,7 @@ using ::testing::Pair;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 RecordPtr Peak(int cpu_node, int mem_node, kernels::BandwidthOp op, double mib_per_second) {
-  PeakResult r;
-  r.op = op;
-  r.bytes_per_second.median = mib_per_second * kMiB;
-  return MakePeak({cpu_node * 2, cpu_node, mem_node}, r);
+  return MakePeakFigure(cpu_node, mem_node, op, mib_per_second * kMiB);
 }
 
 // Read and write from cpu_node to mem_node.

@@ -32,6 +32,7 @@
 #include "daemon/web/tls_handshake_failures.h"
 #include "kernels/loaded_latency.h"
 #include "tests/daemon/metrics_test_util.h"
+#include "tests/daemon/record_util.h"
 
 namespace numaprobe::daemon {
 namespace {
@@ -202,12 +203,7 @@ Snapshot WeightedInterleaveHost() {
       peak.op = op;
       peak.cpus = cpu_node == 0 ? std::vector<int>{2, 3} : std::vector<int>{4, 5};
       peak.bytes_per_second = {cpu_node == mem_node ? 8e10 : 4e10, 0, 0, 1e8, 5};
-      RecordRun(s,
-                std::make_shared<ProbeRecordOf<PeakResult>>(PeakBandwidthProbe(),
-                                                            MemoryTarget({cpu_node == 0 ? 3 : 5, cpu_node, mem_node},
-                                                                         std::string(k::BandwidthOpName(op))),
-                                                            peak),
-                1700000400, 0.5);
+      RecordRun(s, MakePeak({cpu_node == 0 ? 3 : 5, cpu_node, mem_node}, peak), 1700000400, 0.5);
     }
   }
   return s;

@@ -32,6 +32,15 @@ inline RecordPtr MakePeak(const MemoryPair& pair, PeakResult result) {
   return std::make_shared<ProbeRecordOf<PeakResult>>(PeakBandwidthProbe(), target, std::move(result));
 }
 
+// A successful peak figure of `op` from cpu_node's CPUs (cpu 2 x cpu_node
+// stands for them) to mem_node.
+inline RecordPtr MakePeakFigure(int cpu_node, int mem_node, kernels::BandwidthOp op, double bytes_per_second) {
+  PeakResult r;
+  r.op = op;
+  r.bytes_per_second.median = bytes_per_second;
+  return MakePeak({cpu_node * 2, cpu_node, mem_node}, std::move(r));
+}
+
 // `cpu_a_node`: the node of cpu_a, which keys the health series.
 inline RecordPtr MakeC2c(const C2cPair& pair, int cpu_a_node, kernels::C2cResult result) {
   return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(CoreToCoreProbe(), C2cTarget(pair, cpu_a_node),
