@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // `numaprobe serve`: the long-running exporter. The main thread owns signals
-// (SIGTERM/SIGINT stop, SIGHUP reloads); the scheduler thread probes; the
-// HTTP server's threads serve from the ResultStore.
+// (SIGTERM/SIGINT stop, SIGHUP reloads) and, between them, the node feature
+// file; the scheduler thread probes; the HTTP server's threads serve from the
+// ResultStore.
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
+#include <optional>
 
 #include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/commands.h"
@@ -22,12 +26,14 @@
 #include "daemon/config/web_config.h"
 #include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
+#include "daemon/serve/node_feature_export.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/sd_notify.h"
 #include "daemon/serve/task_cost_estimate.h"
 #include "daemon/web/http.h"
 #include "daemon/web/request_route.h"
+#include "kernels/clock.h"
 #include "kernels/file_read.h"
 #include "kernels/page_sizes.h"
 
@@ -72,18 +78,29 @@ std::optional<WebConfig> LoadWebChecked(const std::string& path) {
 // scheduler before the store they read.
 struct Running {
   ResultStore store;
-  Config config;  // what the scheduler runs: a SIGHUP with the same config changes nothing
+  Config config;                           // what the scheduler runs: a SIGHUP with the same config changes nothing
+  NodeFeatureExport node_features{store};  // on the main thread, between signals
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<HttpServer> server;
   ServeLock serve_lock;  // held for as long as the state directory is this daemon's
 };
 
-// The next SIGTERM, SIGINT or SIGHUP. They are blocked in every thread (see
-// SetUpProcess), so they arrive only here; a failed sigwait is retried.
-int NextSignal(const sigset_t& signals) {
+// The next SIGTERM, SIGINT or SIGHUP, or 0 once `timeout` has passed
+// without one (none: wait for a signal). They are blocked in every thread
+// (see SetUpProcess), so they arrive only here; an interrupted wait is retried.
+int NextSignal(const sigset_t& signals, std::optional<std::chrono::milliseconds> timeout) {
   for (;;) {
-    int sig = 0;
-    if (sigwait(&signals, &sig) == 0) return sig;
+    if (!timeout) {
+      int sig = 0;
+      if (sigwait(&signals, &sig) == 0) return sig;
+      continue;
+    }
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*timeout);
+    const timespec wait{static_cast<time_t>(seconds.count()),
+                        static_cast<long>(std::chrono::nanoseconds(*timeout - seconds).count())};
+    const int sig = sigtimedwait(&signals, nullptr, &wait);
+    if (sig > 0) return sig;
+    if (errno == EAGAIN) return 0;
   }
 }
 
@@ -123,7 +140,13 @@ struct ServeCommand {
     Running running;
     if (!StartServing(std::move(*config), running)) return kExitFailure;
     int sig = 0;
-    while ((sig = NextSignal(signals)) == SIGHUP) HandleReload(running);
+    // The main thread waits for signals; while a node feature directory is
+    // configured it also keeps the feature file up to date in between.
+    while ((sig = NextSignal(signals, running.node_features.Tick(running.config.node_feature_directory, UnixNow(),
+                                                                 kernels::MonotonicNs()))) != SIGTERM &&
+           sig != SIGINT) {
+      if (sig == SIGHUP) HandleReload(running);
+    }
     spdlog::info("Received {}, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     return Shutdown(running);
   }

@@ -117,7 +117,8 @@ ConfigResult ParseConfig(std::string_view yaml_text, const KindSections& kinds) 
     // An empty file (or only comments) is a valid config: every default.
     const YAML::Node root = *document;
     ConfigSection top(errors, root, "", 0,
-                      {"probes", "targets", "schedule", "memory", "baseline", "state_directory", "probe_lock_file"});
+                      {"probes", "targets", "schedule", "memory", "baseline", "state_directory", "probe_lock_file",
+                       "node_feature_directory"});
     std::vector<std::string_view> kind_names;
     std::vector<std::string_view> target_keys{"cpus", "mem_nodes", "per_cpu"};
     for (const KindSection* kind : kinds) {
@@ -142,6 +143,11 @@ ConfigResult ParseConfig(std::string_view yaml_text, const KindSections& kinds) 
     top.String("probe_lock_file", config.probe_lock_file);
     if (!config.probe_lock_file.empty() && config.probe_lock_file.front() != '/') {
       top.Error("probe_lock_file", "'" + config.probe_lock_file + "' is not an absolute path (or \"\" to disable)");
+    }
+    top.String("node_feature_directory", config.node_feature_directory);
+    if (!config.node_feature_directory.empty() && config.node_feature_directory.front() != '/') {
+      top.Error("node_feature_directory",
+                "'" + config.node_feature_directory + "' is not an absolute path (or \"\" for no feature file)");
     }
     CheckWhole(config, kinds, errors);
   } catch (const YAML::Exception& e) {

@@ -60,6 +60,9 @@ struct Config {
   // flock(2)ed around every probe by every numaprobe process on the host (see
   // ProbeLock); "" disables the exclusion.
   std::string probe_lock_file = kDefaultProbeLockFile;
+  // Node Feature Discovery's features.d: where `serve` keeps the file of
+  // measured features (serve/node_feature_export.h); "" = none.
+  std::string node_feature_directory;
   bool operator==(const Config&) const = default;
 };
 

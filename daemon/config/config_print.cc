@@ -114,6 +114,7 @@ std::string FormatConfig(const Config& config, const KindSections& kinds) {
 
   out << YAML::Key << "state_directory" << YAML::Value << config.state_directory;
   out << YAML::Key << "probe_lock_file" << YAML::Value << YAML::DoubleQuoted << config.probe_lock_file;
+  out << YAML::Key << "node_feature_directory" << YAML::Value << YAML::DoubleQuoted << config.node_feature_directory;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -4,7 +4,9 @@
 // swapped into the ResultStore (result_store.h): by the results model
 // (results/result_model.h) when a run lands and at its other events, with the
 // scheduler's own fields (duty cycle, lock wait, rounds) through the model's
-// Land and Publish, and by `serve` after a reload (cli/cmd_serve.cc). A scrape
+// Land and Publish, by `serve` after a reload (cli/cmd_serve.cc), and by the
+// node feature export on serve's main thread, for its own status
+// (node_feature_export.h). A scrape
 // copies the current shared_ptr and never waits for, or triggers, a probe.
 #pragma once
 
@@ -154,6 +156,10 @@ struct Snapshot {
   // and how many failed (full or read-only state directory).
   bool state_write_successful = true;
   std::uint64_t state_write_failures_total = 0;
+  // The node feature file (node_feature_export.h): the same two, written by
+  // serve's main thread; true while the export is off.
+  bool node_features_write_successful = true;
+  std::uint64_t node_features_write_failures_total = 0;
   double config_reload_unix_seconds = 0;
   std::uint64_t rounds_completed = 0;
   // Wall time probes waited for another numaprobe process's probe (ProbeLock).

@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/state.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string_view>
@@ -19,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "daemon/common/atomic_replace.h"
 #include "daemon/common/safe_file.h"
 #include "daemon/common/stable_hash.h"
 
@@ -32,111 +29,6 @@ constexpr std::uint64_t kMaxStateFileBytes = 16 * 1024 * 1024;
 
 std::string PathOf(const std::string& dir, const std::string& name) { return fmt::format("{}/{}", dir, name); }
 std::string Errno(int error) { return std::strerror(error); }
-
-// The state directory itself, symbolic links followed: systemd's
-// StateDirectory with DynamicUser is a link into /var/lib/private, and the
-// directory's own path belongs to root. What is inside it belongs to the
-// daemon's user and is opened relative to this descriptor, never followed:
-// root's `numaprobe baseline reset` must not write through a link that user
-// planted (docs/security.md, "Files").
-UniqueFd OpenDirectory(const std::string& dir) {
-  return UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-}
-
-// The names in the directory `dir_fd` that start with `prefix`.
-std::vector<std::string> NamesWithPrefix(int dir_fd, std::string_view prefix) {
-  std::vector<std::string> names;
-  const int listing_fd = ::dup(dir_fd);
-  if (listing_fd < 0) return names;
-  DIR* listing = ::fdopendir(listing_fd);
-  if (listing == nullptr) {
-    ::close(listing_fd);
-    return names;
-  }
-  ::rewinddir(listing);
-  while (const dirent* entry = ::readdir(listing)) {
-    const std::string_view name(entry->d_name);
-    if (name.substr(0, prefix.size()) == prefix) names.emplace_back(name);
-  }
-  ::closedir(listing);
-  return names;
-}
-
-bool WriteAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// A writer killed between creating its temp file and the rename (SIGKILL,
-// power loss) leaves ".<name>.tmp.<pid>.<random>" behind (or, from an older
-// numaprobe, ".<name>.tmp.<pid>"). Once a write has succeeded, temp files of
-// processes that no longer exist are removed; a live writer's (a concurrent
-// `numaprobe baseline accept`) is left alone. unlinkat removes the name,
-// whatever it is: nothing is followed.
-void RemoveStaleTempFiles(int dir_fd, const std::string& name) {
-  const std::string prefix = fmt::format(".{}.tmp.", name);
-  for (const std::string& file : NamesWithPrefix(dir_fd, prefix)) {
-    const std::string rest = file.substr(prefix.size());
-    char* end = nullptr;
-    const long pid = std::strtol(rest.c_str(), &end, 10);
-    if (end == rest.c_str() || (*end != '\0' && *end != '.') || pid <= 0 || pid == ::getpid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::unlinkat(dir_fd, file.c_str(), 0);
-  }
-}
-
-// Temp file in the same directory (rename is only atomic within a file
-// system), fsync, rename, then fsync the directory so the rename itself
-// survives a power loss. A reader sees the old file or the new one, never
-// half. Everything inside the directory goes through its descriptor: the
-// temp file is created by this call under a random name (O_EXCL, no link
-// followed), so nothing the directory's owner planted is ever written,
-// truncated or chowned, even when root writes (`numaprobe baseline reset`).
-// renameat replaces whatever has the final name (a planted link is replaced,
-// not followed).
-std::string WriteAtomically(const std::string& dir, const std::string& name, const std::string& content) {
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return fmt::format("cannot create state directory {}: {}", dir, Errno(errno));
-  }
-  UniqueFd dir_fd = OpenDirectory(dir);
-  if (!dir_fd.ok()) return fmt::format("cannot open state directory {}: {}", dir, Errno(errno));
-
-  const std::string prefix = fmt::format(".{}.tmp.{}.", name, ::getpid());
-  NewFile temp = CreateNewFileAt(dir_fd.get(), prefix, 0600);
-  if (!temp.fd.ok()) {
-    return fmt::format("cannot create a temporary file {}/{}*: {}", dir, prefix, Errno(temp.error));
-  }
-  const std::string temp_path = PathOf(dir, temp.name);
-  const auto fail = [&](std::string_view what) {
-    const int error = errno;  // before unlinkat() can overwrite it
-    ::unlinkat(dir_fd.get(), temp.name.c_str(), 0);
-    return fmt::format("cannot {} {}: {}", what, temp_path, Errno(error));
-  };
-  // `sudo numaprobe baseline reset` must not leave a root-owned 0600 file that
-  // a daemon running as its own user can no longer read: the file belongs to
-  // whoever owns the state directory. Only the file this call created, by
-  // its descriptor.
-  struct stat dir_stat {};
-  if (::geteuid() == 0 && ::fstat(dir_fd.get(), &dir_stat) == 0 && dir_stat.st_uid != 0 &&
-      ::fchown(temp.fd.get(), dir_stat.st_uid, dir_stat.st_gid) != 0) {
-    return fail("chown");
-  }
-  if (!WriteAll(temp.fd.get(), content)) return fail("write");
-  if (::fsync(temp.fd.get()) != 0) return fail("fsync");
-  if (temp.fd.Close() != 0) return fail("close");
-  if (::renameat(dir_fd.get(), temp.name.c_str(), dir_fd.get(), name.c_str()) != 0) {
-    return fail(fmt::format("rename to {}", PathOf(dir, name)));
-  }
-  if (::fsync(dir_fd.get()) != 0) return fmt::format("cannot fsync state directory {}: {}", dir, Errno(errno));
-  RemoveStaleTempFiles(dir_fd.get(), name);
-  return "";
-}
 
 }  // namespace
 
@@ -221,7 +113,8 @@ StoredText ReadStateFile(const std::string& state_directory, const std::string& 
 }
 
 std::string WriteStateFile(const std::string& state_directory, const std::string& name, const std::string& text) {
-  return WriteAtomically(state_directory, name, text);
+  return ReplaceFileAtomically(state_directory, name, text,
+                               {.mode = 0600, .create_directory = true, .what = "state directory"});
 }
 
 std::string RemoveStateFile(const std::string& state_directory, const std::string& name) {

@@ -240,6 +240,19 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
                                MetricType::Counter);
   state_failures.Add({}, static_cast<double>(s.state_write_failures_total));
   out.push_back(state_failures.Build());
+  FamilyBuilder features_ok("numaprobe_node_features_last_write_successful",
+                            "1 if the last write of <node_feature_directory>/numaprobe (Node Feature Discovery's "
+                            "feature file) succeeded, or none is configured or due yet; 0 if it failed (missing or "
+                            "read-only directory, full disk): the write is retried every 30 s, and the labels NFD "
+                            "publishes lapse at the file's expiry.",
+                            MetricType::Gauge);
+  features_ok.Add({}, s.node_features_write_successful ? 1 : 0);
+  out.push_back(features_ok.Build());
+  FamilyBuilder features_failures(
+      "numaprobe_node_features_write_failures_total",
+      "Failed writes of <node_feature_directory>/numaprobe since start (each retry counts).", MetricType::Counter);
+  features_failures.Add({}, static_cast<double>(s.node_features_write_failures_total));
+  out.push_back(features_failures.Build());
 
   const HostInfo& h = s.host;
   FamilyBuilder host(

@@ -48,7 +48,8 @@ TEST(FormatConfig, EveryKeyOfEveryKindIsWritten) {
        {"\nschedule:\n  duty_cycle: 0.002\n  learning_duty_cycle: auto\n  interval: 5m\n  jitter: 0.2\n  priority: "
         "idle\n",
         "\nmemory:\n  budget: 320MiB\n  pages: auto\n", "\nbaseline:\n  rounds: 15\n  accept_changes: []\n",
-        "\nstate_directory: /var/lib/numaprobe\n", "\nprobe_lock_file: \"/run/lock/numaprobe.lock\"\n"}) {
+        "\nstate_directory: /var/lib/numaprobe\n", "\nprobe_lock_file: \"/run/lock/numaprobe.lock\"\n",
+        "\nnode_feature_directory: \"\"\n"}) {
     EXPECT_THAT(text, HasSubstr(key)) << text;
   }
 }
@@ -70,6 +71,7 @@ memory: {budget: 2GiB, pages: 4k}
 baseline: {rounds: 5, accept_changes: [kernel=*, "microcode=0x2b000590"]}
 state_directory: /srv/numaprobe state
 probe_lock_file: ""
+node_feature_directory: /etc/kubernetes/node-feature-discovery/features.d
 )");
   ASSERT_FALSE(c == Config{});
   const std::string text = FormatConfig(c, ProbeTableSections());

@@ -8,6 +8,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string_view>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -143,6 +146,7 @@ schedule: {duty_cycle: 0.05, interval: 1h30m, jitter: 0, priority: nice19}
 memory: {budget: 2GiB, pages: 4k}
 baseline: {rounds: 5}
 state_directory: /srv/numaprobe
+node_feature_directory: /etc/kubernetes/node-feature-discovery/features.d
 )");
   EXPECT_FALSE(c.probes.Of<LatencyConfig>().enabled);
   EXPECT_EQ(c.probes.Of<LatencyConfig>().stride_bytes, 256u);
@@ -170,6 +174,7 @@ state_directory: /srv/numaprobe
   EXPECT_EQ(c.memory.pages, k::PagePolicy::kSmall);
   EXPECT_EQ(c.baseline.rounds, 5);
   EXPECT_EQ(c.state_directory, "/srv/numaprobe");
+  EXPECT_EQ(c.node_feature_directory, "/etc/kubernetes/node-feature-discovery/features.d");
 }
 
 TEST(ParseConfig, LoadedLatencySectionIsCheckedLikeEveryOther) {
@@ -265,10 +270,13 @@ TEST(ParseConfig, EveryNumericKeyIsRangeChecked) {
       {"memory:\n  budget: 8MiB\n", "memory.budget", "8MiB is out of range [16MiB, 64TiB]"},
       {"baseline:\n  rounds: 0\n", "baseline.rounds", "[1, 100]"},
       {"state_directory: var/lib/numaprobe\n", "state_directory", "not an absolute path"},
+      {"node_feature_directory: features.d\n", "node_feature_directory", "not an absolute path"},
   };
   for (const RangeCase& c : cases) {
     SCOPED_TRACE(c.yaml);
-    const int line = c.yaml[0] == 'p' ? 3 : (c.yaml[0] == 's' && c.yaml[1] == 't' ? 1 : 2);
+    // The offending key is on each case's last line.
+    const std::string_view yaml = c.yaml;
+    const int line = static_cast<int>(std::count(yaml.begin(), yaml.end(), '\n'));
     EXPECT_THAT(Errors(c.yaml), ElementsAre(Error(c.key, line, c.message)));
   }
 }

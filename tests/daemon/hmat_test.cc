@@ -22,12 +22,6 @@ using ::testing::HasSubstr;
 
 const std::string kSys = (std::filesystem::path(NUMAPROBE_FIXTURES) / "host_facts/hmat/sys").string();
 
-RecordPtr LatencyRecord(int cpu_node, int mem_node, double seconds) {
-  kernels::LatencyResult r;
-  r.seconds_per_load.median = seconds;
-  return MakeLatency({cpu_node * 2, cpu_node, mem_node}, r);
-}
-
 RecordPtr ReadBandwidth(int cpu_node, int mem_node, double bytes_per_second) {
   kernels::BandwidthResult r;
   r.op = kernels::BandwidthOp::kRead;
@@ -65,9 +59,9 @@ TEST(HmatTest, ThePairsCpuClassWinsAndOtherInitiatorsGetNothing) {
 
 TEST(HmatTest, MeasuredOverAdvertisedForTheMeasuredPairs) {
   const std::vector<HmatTarget> hmat = ReadHmat(kSys);
-  const std::vector<RecordPtr> records = {LatencyRecord(0, 2, 190e-9), ReadBandwidth(0, 2, 4096 * kMiB),
-                                          LatencyRecord(1, 0, 150e-9), LatencyRecord(1, 1, 22e-9),
-                                          LatencyRecord(1, 1, 44e-9)};
+  const std::vector<RecordPtr> records = {MakeLatencyFigure(0, 2, 190e-9), ReadBandwidth(0, 2, 4096 * kMiB),
+                                          MakeLatencyFigure(1, 0, 150e-9), MakeLatencyFigure(1, 1, 22e-9),
+                                          MakeLatencyFigure(1, 1, 44e-9)};
   const std::vector<HmatComparison> compared = CompareWithHmat(hmat, records);
   ASSERT_EQ(compared.size(), 2u) << "1 -> 0 has no advertised figure";
   EXPECT_EQ(compared[0].cpu_node, 0);
@@ -100,8 +94,8 @@ TEST(HmatTest, ACopyHasNoAdvertisedCounterpart) {
 }
 
 TEST(HmatTest, NoHmatNoSections) {
-  EXPECT_TRUE(HmatSections({}, {LatencyRecord(0, 0, 1e-7)}).empty());
-  EXPECT_TRUE(CompareWithHmat({}, {LatencyRecord(0, 0, 1e-7)}).empty());
+  EXPECT_TRUE(HmatSections({}, {MakeLatencyFigure(0, 0, 1e-7)}).empty());
+  EXPECT_TRUE(CompareWithHmat({}, {MakeLatencyFigure(0, 0, 1e-7)}).empty());
 }
 
 }  // namespace

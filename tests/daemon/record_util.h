@@ -41,6 +41,13 @@ inline RecordPtr MakePeakFigure(int cpu_node, int mem_node, kernels::BandwidthOp
   return MakePeak({cpu_node * 2, cpu_node, mem_node}, std::move(r));
 }
 
+// A successful idle-latency figure from cpu_node's CPU (2 x cpu_node) to mem_node.
+inline RecordPtr MakeLatencyFigure(int cpu_node, int mem_node, double seconds) {
+  kernels::LatencyResult r;
+  r.seconds_per_load.median = seconds;
+  return MakeLatency({cpu_node * 2, cpu_node, mem_node}, std::move(r));
+}
+
 // `cpu_a_node`: the node of cpu_a, which keys the health series.
 inline RecordPtr MakeC2c(const C2cPair& pair, int cpu_a_node, kernels::C2cResult result) {
   return std::make_shared<ProbeRecordOf<kernels::C2cResult>>(CoreToCoreProbe(), C2cTarget(pair, cpu_a_node),

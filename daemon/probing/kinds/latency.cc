@@ -14,6 +14,7 @@
 #include "daemon/probing/kinds/memory_buffers.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
+#include "daemon/probing/slit_scale.h"
 #include "kernels/latency.h"
 
 namespace numaprobe::daemon {
@@ -206,9 +207,7 @@ class LatencyKind final : public ProbeKind {
       if (local_seconds > 0) {
         const double ratio = mem_node == cpu_node ? 1.0 : stats.median / local_seconds;
         sink.Add("numaprobe_memory_latency_remote_local_ratio", labels, ratio);
-        // The SLIT's integers: what a scheduler reading firmware distances
-        // (NodeResourceTopology) can take in their place.
-        sink.Add("numaprobe_memory_latency_distance", labels, std::round(10 * ratio));
+        sink.Add("numaprobe_memory_latency_distance", labels, SlitScale(ratio));
       }
     }
   }
