@@ -11,11 +11,14 @@ dashboards of the monitoring mixin.
 
 How: the two renders are read as data; where the chart takes a value (image,
 resources, priority class, tolerations, node selector, the configuration,
-TLS, the PodMonitor, PrometheusRule and dashboards on or off and their labels)
+TLS, the node feature file, the PodMonitor, PrometheusRule and dashboards on or
+off and their labels)
 a marker replaces the rendered value, and the marker becomes the template
 expression; where the TLS overlay differs from the base (the container's args
 and probes, the mounts and volumes, the scrape endpoint) the template holds
-both renders under `if .Values.tls.enabled`. Everything else in the templates is
+both renders under `if .Values.tls.enabled`; what the node feature overlay adds
+(an init container, a volume, its mount, the configuration's last lines)
+follows under `if .Values.nodeFeatures.enabled`. Everything else in the templates is
 the kustomize output itself. The rules and dashboards are chart files, read
 with .Files.Get: their own {{ }} are not Helm's. tests/deploy/test_helm.py
 checks with helm that `helm template` gives what `kubectl kustomize` does.
@@ -45,6 +48,7 @@ SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?
 IMAGE_MARK = "helmhole.invalid/numaprobe"
 TAG_MARK = "HELMHOLETAG"
 LABELS_HELPER = "numaprobe.labels"
+NFD_ENABLED = ".Values.nodeFeatures.enabled"
 
 
 def _bundle_module():
@@ -65,12 +69,13 @@ def kustomize(directory):
 
 
 def renders(mixin, workdir):
-    """(base, tls): the bundle's objects without and with the TLS overlay."""
+    """(base, tls, nfd): the bundle's objects alone, with the TLS overlay and
+    with the Node Feature Discovery overlay."""
     bundle = _bundle_module()
     out = []
-    for tls in (False, True):
-        directory = workdir / ("tls" if tls else "base")
-        bundle.write_bundle(directory, mixin, image=f"{IMAGE_MARK}:{TAG_MARK}", tls=tls)
+    for name, options in (("base", {}), ("tls", {"tls": True}), ("nfd", {"node_features": True})):
+        directory = workdir / name
+        bundle.write_bundle(directory, mixin, image=f"{IMAGE_MARK}:{TAG_MARK}", **options)
         out.append({(d["kind"], d["metadata"]["name"]): d for d in kustomize(directory)})
     return out
 
@@ -130,6 +135,32 @@ def choice(condition, when, otherwise):
     return render
 
 
+def prepended(render, condition, items):
+    """key: when `condition` the list `items`, then what `render` gives (a list
+    is dumped at its key's indent, so both are one list). First, as kustomize
+    merges an overlay's new items of a named list: the renders then agree."""
+    def render_prepended(indent, key):
+        key_line, rest = render(indent, key).split("\n", 1)
+        return f"{key_line}\n{indent}{{{{- if {condition} }}}}\n{dump(items, len(indent))}\n{indent}{{{{- end }}}}\n{rest}"
+    return render_prepended
+
+
+def plain(value):
+    """key: value as the render has it."""
+    return lambda indent, key: f"{indent}{key}:\n{dump(value, len(indent) if isinstance(value, list) else len(indent) + 2)}"
+
+
+def added(base_items, overlay_items):
+    """The overlay's list items that the base lacks (by name), which kustomize
+    puts first; anything else an overlay did to the list stops the chart."""
+    names = {item["name"] for item in base_items}
+    extra = [item for item in overlay_items if item["name"] not in names]
+    if overlay_items != extra + base_items:
+        raise SystemExit("make-chart: the node feature overlay changes a list of the base beyond adding first: "
+                         "teach make-chart.py")
+    return extra
+
+
 def metadata(holes, doc, extra_labels=None):
     """Namespace and the chart's labels (and values' labels) on an object."""
     meta = doc["metadata"]
@@ -164,11 +195,26 @@ def template(holes, doc, condition=None):
     return header + text
 
 
-def daemonset(holes, base, tls):
+def daemonset(holes, base, tls, nfd):
     ds, tls_ds = copy.deepcopy(base), copy.deepcopy(tls)
     metadata(holes, ds)
     pod, tls_pod = ds["spec"]["template"]["spec"], tls_ds["spec"]["template"]["spec"]
-    for c in pod["initContainers"] + pod["containers"]:
+    nfd_pod = copy.deepcopy(nfd["spec"]["template"]["spec"])
+    # The node feature overlay only adds: an init container, a volume and its
+    # mount in the daemon's container, each under nodeFeatures.enabled.
+    if {k: v for k, v in nfd_pod.items() if k not in ("initContainers", "containers", "volumes")} != \
+            {k: v for k, v in base["spec"]["template"]["spec"].items() if k not in ("initContainers", "containers", "volumes")}:
+        raise SystemExit("make-chart: the node feature overlay changes the pod beyond its lists: teach make-chart.py")
+    nfd_inits = added(pod["initContainers"], nfd_pod["initContainers"])
+    nfd_volumes = added(pod["volumes"], nfd_pod["volumes"])
+    nfd_mounts = added(pod["containers"][0]["volumeMounts"], nfd_pod["containers"][0]["volumeMounts"])
+    # Init containers are a whole piece (the overlay's continues the list), so
+    # their image and pull policy are words replaced in the text afterwards.
+    for c in pod["initContainers"] + nfd_inits:
+        assert c["image"] == f"{IMAGE_MARK}:{TAG_MARK}", c["image"]
+        c["image"], c["imagePullPolicy"] = "HELMIMAGE", "HELMPULLPOLICY"
+    pod["initContainers"] = holes.mark(prepended(plain(pod["initContainers"]), NFD_ENABLED, nfd_inits))
+    for c in pod["containers"]:
         assert c["image"] == f"{IMAGE_MARK}:{TAG_MARK}", c["image"]
         c["image"] = holes.mark(scalar('{{ include "numaprobe.image" . | quote }}'))
         c["imagePullPolicy"] = holes.mark(scalar("{{ .Values.image.pullPolicy }}"))
@@ -185,15 +231,18 @@ def daemonset(holes, base, tls):
     for key in sorted(set(c) | set(tls_c)):
         if c.get(key) != tls_c.get(key) and key in ("args", "startupProbe", "livenessProbe", "readinessProbe",
                                                       "volumeMounts"):
-            c[key] = holes.mark(choice(".Values.tls.enabled", tls_c[key], c[key]))
-    pod["volumes"] = holes.mark(choice(".Values.tls.enabled", tls_pod["volumes"], pod["volumes"]))
+            c[key] = holes.mark(choice(".Values.tls.enabled", tls_c[key], c[key]) if key != "volumeMounts" else
+                                prepended(choice(".Values.tls.enabled", tls_c[key], c[key]), NFD_ENABLED, nfd_mounts))
+    pod["volumes"] = holes.mark(prepended(choice(".Values.tls.enabled", tls_pod["volumes"], pod["volumes"]),
+                                         NFD_ENABLED, nfd_volumes))
     leftover = {k for k in set(c) | set(tls_c) if k not in c or (c[k] != tls_c.get(k) and not str(c[k]).startswith("HELM"))}
     if leftover:
         raise SystemExit(f"make-chart: the TLS overlay changes the container's {sorted(leftover)}: teach make-chart.py")
     text = template(holes, ds)
     for key in ("webConfigSecret", "certificateSecret"):
         text = text.replace(f"HELMTLS_{key}", f"{{{{ .Values.tls.{key} }}}}")
-    return text
+    return text.replace("HELMIMAGE", '{{ include "numaprobe.image" . | quote }}').replace(
+        "HELMPULLPOLICY", "{{ .Values.image.pullPolicy }}")
 
 
 def podmonitor(holes, base, tls):
@@ -215,11 +264,28 @@ def podmonitor(holes, base, tls):
     return text
 
 
-def configmap(holes, doc):
+def configmap(holes, doc, nfd_doc):
+    """The configuration is a value; the node feature overlay's lines follow it
+    under nodeFeatures.enabled (the overlay repeats the base's text, then adds)."""
     cm = copy.deepcopy(doc)
     metadata(holes, cm)
     (key, value), = cm["data"].items()
-    cm["data"][key] = holes.mark(lambda indent, k: f"{indent}{k}: |\n{indent}  {{{{- .Values.config | nindent {len(indent) + 2} }}}}")
+    nfd_value = nfd_doc["data"][key]
+    if not nfd_value.startswith(value):
+        raise SystemExit("make-chart: deploy/kubernetes-nfd/configmap-nfd.yaml does not repeat the base's configuration")
+    # The value's own last newline, indented by nindent, ends in a blank line
+    # once the `if` line's newline follows: that is the overlay's blank line.
+    extra = nfd_value[len(value):].rstrip("\n").split("\n")
+    if extra[0] != "":
+        raise SystemExit("make-chart: configmap-nfd.yaml must add a blank line before its own lines")
+    extra = extra[1:]
+
+    def render(indent, k):
+        n = len(indent) + 2
+        lines = "\n".join(" " * n + line if line else "" for line in extra)
+        return (f"{indent}{k}: |\n{indent}  {{{{- .Values.config | nindent {n} }}}}\n"
+                f"{indent}  {{{{- if {NFD_ENABLED} }}}}\n{lines}\n{indent}  {{{{- end }}}}")
+    cm["data"][key] = holes.mark(render)
     return template(holes, cm), value
 
 
@@ -324,6 +390,14 @@ tls:
   # The name Prometheus verifies the certificate for (it connects to pod IPs).
   serverName: {tls['serverName']}
 
+# Node Feature Discovery labels from the figures measured on each node
+# (numaprobe.io/latency-local-ns, ...: the deploy/kubernetes-nfd overlay;
+# deploy/README.md, "Node features"): the node's
+# /etc/kubernetes/node-feature-discovery/features.d is mounted, made writable
+# for group 65534 by an init container, and named in the configuration.
+nodeFeatures:
+  enabled: false
+
 # The Prometheus Operator's PodMonitor (job="numaprobe", instance = node name).
 podMonitor:
   enabled: true
@@ -360,18 +434,20 @@ def write_chart(out, image, mixin):
         shutil.rmtree(chart)
     (chart / "templates").mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="numaprobe-chart-") as tmp:
-        base, tls = renders(pathlib.Path(mixin), pathlib.Path(tmp))
+        base, tls, nfd = renders(pathlib.Path(mixin), pathlib.Path(tmp))
     holes, files, templates = Holes(), {}, {}
-    templates["daemonset.yaml"] = daemonset(holes, base[("DaemonSet", "numaprobe")], tls[("DaemonSet", "numaprobe")])
+    templates["daemonset.yaml"] = daemonset(holes, base[("DaemonSet", "numaprobe")], tls[("DaemonSet", "numaprobe")],
+                                            nfd[("DaemonSet", "numaprobe")])
     templates["podmonitor.yaml"] = podmonitor(holes, base[("PodMonitor", "numaprobe")], tls[("PodMonitor", "numaprobe")])
-    templates["configmap.yaml"], config = configmap(holes, base[("ConfigMap", "numaprobe-config")])
+    templates["configmap.yaml"], config = configmap(holes, base[("ConfigMap", "numaprobe-config")],
+                                                    nfd[("ConfigMap", "numaprobe-config")])
     templates["prometheusrule.yaml"] = prometheusrule(holes, base[("PrometheusRule", "numaprobe")], files)
     dashboards = sorted(key for key in base if key[0] == "ConfigMap" and key[1] != "numaprobe-config")
     for key in dashboards:
         templates[f"{key[1]}.yaml"] = dashboard(holes, base[key], files)
     known = {("DaemonSet", "numaprobe"), ("PodMonitor", "numaprobe"), ("ConfigMap", "numaprobe-config"),
              ("PrometheusRule", "numaprobe"), *dashboards}
-    if set(base) != known or set(tls) != known:
+    if set(base) != known or set(tls) != known or set(nfd) != known:
         raise SystemExit(f"make-chart: the bundle holds objects it does not know: {sorted(set(base) ^ known)}")
     for rel, text in templates.items():
         (chart / "templates" / rel).write_text(text)

@@ -15,7 +15,8 @@ the base in deploy/kubernetes (ConfigMap, DaemonSet, PodMonitor) plus
 
 --image names the image the nodes pull (build it, push it to a registry they
 reach: deploy/README.md); the base's `numaprobe` is a placeholder no registry
-serves. --tls adds the TLS overlay (deploy/kubernetes-tls).
+serves. --tls adds the TLS overlay (deploy/kubernetes-tls), --node-features the
+Node Feature Discovery one (deploy/kubernetes-nfd); both may be given.
 
 Why a generated directory: kustomize only reads files at or below the
 kustomization's own directory (kubectl 1.20's kustomize v2 and v5 alike; only
@@ -34,6 +35,7 @@ import yaml
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 TLS_DIR = REPO / "deploy" / "kubernetes-tls"
+NFD_DIR = REPO / "deploy" / "kubernetes-nfd"
 BASE_FILES = ("configmap.yaml", "daemonset.yaml", "podmonitor.yaml")
 DASHBOARD_LABEL = {"grafana_dashboard": "1"}
 
@@ -61,7 +63,7 @@ def split_image(image):
     return name, tag
 
 
-def write_bundle(out, mixin, labels=None, image=None, tls=False):
+def write_bundle(out, mixin, labels=None, image=None, tls=False, node_features=False):
     out = pathlib.Path(out)
     out.mkdir(parents=True, exist_ok=True)
     kust = yaml.safe_load((HERE / "kustomization.yaml").read_text())
@@ -78,13 +80,13 @@ def write_bundle(out, mixin, labels=None, image=None, tls=False):
         elif "@" in name:
             entry = {"name": "numaprobe", "newName": name.split("@")[0], "digest": name.split("@")[1]}
         kust["images"] = [entry]
-    if tls:
-        # The overlay's patches (deploy/kubernetes-tls), copied in: kustomize
-        # reads files only at or below the kustomization.
-        overlay = yaml.safe_load((TLS_DIR / "kustomization.yaml").read_text())
+    # The overlays' patches (deploy/kubernetes-tls, deploy/kubernetes-nfd),
+    # copied in: kustomize reads files only at or below the kustomization.
+    for overlay_dir in [d for d, wanted in ((TLS_DIR, tls), (NFD_DIR, node_features)) if wanted]:
+        overlay = yaml.safe_load((overlay_dir / "kustomization.yaml").read_text())
         kust["patches"] = list(kust.get("patches", []))
         for patch in overlay["patches"]:
-            shutil.copyfile(TLS_DIR / patch["path"], out / patch["path"])
+            shutil.copyfile(overlay_dir / patch["path"], out / patch["path"])
             kust["patches"].append({"path": patch["path"]})
 
     rules = _rule_module()
@@ -121,12 +123,15 @@ def main(argv=None):
                          "build it, push it)")
     ap.add_argument("--tls", action="store_true",
                     help="serve HTTPS with basic auth, scraped so (the deploy/kubernetes-tls overlay)")
+    ap.add_argument("--node-features", action="store_true",
+                    help="keep Node Feature Discovery's feature file on each node (the deploy/kubernetes-nfd overlay)")
     ap.add_argument("--mixin", type=pathlib.Path, default=REPO / "grafana" / "mixin.libsonnet",
                     help="the mixin, or a jsonnet file that overrides its _config (default grafana/mixin.libsonnet)")
     ap.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                     help="label for every object, e.g. release=kube-prometheus-stack (repeatable)")
     args = ap.parse_args(argv)
-    out = write_bundle(args.outdir, args.mixin, _rule_module().parse_labels(args.label), args.image, args.tls)
+    out = write_bundle(args.outdir, args.mixin, _rule_module().parse_labels(args.label), args.image, args.tls,
+                       args.node_features)
     print(out)
 
 

@@ -3,11 +3,12 @@
 deploy/helm/make-chart.py renders from the kustomize bundle, checked with the
 pinned helm that .ci/install-deps builds from its Go module:
 
-* `helm lint --strict`, with TLS off and on;
+* `helm lint --strict`, with TLS and the node feature file each off and on;
 * `helm template` with the default values gives exactly what `kubectl
   kustomize` gives for `make-bundle.py --image` (the chart adds only its own
   metadata labels and the release namespace); with tls.enabled, what the
-  deploy/kubernetes-tls overlay gives;
+  deploy/kubernetes-tls overlay gives; with nodeFeatures.enabled, what the
+  deploy/kubernetes-nfd overlay gives;
 * the values do what they say: image, resources, priority class,
   tolerations, the configuration, the TLS Secrets' names, the PodMonitor,
   PrometheusRule and dashboards switched off or labelled; an unset image
@@ -69,10 +70,11 @@ def template(helm, chart, *values, files=()):
     return {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(p.stdout) if d}
 
 
-def kustomize_bundle(tmp_path, tls=False):
-    out = tmp_path / ("tls" if tls else "base")
+def kustomize_bundle(tmp_path, tls=False, node_features=False):
+    out = tmp_path / ("tls" if tls else "nfd" if node_features else "base")
     args = [sys.executable, str(ROOT / "deploy/kubernetes/make-bundle.py"), "--image", f"{IMAGE}:{TAG}", str(out)]
-    p = subprocess.run(args + (["--tls"] if tls else []), capture_output=True, text=True, timeout=300)
+    args += (["--tls"] if tls else []) + (["--node-features"] if node_features else [])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     kubectl = require("kubectl")
     r = subprocess.run([kubectl, "kustomize", str(out)], capture_output=True, text=True, timeout=120)
@@ -96,7 +98,8 @@ def without_helm_labels(docs):
 
 
 def test_lint(helm, chart):
-    for values in ([], ["--set", "tls.enabled=true"]):
+    for values in ([], ["--set", "tls.enabled=true"], ["--set", "nodeFeatures.enabled=true"],
+                   ["--set", "tls.enabled=true", "--set", "nodeFeatures.enabled=true"]):
         p = run_helm(helm, "lint", "--strict", str(chart), *values)
         assert p.returncode == 0 and "0 chart(s) failed" in p.stdout, p.stdout + p.stderr
 
@@ -118,6 +121,13 @@ def test_default_values_render_what_kustomize_renders(helm, chart, tmp_path):
 def test_tls_renders_what_the_tls_overlay_renders(helm, chart, tmp_path):
     rendered = template(helm, chart, "tls.enabled=true")
     expected = kustomize_bundle(tmp_path, tls=True)
+    assert set(rendered) == set(expected)
+    assert without_helm_labels(rendered) == expected
+
+
+def test_node_features_render_what_the_nfd_overlay_renders(helm, chart, tmp_path):
+    rendered = template(helm, chart, "nodeFeatures.enabled=true")
+    expected = kustomize_bundle(tmp_path, node_features=True)
     assert set(rendered) == set(expected)
     assert without_helm_labels(rendered) == expected
 

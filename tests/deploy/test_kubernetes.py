@@ -164,6 +164,49 @@ def test_tls_overlay_passes_strict_validation(venv_python, tls_rendered, tmp_pat
         assert r.returncode == 0, r.stdout + r.stderr
 
 
+NFD_OVERLAY = ROOT / "deploy" / "kubernetes-nfd"
+FEATURES_DIR = "/etc/kubernetes/node-feature-discovery/features.d"
+
+
+@pytest.fixture(scope="module")
+def nfd_rendered():
+    return kustomize(NFD_OVERLAY)
+
+
+def test_nfd_overlay_gives_the_daemon_nfds_feature_directory(nfd_rendered):
+    """deploy/kubernetes-nfd: NFD's feature directory of the node, mounted where
+    the configuration's node_feature_directory says, made writable for the
+    daemon's group by an init container; nothing else of the base changes."""
+    base = kustomize(K8S)
+    pod = find(nfd_rendered, "DaemonSet", "numaprobe")[0]["spec"]["template"]["spec"]
+    config = yaml.safe_load(find(nfd_rendered, "ConfigMap", "numaprobe-config")[0]["data"]["numaprobe.yaml"])
+    assert config["node_feature_directory"] == FEATURES_DIR
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    mounts = {m["mountPath"]: m for m in pod["containers"][0]["volumeMounts"]}
+    features = mounts[FEATURES_DIR]
+    assert not features.get("readOnly"), features
+    assert volumes[features["name"]]["hostPath"] == {"path": FEATURES_DIR, "type": "DirectoryOrCreate"}
+    init = {c["name"]: c for c in pod["initContainers"]}["features-group"]
+    assert init["command"] == ["/usr/bin/install", "-d", "-g", "65534", "-m", "0775", FEATURES_DIR], init
+    assert {m["mountPath"]: m["name"] for m in init["volumeMounts"]} == {FEATURES_DIR: features["name"]}
+    assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "FOWNER"]}
+    assert pod["securityContext"]["runAsGroup"] == 65534, "the daemon writes as the group the init container gives"
+    # The ConfigMap repeats the base's text: the same configuration but for the key.
+    base_config = yaml.safe_load(find(base, "ConfigMap", "numaprobe-config")[0]["data"]["numaprobe.yaml"])
+    assert {k: v for k, v in config.items() if k != "node_feature_directory"} == base_config
+    # The rest of the DaemonSet is the base's.
+    base_pod = find(base, "DaemonSet", "numaprobe")[0]["spec"]["template"]["spec"]
+    strip = lambda p: {k: v for k, v in p.items() if k not in ("volumes", "initContainers", "containers")}  # noqa: E731
+    assert strip(pod) == strip(base_pod)
+    assert [v for v in pod["volumes"] if v["name"] != features["name"]] == base_pod["volumes"]
+
+
+def test_nfd_overlay_passes_strict_validation(venv_python, nfd_rendered, tmp_path):
+    for version in K8S_VERSIONS:
+        r = kubernetes_validate(venv_python, nfd_rendered, tmp_path, version)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
 # --- schema validation ------------------------------------------------------------------
 
 def kubernetes_validate(venv_python, docs, tmp_path, version):
