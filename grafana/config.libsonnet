@@ -124,6 +124,11 @@
     // retried every 5 s after a failure).
     stateWriteFor: '1m',
 
+    // NumaProbeNodeFeaturesNotWritten: the feature file unwritten for
+    // longer than this (retried every 30 s), well within the 3 refresh
+    // intervals after which NFD drops its labels.
+    nodeFeaturesWriteFor: '5m',
+
     configReloadFor: '10m',
     exporterDownFor: '15m',
     exporterAbsentFor: '15m',

@@ -65,6 +65,15 @@ local p = import 'panels.libsonnet';
           mappings=[{ type: 'value', options: { '0': { text: 'failing' }, '1': { text: 'ok' } } }],
         ),
         p.stat(
+          'Node feature file writes',
+          'Whether the last write of the Node Feature Discovery feature file succeeded (ok also where node_feature_directory is not set). failing: NFD drops the node labels when the last file written expires (docs/runbook.md, NumaProbeNodeFeaturesNotWritten).',
+          [q('numaprobe_node_features_last_write_successful{%(host)s}')],
+          'none',
+          p.steps('red', [[1, 'green']]),
+          w=3,
+          mappings=[{ type: 'value', options: { '0': { text: 'failing' }, '1': { text: 'ok' } } }],
+        ),
+        p.stat(
           'Fault injection',
           'ACTIVE: test-only fault injection scales the published figures, which are fake. Never on in production.',
           [q('numaprobe_test_fault_injection_active{%(host)s}')],

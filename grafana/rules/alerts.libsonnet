@@ -427,6 +427,28 @@ local pairPeers = import '../pair_peers.libsonnet';
             },
           },
           {
+            alert: 'NumaProbeNodeFeaturesNotWritten',
+            // Only where node_feature_directory is set (the gauge is 1 while
+            // it is not). A failed write is retried every 30 s; NFD drops the
+            // labels three refresh intervals (15 min by default) after the
+            // last write that worked, so this fires before they lapse.
+            expr: |||
+              last_over_time(numaprobe_node_features_last_write_successful{%(selector)s}[5m]) == 0
+            ||| % c,
+            'for': c.nodeFeaturesWriteFor,
+            annotations: {
+              summary: 'numaprobe cannot write its Node Feature Discovery feature file.',
+              description: fold(|||
+                numaprobe on {{ $labels.instance }} has not written its node feature file for over
+                %(nodeFeaturesWriteFor)s
+                {{- with printf "numaprobe_node_features_write_failures_total{instance=%%q,job=%%q}" $labels.instance $labels.job | query }}
+                ({{ . | first | value }} failed writes since it started){{ end }}; NFD drops the node's
+                numaprobe.io labels when the last file written expires, and pods that select on them no
+                longer schedule there. The daemon log names the path and the error.
+              ||| % c),
+            },
+          },
+          {
             alert: 'NumaProbeConfigReloadFailed',
             expr: |||
               last_over_time(numaprobe_config_last_reload_successful{%(selector)s}[5m]) == 0
