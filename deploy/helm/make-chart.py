@@ -10,7 +10,7 @@ dashboards of the monitoring mixin.
     helm package /tmp/chart/numaprobe          # numaprobe-0.2.0.tgz, for a chart repository
 
 How: the two renders are read as data; where the chart takes a value (image,
-resources, priority class, tolerations, node selector, the configuration,
+pull secrets, resources, priority class, tolerations, node selector, the configuration,
 TLS, the node feature file, the PodMonitor, PrometheusRule and dashboards on or
 off and their labels)
 a marker replaces the rendered value, and the marker becomes the template
@@ -49,6 +49,8 @@ IMAGE_MARK = "helmhole.invalid/numaprobe"
 TAG_MARK = "HELMHOLETAG"
 LABELS_HELPER = "numaprobe.labels"
 NFD_ENABLED = ".Values.nodeFeatures.enabled"
+# The pod template's annotation that changes with the ConfigMap.
+CONFIG_CHECKSUM = "checksum/config"
 
 
 def _bundle_module():
@@ -220,6 +222,11 @@ def daemonset(holes, base, tls, nfd):
         c["imagePullPolicy"] = holes.mark(scalar("{{ .Values.image.pullPolicy }}"))
     c, tls_c = pod["containers"][0], tls_pod["containers"][0]
     c["resources"] = holes.mark(block(".Values.resources"))
+    pod["imagePullSecrets"] = holes.mark(block(".Values.imagePullSecrets"))
+    # The daemon reads its configuration at start (and on SIGHUP, which
+    # Kubernetes never sends): a changed ConfigMap must roll the pods.
+    ds["spec"]["template"]["metadata"].setdefault("annotations", {})[CONFIG_CHECKSUM] = holes.mark(
+        scalar('{{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}'))
     pod["priorityClassName"] = holes.mark(block(".Values.priorityClassName"))
     pod["tolerations"] = holes.mark(block(".Values.tolerations"))
     pod["nodeSelector"] = holes.mark(block(".Values.nodeSelector"))
@@ -353,6 +360,10 @@ image:
   # Default: the chart's appVersion, the version it was made for.
   tag: ""
   pullPolicy: IfNotPresent
+
+# Secrets (kubernetes.io/dockerconfigjson) the nodes pull the image with, for
+# a private registry: e.g. [{{name: regcred}}].
+imagePullSecrets: []
 
 # The daemon container's resources. The memory limit must be at least the
 # configuration's memory.budget + 64Mi; no CPU limit (CFS throttling would

@@ -19,6 +19,7 @@ test_kubernetes.py validates strictly.
 import copy
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -88,12 +89,16 @@ def kustomize_bundle(tmp_path, tls=False, node_features=False):
 
 
 def without_helm_labels(docs):
+    """The chart's objects without what only a chart adds: its labels and the
+    pod template's checksum of the ConfigMap."""
     docs = copy.deepcopy(docs)
     for d in docs.values():
         labels = d["metadata"].get("labels", {})
         assert HELM_LABELS <= set(labels), (d["kind"], labels)
         for key in HELM_LABELS:
             labels.pop(key)
+        if d["kind"] == "DaemonSet":
+            assert d["spec"]["template"]["metadata"]["annotations"].pop("checksum/config")
     return docs
 
 
@@ -155,6 +160,29 @@ def test_values_reach_the_objects(helm, chart, tmp_path):
     assert docs[("PrometheusRule", "numaprobe")]["metadata"]["labels"]["release"] == "kps"
     assert yaml.safe_load(docs[("ConfigMap", "numaprobe-config")]["data"]["numaprobe.yaml"]) == \
         {"schedule": {"interval": "7m"}}
+
+
+def test_a_config_change_rolls_the_pods(helm, chart, tmp_path):
+    """The pod template carries a checksum of the ConfigMap: the same values
+    give the same pod template, another configuration (or the node feature
+    file switched on, which adds a key) another one, so `helm upgrade` rolls
+    the pods and the daemons read the new file."""
+    def checksum(*values, files=()):
+        docs = template(helm, chart, *values, files=files)
+        return docs[("DaemonSet", "numaprobe")]["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+    config = tmp_path / "numaprobe.yaml"
+    config.write_text("schedule:\n  interval: 7m\n")
+    default = checksum()
+    assert re.fullmatch(r"[0-9a-f]{64}", default), default
+    assert checksum() == default
+    assert checksum("image.tag=9.9.9") == default, "only the configuration rolls the pods through it"
+    assert checksum(files=[f"config={config}"]) != default
+    assert checksum("nodeFeatures.enabled=true") != default
+
+
+def test_image_pull_secrets_reach_the_pod(helm, chart):
+    docs = template(helm, chart, "imagePullSecrets[0].name=regcred")
+    assert docs[("DaemonSet", "numaprobe")]["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "regcred"}]
 
 
 def test_parts_switch_off(helm, chart):
