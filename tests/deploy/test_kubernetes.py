@@ -164,6 +164,31 @@ def test_tls_overlay_passes_strict_validation(venv_python, tls_rendered, tmp_pat
         assert r.returncode == 0, r.stdout + r.stderr
 
 
+SCRAPE_EXAMPLE = ROOT / "deploy" / "prometheus" / "kubernetes-scrape.yml"
+
+
+def test_the_scrape_example_without_the_operator_labels_as_the_podmonitor_does(rendered):
+    """deploy/prometheus/kubernetes-scrape.yml keeps numaprobe's pods and their
+    metrics port and labels the series as the PodMonitor does (job numaprobe,
+    instance = node name), which the rules and dashboards select on. Structure
+    only: no promtool here knows kubernetes_sd_configs (Debian 12's 2.42 is
+    built without the Kubernetes discovery, the pinned Prometheus 3 promtool
+    without any), so `promtool check config` cannot check it."""
+    example = yaml.safe_load(SCRAPE_EXAMPLE.read_text())
+    (job,) = example["scrape_configs"]
+    assert job["job_name"] == "numaprobe"
+    assert [sd["role"] for sd in job["kubernetes_sd_configs"]] == ["pod"]
+    monitor = find(rendered, "PodMonitor", "numaprobe")[0]["spec"]
+    assert monitor["selector"]["matchLabels"] == {"app.kubernetes.io/name": "numaprobe"}
+    keep = {(tuple(r["source_labels"]), r["regex"]) for r in job["relabel_configs"] if r["action"] == "keep"}
+    assert keep == {(("__meta_kubernetes_pod_label_app_kubernetes_io_name",), "numaprobe"),
+                    (("__meta_kubernetes_pod_container_port_name",), monitor["podMetricsEndpoints"][0]["port"])}
+    (instance,) = monitor["podMetricsEndpoints"][0]["relabelings"]
+    assert {"source_labels": instance["sourceLabels"], "target_label": instance["targetLabel"],
+            "action": instance["action"]} in job["relabel_configs"]
+    assert monitor["podMetricsEndpoints"][0]["path"] == job.get("metrics_path", "/metrics")
+
+
 NFD_OVERLAY = ROOT / "deploy" / "kubernetes-nfd"
 FEATURES_DIR = "/etc/kubernetes/node-feature-discovery/features.d"
 
