@@ -2,8 +2,8 @@
 """The kernel's own interleave weights against numaprobe's, on a real kernel:
 one QEMU guest booted with Debian 13's backported kernel (Linux 7.x:
 weighted_interleave/auto, 6.16 and later) and an ACPI HMAT whose bandwidths
-differ per node, read from write too, with a CPU-less node 2 attached to
-node 1.
+differ per node and, for nodes 1 and 2, between read and write, with a
+CPU-less node 2 attached to node 1.
 
   * With `auto` true the kernel set weighted_interleave/nodeN itself from the
     HMAT: each weight must be the kernel's rule (kernel_auto_weights, written
@@ -89,7 +89,8 @@ memory: {budget: 64MiB, pages: auto}
 baseline: {rounds: 1}
 state_directory: /tmp/numaprobe-interleave
 """
-KERNEL_SERIES = f'numaprobe_interleave_weight{{cpu_node="0",mem_node="{MANUAL_NODE}",source="kernel"}}'
+# What the scenario waits for on /metrics: a CPU node's kernel weight of MANUAL_NODE.
+KERNEL_SERIES = f'numaprobe_interleave_weight{{cpu_node="[0-9]*",mem_node="{MANUAL_NODE}",source="kernel"}}'
 
 SCENARIO = vh.Scenario("interleave", serve_helpers(CONFIG) + f"""
 # weights NAME: auto and every node's weight -> $OUT/NAME
@@ -104,8 +105,8 @@ weights wi_boot
 run probe_auto numaprobe probe --format json --tests peak_bandwidth {PEAK}
 start_serve
 if wait_for http://{SERVE_ADDRESS}/-/ready 120; then note "ready"; else note "never ready"; fi
-# Until CPU node 0 has the kernel's weights on /metrics (its peak cycle has a
-# figure), or 30 rounds.
+# Until a CPU node has the kernel's weights on /metrics (the daemon's peak
+# cycle has a figure of it), or 30 rounds have ended.
 i=0
 while [ $i -lt 120 ] && kill -0 $SERVE_PID 2>/dev/null; do
   scrape metrics_auto
