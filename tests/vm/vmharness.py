@@ -7,8 +7,8 @@ nodes and a firmware distance matrix. This module:
 
   * picks the guest architecture from the binary (x86-64 or arm64: GUEST_ARCHES);
   * checks the host tools (qemu-system-x86_64 or -aarch64, cpio, a static busybox);
-  * fetches ONE Debian kernel package once and caches its vmlinuz
-    ($NUMAPROBE_VM_CACHE, default ~/.cache/numaprobe-vm);
+  * fetches ONE Debian kernel package once (with the parts of a split one)
+    and caches its vmlinuz ($NUMAPROBE_VM_CACHE, default ~/.cache/numaprobe-vm);
   * packs an initramfs: busybox, the numaprobe binary and the shared libraries
     its loader names (same paths), a generated /init and the scenario scripts;
   * boots the guest with a hard timeout and returns what each scenario saved.
@@ -83,7 +83,7 @@ class GuestArch:
     loader_lister: str         # qemu-user that makes the loader list libraries ("": ldd)
     # The Debian suite the kernel comes from ("": the machine's own apt
     # sources): a kernel flavour Debian 12 lacks is fetched from a later
-    # suite through a private package list (cache_dir()/apt-<suite>).
+    # suite through a private package list (cache_dir()/apt-<suite>-<arch>).
     kernel_suite: str = ""
 
     @property
@@ -127,6 +127,15 @@ KERNEL_VARIANTS = {
         kernel_env="NUMAPROBE_VM_KERNEL_PACKAGE_ARM64_16K", kernel_cache="kernel-arm64-16k",
         kernel_config=GUEST_ARCHES["arm64"].kernel_config + ("ARM64_16K_PAGES", "VIRTIO_CONSOLE"),
         modules=("VIRTIO_MMIO:virtio_mmio.ko",), kernel_suite="trixie"),
+    #   amd64-backports: Debian 13's backported amd64 kernel (Linux 7.x), for
+    #   the kernel's own interleave weights: weighted_interleave/nodeN (6.9)
+    #   set from the HMAT's bandwidth when `auto` is true (6.16). Its package
+    #   is split (see _split_parts); everything the guest needs is built in.
+    "amd64-backports": dataclasses.replace(
+        GUEST_ARCHES["amd64"], kernel_env="NUMAPROBE_VM_KERNEL_PACKAGE_AMD64_BACKPORTS",
+        kernel_cache="kernel-amd64-backports",
+        kernel_config=GUEST_ARCHES["amd64"].kernel_config + ("ACPI_HMAT", "HMEM_REPORTING"),
+        kernel_suite="trixie-backports"),
 }
 
 # Busybox applets /init and the scenario scripts use (symlinked in /bin).
@@ -301,27 +310,42 @@ def _run_host(cmd: list[str], what: str, cwd: Path | None = None) -> str:
     return p.stdout
 
 
+def _debian_mirror() -> str:
+    """The Debian archive the machine's apt reads: a suite of its own (bookworm,
+    trixie: no -updates, -security or -backports) whose Release says l=Debian."""
+    policy = _run_host(["apt-cache", "policy"], "reading apt's sources")
+    m = re.search(r"^\s+\d+ (https?://\S+) [a-z]+/main \S+ Packages\n\s+release [^\n]*\bl=Debian,", policy, re.M)
+    if not m:
+        raise HarnessUnavailable("no Debian mirror in apt's configuration (apt-cache policy)")
+    return m.group(1)
+
+
+# A suite's private list older than this is read again before apt uses it. It
+# is used only to fetch a kernel into an empty cache, and a suite such as
+# trixie-backports moves on: an old list names a .deb the mirror has dropped.
+SUITE_LIST_MAX_AGE_SECONDS = 3600
+
+
 def _suite_apt(arch: GuestArch) -> list[str]:
-    """apt options that read only `arch.kernel_suite`'s package list, kept in
-    cache_dir()/apt-<suite> (made on first use from the Debian mirror the
-    machine's apt uses; apt checks it against the suite's signed Release
-    file); [] for the machine's own sources."""
+    """apt options that read only `arch.kernel_suite`'s package list for
+    `arch.name`, kept in cache_dir()/apt-<suite>-<arch> (made from the Debian
+    mirror the machine's apt uses, and read again when it is older than
+    SUITE_LIST_MAX_AGE_SECONDS; apt checks it against the suite's signed
+    Release file); [] for the machine's own sources."""
     if not arch.kernel_suite:
         return []
-    root = cache_dir() / f"apt-{arch.kernel_suite}"
-    policy = _run_host(["apt-cache", "policy"], "reading apt's sources")
-    m = re.search(r"^\s+\d+ (https?://\S+) bookworm/main ", policy, re.M)
-    if not m:
-        raise HarnessUnavailable("no Debian bookworm mirror in apt's configuration (apt-cache policy)")
+    root = cache_dir() / f"apt-{arch.kernel_suite}-{arch.name}"
     opts = [f"-o=Dir::Etc::SourceList={root}/sources.list", "-o=Dir::Etc::SourceParts=/nonexistent",
             f"-o=Dir::State::Lists={root}/lists", f"-o=Dir::Cache={root}/cache",
             f"-o=APT::Architectures::={arch.name}", "-o=Dir::State::status=/dev/null"]
-    if not (root / "lists" / ".updated").exists():
-        for d in ("lists/partial", "cache/archives/partial"):
-            (root / d).mkdir(parents=True, exist_ok=True)
-        (root / "sources.list").write_text(f"deb [arch={arch.name}] {m.group(1)} {arch.kernel_suite} main\n")
-        _run_host(["apt-get", *opts, "-q", "update"], f"reading Debian {arch.kernel_suite}'s package list")
-        (root / "lists" / ".updated").write_text("")
+    marker = root / "lists" / ".updated"
+    with _locked(root / ".lock"):
+        if not marker.exists() or time.time() - marker.stat().st_mtime > SUITE_LIST_MAX_AGE_SECONDS:
+            for d in ("lists/partial", "cache/archives/partial"):
+                (root / d).mkdir(parents=True, exist_ok=True)
+            (root / "sources.list").write_text(f"deb [arch={arch.name}] {_debian_mirror()} {arch.kernel_suite} main\n")
+            _run_host(["apt-get", *opts, "-q", "update"], f"reading Debian {arch.kernel_suite}'s package list")
+            marker.write_text("")
     return opts
 
 
@@ -349,7 +373,8 @@ def _apt_download(package: str, dest: Path, apt_options: list[str] = ()) -> Path
 
 
 def ensure_kernel(arch: GuestArch) -> Kernel:
-    """The cached kernel, downloading exactly one Debian package the first time.
+    """The cached kernel, downloading exactly one Debian kernel package (and the
+    parts of a split one, _split_parts) the first time.
 
     The variable arch.kernel_env picks the package; otherwise the first kernel ever
     cached is reused forever (no network needed), and only an empty cache asks apt.
@@ -370,13 +395,24 @@ def ensure_kernel(arch: GuestArch) -> Kernel:
             raise HarnessUnavailable(f"refusing kernel package name {package!r}")
         with tempfile.TemporaryDirectory(dir=root) as tmp:
             tmp = Path(tmp)
-            deb = _apt_download(package if arch.name == "amd64" else f"{package}:{arch.name}", tmp,
-                                _suite_apt(arch))
-            _extract_boot(deb, tmp / "x", module_files)
-            images = list((tmp / "x" / "boot").glob("vmlinuz-*"))
-            configs = list((tmp / "x" / "boot").glob("config-*"))
+            apt_options = _suite_apt(arch)
+
+            def fetch(part: str) -> Path:
+                (tmp / part).mkdir()
+                deb = _apt_download(part if arch.name == "amd64" else f"{part}:{arch.name}", tmp / part,
+                                    apt_options)
+                _extract_boot(deb, tmp / "x", module_files)
+                return deb
+
+            parts = [package] + _split_parts(fetch(package), package, bool(module_files))
+            for part in parts[1:]:
+                fetch(part)
+            # /boot/vmlinuz-V and /boot/config-V, or (split packages)
+            # /usr/lib/modules/V/vmlinuz and .../config.
+            images = list((tmp / "x").glob("boot/vmlinuz-*")) + list((tmp / "x").glob("usr/lib/modules/*/vmlinuz"))
+            configs = list((tmp / "x").glob("boot/config-*")) + list((tmp / "x").glob("usr/lib/modules/*/config"))
             if len(images) != 1 or len(configs) != 1:
-                raise HarnessUnavailable(f"{package} holds {images} / {configs}, expected one each")
+                raise HarnessUnavailable(f"{' + '.join(parts)} hold {images} / {configs}, expected one each")
             dest = root / package
             shutil.rmtree(dest, ignore_errors=True)
             dest.mkdir(parents=True)
@@ -385,7 +421,7 @@ def ensure_kernel(arch: GuestArch) -> Kernel:
             for name in module_files:
                 found = list((tmp / "x").rglob(name)) + list((tmp / "x").rglob(name + ".xz"))
                 if len(found) != 1:
-                    raise HarnessUnavailable(f"{package} holds {len(found)} copies of module {name}")
+                    raise HarnessUnavailable(f"{' + '.join(parts)} hold {len(found)} copies of module {name}")
                 if found[0].suffix == ".xz":
                     # Compressed modules (Debian 13): busybox's insmod hands the
                     # kernel the bytes as they are, so they go in uncompressed.
@@ -404,15 +440,30 @@ def _cached_kernel(directory: Path, package: str, module_files: list[str]) -> Ke
                   tuple(directory / name for name in module_files))
 
 
+def _split_parts(image_deb: Path, package: str, with_modules: bool) -> list[str]:
+    """The packages a split kernel package depends on for its files, [] if it
+    is not split. trixie-backports' 7.x kernels ship linux-image-V empty,
+    depending on linux-binary-V (the vmlinuz), linux-base-V (its config) and
+    linux-modules-V (every module, over 100 MB: fetched only when the guest
+    loads one); earlier ones hold all of it in linux-image-V."""
+    depends = _run_host(["dpkg-deb", "-f", str(image_deb), "Depends"], f"reading {image_deb.name}")
+    version = re.escape(package.removeprefix("linux-image-"))
+    parts = re.findall(rf"(?:^|,)\s*(linux-(?!image-)[a-z]+-{version})\b", depends)
+    return [p for p in dict.fromkeys(parts) if with_modules or not p.startswith("linux-modules-")]
+
+
 def _extract_boot(deb: Path, dest: Path, module_files: list[str]) -> None:
-    """`dpkg -x`, but only ./boot and the named modules: all of them (~400 MB
-    unpacked) are not needed."""
+    """`dpkg -x`, but only the kernel image and config (./boot, or a split
+    package's ./usr/lib/modules/V/{vmlinuz,config}) and the named modules: all
+    of them (~400 MB unpacked) are not needed."""
     proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     try:
         with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
             for member in tar:
-                wanted = (member.name.startswith(("./boot/", "boot/"))
+                name = member.name.removeprefix("./")
+                wanted = (name.startswith("boot/")
+                          or re.fullmatch(r"usr/lib/modules/[^/]+/(vmlinuz|config)", name)
                           or Path(member.name).name in module_files
                           or Path(member.name).name.removesuffix(".xz") in module_files)
                 if member.isfile() and wanted:
@@ -475,7 +526,13 @@ class HmatLb:
     initiator: int
     target: int
     latency_ns: int
-    bandwidth_mib: int
+    bandwidth_mib: int               # read and write, or read alone when the next is set
+    write_bandwidth_mib: int | None = None
+
+    @property
+    def read_write_mib(self) -> tuple[int, int]:
+        write = self.bandwidth_mib if self.write_bandwidth_mib is None else self.write_bandwidth_mib
+        return self.bandwidth_mib, write
 
 
 @dataclasses.dataclass(frozen=True)
@@ -540,10 +597,18 @@ class VmTopology:
         for a in range(len(self.nodes)):
             for b in range(a + 1, len(self.nodes)):
                 args += ["-numa", f"dist,src={a},dst={b},val={self.distance(a, b)}"]
+        # One access-bandwidth table, or (when an entry's write bandwidth
+        # differs) a read- and a write-bandwidth table, each for every pair.
+        split = any(lb.write_bandwidth_mib is not None for lb in self.hmat)
         for lb in self.hmat:
             where = f"hmat-lb,initiator={lb.initiator},target={lb.target},hierarchy=memory"
-            args += ["-numa", f"{where},data-type=access-latency,latency={lb.latency_ns}",
-                     "-numa", f"{where},data-type=access-bandwidth,bandwidth={lb.bandwidth_mib}M"]
+            args += ["-numa", f"{where},data-type=access-latency,latency={lb.latency_ns}"]
+            if split:
+                read, write = lb.read_write_mib
+                args += ["-numa", f"{where},data-type=read-bandwidth,bandwidth={read}M",
+                         "-numa", f"{where},data-type=write-bandwidth,bandwidth={write}M"]
+            else:
+                args += ["-numa", f"{where},data-type=access-bandwidth,bandwidth={lb.bandwidth_mib}M"]
         return args
 
     def initiator_of(self, node: int) -> int:
