@@ -46,6 +46,16 @@ std::map<std::string, E> ByName(const E (&values)[N], std::string_view (*name)(E
 }
 const std::map<std::string, k::PagePolicy> kPagePolicies = ByName(k::kAllPagePolicies, k::PagePolicyName);
 
+// What a run reads of the runs before it (ProbeRunner::Run's `published`):
+// the successful ones, as the daemon publishes only those.
+std::vector<RecordPtr> SuccessfulRecords(const ProbeReport& report) {
+  std::vector<RecordPtr> ok;
+  for (const RecordPtr& record : report.records) {
+    if (record->ok()) ok.push_back(record);
+  }
+  return ok;
+}
+
 // The kinds `numaprobe probe` runs without --tests, and every kind's name.
 std::vector<std::string> DefaultTests() {
   std::vector<std::string> names;
@@ -179,7 +189,7 @@ struct ProbeCommand {
     });
     Progress progress(static_cast<int>(runs.size()));
     for (const auto& [kind, target] : runs) {
-      report.records.push_back(runner.Run(*kind, target, nullptr));
+      report.records.push_back(runner.Run(*kind, target, nullptr, std::nullopt, SuccessfulRecords(report)));
       progress.Step(kind->Describe(target));
     }
   }
