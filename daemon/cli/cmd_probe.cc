@@ -174,6 +174,21 @@ struct ProbeCommand {
     return runs;
   }
 
+  // For each kind --tests names that has no run on this host: that it has
+  // nothing to measure, then the plan's notes (where a kind that plans no
+  // run says why), so that no figure is not mistaken for a silent failure.
+  std::string NothingToMeasure(const std::vector<std::pair<const ProbeKind*, ProbeTarget>>& runs, const Plan& p) const {
+    std::string out;
+    for (const ProbeKind* kind : ProbeTable()) {
+      if (!Wants(std::string(kind->name()))) continue;
+      if (std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run.first == kind; })) continue;
+      out += fmt::format("\n{}: nothing to measure on this host\n", kind->title());
+    }
+    if (out.empty()) return out;
+    for (const std::string& note : p.notes) out += "  note: " + note + '\n';
+    return out;
+  }
+
   // Measures the runs one after another with the daemon's ProbeRunner, saying
   // once (not per run) when another process holds the lock.
   void Measure(const k::Topology& topology, ProbeLock& lock,
@@ -215,12 +230,13 @@ struct ProbeCommand {
       for (const auto& other : topology.nodes())
         report.distances[{node.id, other.id}] = topology.Distance(node.id, other.id);
     }
-    Measure(topology, *lock, ListRuns(topology, p), report);
+    const auto runs = ListRuns(topology, p);
+    Measure(topology, *lock, runs, report);
     if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {
       std::cout << JsonText(ReportToJson(report, topology, p)) << '\n';
     } else {
-      std::cout << FormatReport(report);
+      std::cout << FormatReport(report) << NothingToMeasure(runs, p);
     }
     return report.all_ok() ? kExitOk : kExitFailure;
   }
