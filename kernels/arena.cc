@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/placement.h"
+#include "kernels/weighted_interleave.h"
 
 namespace numaprobe::kernels {
 namespace {
@@ -101,17 +102,24 @@ Expected<Mapping> MapThp(std::size_t bytes, int node, const PageSizes& sizes) {
   return Mapping{aligned, len, huge};
 }
 
-// mbind(MPOL_BIND, MPOL_MF_STRICT) as a raw syscall: a refusal must fail the
-// arena, never silently leave the memory on the local node.
-std::string Bind(const Mapping& m, int node) {
-  constexpr std::size_t kBitsPerWord = 64;
-  std::vector<unsigned long> mask(static_cast<std::size_t>(node) / kBitsPerWord + 1, 0);
-  mask[static_cast<std::size_t>(node) / kBitsPerWord] = 1UL << (node % kBitsPerWord);
-  // The kernel reads maxnode - 1 bits (a historical off-by-one libnuma also pays).
-  const unsigned long maxnode = mask.size() * kBitsPerWord + 1;
-  if (syscall(SYS_mbind, m.data, m.bytes, static_cast<unsigned long>(MPOL_BIND), mask.data(), maxnode,
-              static_cast<unsigned long>(MPOL_MF_STRICT)) != 0) {
-    return SyscallError("mbind", errno);
+// mbind as a raw syscall: a refusal must fail the arena, never silently
+// leave the memory on the local node. MPOL_BIND with MPOL_MF_STRICT to one
+// node; MPOL_WEIGHTED_INTERLEAVE over the weighted nodes (the weights
+// themselves are the kernel's, from sysfs, at fault time).
+std::string Bind(const Mapping& m, const ArenaSpec& spec) {
+  const bool interleave = !spec.weighted_interleave.empty();
+  std::vector<int> nodes;
+  if (interleave) {
+    for (const auto& [node, weight] : spec.weighted_interleave) nodes.push_back(node);
+  } else {
+    nodes.push_back(spec.node);
+  }
+  unsigned long maxnode = 0;
+  const std::vector<unsigned long> mask = NodeMask(nodes, maxnode);
+  const auto mode = static_cast<unsigned long>(interleave ? kMpolWeightedInterleave : MPOL_BIND);
+  const auto flags = static_cast<unsigned long>(interleave ? 0 : MPOL_MF_STRICT);
+  if (syscall(SYS_mbind, m.data, m.bytes, mode, mask.data(), maxnode, flags) != 0) {
+    return SyscallError(interleave ? "mbind(MPOL_WEIGHTED_INTERLEAVE)" : "mbind", errno);
   }
   return "";
 }
@@ -185,25 +193,43 @@ Expected<Mapping> MapForPolicy(const ArenaSpec& spec, const PageSizes& sizes, Pa
 
 Expected<Arena> Arena::Create(const ArenaSpec& spec) {
   if (spec.bytes == 0) return NodeFailure(Outcome::kInvalidSpec, spec.node, "arena of 0 bytes");
-  if (spec.node < 0 || spec.node > kMaxNodeId) {
+  const bool interleave = !spec.weighted_interleave.empty();
+  if (!interleave && (spec.node < 0 || spec.node > kMaxNodeId)) {
     return NodeFailure(Outcome::kInvalidSpec, spec.node, "no such node id");
+  }
+  for (const auto& [node, weight] : spec.weighted_interleave) {
+    if (node < 0 || node > kMaxNodeId) return NodeFailure(Outcome::kInvalidSpec, node, "no such node id");
+    if (weight < 1 || weight > 255) {
+      return NodeFailure(Outcome::kInvalidSpec, node,
+                         "interleave weight " + std::to_string(weight) + " outside 1..255");
+    }
+  }
+  if (interleave && spec.pages == PagePolicy::kHugetlb) {
+    return Failure{Outcome::kInvalidSpec, "weighted interleave: hugetlb pools are per node; use THP or base pages"};
   }
   if (spec.page_sizes == nullptr && !HostPageSizes()) return HostPageSizes().failure();
   const PageSizes& sizes = spec.page_sizes != nullptr ? *spec.page_sizes : HostPageSizes().value();
 
   PageKind kind = PageKind::kBase;
-  auto mapped = MapForPolicy(spec, sizes, kind);
+  ArenaSpec map_spec = spec;
+  // A hugetlb mapping would be bound to one node's pool: THP or base pages.
+  if (interleave && map_spec.pages == PagePolicy::kAuto) map_spec.pages = PagePolicy::kThp;
+  auto mapped = MapForPolicy(map_spec, sizes, kind);
   if (!mapped) return mapped.failure();
   const Mapping m = mapped.value();
   // From here on the Arena owns the mapping, so every failure path unmaps it.
   BufferInfo info;
-  info.node = spec.node;
+  info.node = interleave ? -1 : spec.node;
   info.bytes = m.bytes;
   info.page_kind = kind;
   info.page_bytes = m.page_bytes;
   Arena arena(m.data, m.bytes, std::move(info));
+  arena.weights_ = spec.weighted_interleave;
+  arena.base_page_ = sizes.base;
+  arena.thp_page_ = sizes.thp;
 
-  if (std::string err = Bind(m, spec.node); !err.empty()) {
+  if (std::string err = Bind(m, spec); !err.empty()) {
+    if (interleave) return Failure{Outcome::kBindFailed, err};
     return NodeFailure(Outcome::kBindFailed, spec.node, err);
   }
   PrefaultByWriting(m, sizes.base);
@@ -215,7 +241,8 @@ Expected<Arena> Arena::Create(const ArenaSpec& spec) {
     arena.info_.page_kind = thp ? PageKind::kThp : PageKind::kBase;
     arena.info_.page_bytes = thp ? sizes.thp : sizes.base;
   }
-  arena.info_.placement = VerifyPlacement(m.data, m.bytes, arena.page_bytes(), spec.node);
+  arena.info_.placement =
+      interleave ? arena.CheckSplit() : VerifyPlacement(m.data, m.bytes, arena.page_bytes(), spec.node);
   if (!arena.info_.placement.verified()) return PlacementFailure(arena.info_.placement);
   return arena;
 }
@@ -226,7 +253,10 @@ Arena::Arena(std::byte* data, std::size_t mapped_bytes, BufferInfo info)
 Arena::Arena(Arena&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       mapped_bytes_(std::exchange(other.mapped_bytes_, 0)),
-      info_(std::move(other.info_)) {}
+      info_(std::move(other.info_)),
+      weights_(std::move(other.weights_)),
+      base_page_(other.base_page_),
+      thp_page_(other.thp_page_) {}
 
 Arena& Arena::operator=(Arena&& other) noexcept {
   if (this != &other) {
@@ -234,6 +264,9 @@ Arena& Arena::operator=(Arena&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
     info_ = std::move(other.info_);
+    weights_ = std::move(other.weights_);
+    base_page_ = other.base_page_;
+    thp_page_ = other.thp_page_;
   }
   return *this;
 }
@@ -247,8 +280,21 @@ void Arena::Release() {
 }
 
 const PlacementReport& Arena::Reverify(std::size_t pages, std::uint64_t seed) {
-  info_.placement = VerifyPlacement(data_, info_.bytes, page_bytes(), info_.node, pages, seed);
+  info_.placement =
+      weights_.empty() ? VerifyPlacement(data_, info_.bytes, page_bytes(), info_.node, pages, seed) : CheckSplit();
   return info_.placement;
+}
+
+// Every base page is asked, not one per huge page: THP may back only part of
+// the buffer, and which parts is what GroupUnits finds out.
+PlacementReport Arena::CheckSplit() const {
+  std::string method;
+  const std::vector<int> nodes = PageNodes(data_, info_.bytes, base_page_, method);
+  const bool aligned = thp_page_ > base_page_ && reinterpret_cast<std::uintptr_t>(data_) % thp_page_ == 0;
+  PlacementReport report =
+      kernels::CheckSplit(GroupUnits(nodes, base_page_, aligned ? thp_page_ / base_page_ : 1), weights_);
+  report.method = method;
+  return report;
 }
 
 }  // namespace numaprobe::kernels

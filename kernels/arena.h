@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 
 #include "kernels/page_sizes.h"
 #include "kernels/result.h"
@@ -26,6 +27,12 @@ struct ArenaSpec {
   int node = -1;          // NUMA node the memory must live on
   PagePolicy pages = PagePolicy::kAuto;
   const PageSizes* page_sizes = nullptr;  // nullptr: this host's (HostPageSizes)
+  // Non-empty: node -> weight (1..255). The memory is spread over these nodes
+  // by MPOL_WEIGHTED_INTERLEAVE instead of bound to `node`, and verified by
+  // the split the weights give (kernels/weighted_interleave.h): info().node
+  // is -1 and info().placement holds each node's share. No hugetlb: its pool
+  // is per node.
+  std::map<int, int> weighted_interleave = {};
 };
 
 class Arena {
@@ -49,15 +56,22 @@ class Arena {
 
   // Re-checks `pages` pages chosen at random (0 = all): the kernel can move
   // pages after the fact (NUMA balancing, demotion). Updates info().placement.
+  // A weighted-interleave arena checks its whole split again: a split is a
+  // count over the buffer, which a sample cannot confirm.
   const PlacementReport& Reverify(std::size_t pages, std::uint64_t seed);
 
  private:
   Arena(std::byte* data, std::size_t mapped_bytes, BufferInfo info);
   void Release();
+  // Where the pages of a weighted-interleave arena are, against its weights.
+  PlacementReport CheckSplit() const;
 
   std::byte* data_ = nullptr;
   std::size_t mapped_bytes_ = 0;
   BufferInfo info_;
+  std::map<int, int> weights_;  // ArenaSpec::weighted_interleave
+  std::size_t base_page_ = 0;
+  std::size_t thp_page_ = 0;
 };
 
 }  // namespace numaprobe::kernels

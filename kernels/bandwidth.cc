@@ -89,7 +89,8 @@ std::string_view IsaName(Isa isa) {
 }
 
 Expected<BandwidthBuffer> BandwidthBuffer::Create(const BandwidthBufferSpec& spec) {
-  Expected<Arena> arena = Arena::Create(ArenaSpec{spec.bytes, spec.mem_node, spec.pages});
+  Expected<Arena> arena =
+      Arena::Create(ArenaSpec{spec.bytes, spec.mem_node, spec.pages, nullptr, spec.weighted_interleave});
   if (!arena) return arena.failure();
   return BandwidthBuffer(std::move(arena).value());
 }
@@ -112,7 +113,10 @@ BandwidthResult MeasureBandwidth(BandwidthBuffer& buffer, const BandwidthRunSpec
   result.buffer = buffer.info();
   if (!placement.verified()) {
     const int node = buffer.info().node;
-    if (placement.pages_misplaced > 0) {
+    if (!placement.split_mismatch.empty()) {
+      result.outcome = Outcome::kPlacementMismatch;
+      result.reason = placement.split_mismatch;
+    } else if (placement.pages_misplaced > 0) {
       result.outcome = Outcome::kPlacementMismatch;
       result.reason = "node " + std::to_string(node) + ": " + std::to_string(placement.pages_misplaced) + " of " +
                       std::to_string(placement.pages_checked) + " pages found on node " +

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct BandwidthBufferSpec {
   int mem_node = -1;
   std::size_t bytes = 512u << 20;
   PagePolicy pages = PagePolicy::kAuto;
+  // Non-empty: spread over these nodes (node -> weight) instead of on
+  // mem_node (ArenaSpec::weighted_interleave).
+  std::map<int, int> weighted_interleave = {};
 };
 
 class BandwidthBuffer {

@@ -49,33 +49,36 @@ void Record(PlacementReport& report, std::size_t offset, int status) {
   }
 }
 
-// Checks one batch of page offsets, switching `report.method` to the next
-// mechanism when the current one is refused outright (seccomp).
-void CheckBatch(const std::byte* base, const std::vector<std::size_t>& offsets, PlacementReport& report) {
+// Asks where the pages at `offsets` from `base` live (`status`: a node, or
+// -errno), switching `method` to the next mechanism when the current one is
+// refused outright (seccomp).
+void QueryBatch(const std::byte* base, const std::vector<std::size_t>& offsets, std::string& method,
+                std::vector<int>& status) {
   std::vector<const void*> pages(offsets.size());
   for (std::size_t i = 0; i < offsets.size(); ++i) pages[i] = base + offsets[i];
-  std::vector<int> status(offsets.size(), -ENOENT);
+  status.assign(offsets.size(), -ENOENT);
 
-  if (report.method == "move_pages") {
-    if (MovePagesQuery(pages.size(), pages.data(), status.data()) >= 0) {
-      for (std::size_t i = 0; i < offsets.size(); ++i) Record(report, offsets[i], status[i]);
-      return;
-    }
+  if (method == "move_pages") {
+    if (MovePagesQuery(pages.size(), pages.data(), status.data()) >= 0) return;
     const int err = errno;
     if (!IsRefusal(err)) {
       std::fill(status.begin(), status.end(), -err);
-      for (std::size_t i = 0; i < offsets.size(); ++i) Record(report, offsets[i], status[i]);
       return;
     }
-    report.method = "get_mempolicy";
+    method = "get_mempolicy";
   }
   for (std::size_t i = 0; i < offsets.size(); ++i) {
-    if (report.method == "get_mempolicy") {
+    if (method == "get_mempolicy") {
       status[i] = GetMempolicyNode(pages[i]);
-      if (IsRefusal(-status[i])) report.method = "none";
+      if (IsRefusal(-status[i])) method = "none";
     }
-    Record(report, offsets[i], status[i]);
   }
+}
+
+void CheckBatch(const std::byte* base, const std::vector<std::size_t>& offsets, PlacementReport& report) {
+  std::vector<int> status;
+  QueryBatch(base, offsets, report.method, status);
+  for (std::size_t i = 0; i < offsets.size(); ++i) Record(report, offsets[i], status[i]);
 }
 
 }  // namespace
@@ -106,7 +109,28 @@ PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t
   return report;
 }
 
+std::vector<int> PageNodes(const void* addr, std::size_t bytes, std::size_t page_bytes, std::string& method) {
+  method = "move_pages";
+  std::vector<int> nodes;
+  if (addr == nullptr || page_bytes == 0) return nodes;
+  const auto* base = static_cast<const std::byte*>(addr);
+  const std::size_t total = (bytes + page_bytes - 1) / page_bytes;
+  nodes.reserve(total);
+  std::vector<std::size_t> offsets;
+  std::vector<int> status;
+  for (std::size_t first = 0; first < total; first += kBatchPages) {
+    offsets.clear();
+    for (std::size_t page = first; page < std::min(total, first + kBatchPages); ++page) {
+      offsets.push_back(page * page_bytes);
+    }
+    QueryBatch(base, offsets, method, status);
+    nodes.insert(nodes.end(), status.begin(), status.end());
+  }
+  return nodes;
+}
+
 Failure PlacementFailure(const PlacementReport& report) {
+  if (!report.split_mismatch.empty()) return {Outcome::kPlacementMismatch, report.split_mismatch};
   const std::string node = std::to_string(report.expected_node);
   const std::string of_pages = " of " + std::to_string(report.pages_checked) + " pages";
   if (report.pages_misplaced > 0) {

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "kernels/result.h"
 
@@ -18,8 +20,14 @@ namespace numaprobe::kernels {
 PlacementReport VerifyPlacement(const void* addr, std::size_t bytes, std::size_t page_bytes, int expected_node,
                                 std::size_t max_pages = 0, std::uint64_t seed = 0);
 
+// The node of every page of [addr, addr+bytes) in address order, one per
+// `page_bytes` (negative: -errno, the page not present or not reported), asked
+// as VerifyPlacement asks; `method` says how ("none": both refused).
+std::vector<int> PageNodes(const void* addr, std::size_t bytes, std::size_t page_bytes, std::string& method);
+
 // The Failure to report for a report that is not verified(): kPlacementMismatch
-// naming the first misplaced page, else kPlacementUnverified.
+// with the split's reason (a weighted-interleave buffer) or naming the first
+// misplaced page, else kPlacementUnverified.
 Failure PlacementFailure(const PlacementReport& report);
 
 }  // namespace numaprobe::kernels

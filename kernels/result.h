@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -97,6 +98,12 @@ struct PlacementReport {
   int observed_node = -1;            // node of the first misplaced page, -1 if none
   std::size_t misplaced_offset = 0;  // byte offset of the first misplaced page
   std::string method;                // "move_pages" | "get_mempolicy" | "none" (both refused)
+  // A weighted-interleave buffer (ArenaSpec::weighted_interleave,
+  // kernels/weighted_interleave.h): the share of its bytes found on each
+  // node, and why that split does not match the weights ("": it does;
+  // pages_misplaced then counts the units beyond one cycle of their share).
+  std::map<int, double> node_shares = {};
+  std::string split_mismatch = {};
   bool verified() const { return pages_checked > 0 && pages_misplaced == 0 && pages_unknown == 0; }
 };
 

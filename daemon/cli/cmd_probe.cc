@@ -46,6 +46,16 @@ std::map<std::string, E> ByName(const E (&values)[N], std::string_view (*name)(E
 }
 const std::map<std::string, k::PagePolicy> kPagePolicies = ByName(k::kAllPagePolicies, k::PagePolicyName);
 
+// What a run reads of the runs before it (ProbeRunner::Run's `published`):
+// the successful ones, as the daemon publishes only those.
+std::vector<RecordPtr> SuccessfulRecords(const ProbeReport& report) {
+  std::vector<RecordPtr> ok;
+  for (const RecordPtr& record : report.records) {
+    if (record->ok()) ok.push_back(record);
+  }
+  return ok;
+}
+
 // The kinds `numaprobe probe` runs without --tests, and every kind's name.
 std::vector<std::string> DefaultTests() {
   std::vector<std::string> names;
@@ -164,6 +174,21 @@ struct ProbeCommand {
     return runs;
   }
 
+  // For each kind --tests names that has no run on this host: that it has
+  // nothing to measure, then the plan's notes (where a kind that plans no
+  // run says why), so that no figure is not mistaken for a silent failure.
+  std::string NothingToMeasure(const std::vector<std::pair<const ProbeKind*, ProbeTarget>>& runs, const Plan& p) const {
+    std::string out;
+    for (const ProbeKind* kind : ProbeTable()) {
+      if (!Wants(std::string(kind->name()))) continue;
+      if (std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run.first == kind; })) continue;
+      out += fmt::format("\n{}: nothing to measure on this host\n", kind->title());
+    }
+    if (out.empty()) return out;
+    for (const std::string& note : p.notes) out += "  note: " + note + '\n';
+    return out;
+  }
+
   // Measures the runs one after another with the daemon's ProbeRunner, saying
   // once (not per run) when another process holds the lock.
   void Measure(const k::Topology& topology, ProbeLock& lock,
@@ -179,7 +204,7 @@ struct ProbeCommand {
     });
     Progress progress(static_cast<int>(runs.size()));
     for (const auto& [kind, target] : runs) {
-      report.records.push_back(runner.Run(*kind, target, nullptr));
+      report.records.push_back(runner.Run(*kind, target, nullptr, std::nullopt, SuccessfulRecords(report)));
       progress.Step(kind->Describe(target));
     }
   }
@@ -205,12 +230,13 @@ struct ProbeCommand {
       for (const auto& other : topology.nodes())
         report.distances[{node.id, other.id}] = topology.Distance(node.id, other.id);
     }
-    Measure(topology, *lock, ListRuns(topology, p), report);
+    const auto runs = ListRuns(topology, p);
+    Measure(topology, *lock, runs, report);
     if (!plot_file.empty() && !WritePlot(report)) return kExitFailure;
     if (format == "json") {
       std::cout << JsonText(ReportToJson(report, topology, p)) << '\n';
     } else {
-      std::cout << FormatReport(report);
+      std::cout << FormatReport(report) << NothingToMeasure(runs, p);
     }
     return report.all_ok() ? kExitOk : kExitFailure;
   }

@@ -42,14 +42,22 @@ class ProbeRunner {
   // Runs one target of `kind`; kCancelled if `stop` is raised, also while
   // waiting for the lock. `found_threads`: what the kind's thread search found
   // for the target's series before (ProbeKind::FoundThreadsOf, kept by the
-  // daemon's results model), none at first and at a terminal.
+  // daemon's results model), none at first and at a terminal. `published`:
+  // the latest successful records the caller holds, of every kind (the
+  // daemon's Snapshot::figures; at a terminal, this invocation's records so
+  // far), for a kind whose figure is read against another kind's.
   RecordPtr Run(const ProbeKind& kind, const ProbeTarget& target, const std::atomic<bool>* stop,
-                std::optional<int> found_threads = std::nullopt) {
+                std::optional<int> found_threads = std::nullopt, std::vector<RecordPtr> published = {}) {
     found_threads_ = found_threads;
+    published_ = std::move(published);
     return kind.Run(*this, target, stop);
   }
   // The running target's `found_threads` (Run).
   std::optional<int> found_threads() const { return found_threads_; }
+  // The records the caller held when the running target started (Run). A
+  // kind reads them through the kind-neutral ProbeKind methods
+  // (AdvertisedOf), never by another kind's name.
+  const std::vector<RecordPtr>& published() const { return published_; }
   // Frees the prepared buffers unless the pool keeps them (BufferPool): the
   // daemon calls it after each visit (scheduler.h, SharesBuffers), so it
   // holds no probe memory while it waits for the next. Not while a probe runs.
@@ -87,6 +95,7 @@ class ProbeRunner {
   ProbeLock& lock_;
   std::function<void()> on_lock_busy_;
   std::optional<int> found_threads_;
+  std::vector<RecordPtr> published_;
 };
 
 // A placement failure means the pages are not (or no longer) where they must

@@ -37,7 +37,7 @@ class Worker final : public ProbeExecutor {
       // kernels' measuring threads over their whole lives (run_cpu_meter.h).
       const RunCpuMeter meter = RunCpuMeter::Start();
       const std::int64_t waited_before_ns = lock_->waited_ns();
-      run->record = runner_->Run(*task.kind, task.target, stop, task.found_threads);
+      run->record = runner_->Run(*task.kind, task.target, stop, task.found_threads, task.published);
       // Freeing the visit's buffers (munmap of up to hundreds of MiB) is
       // part of what the probe costs: on the worker, inside the charge.
       if (ends_visit) runner_->ReleaseBuffers();

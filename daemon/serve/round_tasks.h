@@ -24,6 +24,9 @@ struct Task {
   // What the kind's thread search found for the series (ResultModel::
   // FoundThreads), set by the scheduler just before the run.
   std::optional<int> found_threads = std::nullopt;
+  // The published figures of every kind when the run starts
+  // (ProbeRunner::published), set by the scheduler just before the run.
+  std::vector<RecordPtr> published = {};
 };
 
 // Consecutive tasks of one kind on one memory node (the read, write and copy

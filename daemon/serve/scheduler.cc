@@ -444,6 +444,7 @@ class Scheduler::Loop {
     if (task.kind->HasBaseline()) {
       run.found_threads = model_.FoundThreads(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
+    run.published = model_.PublishedRecords();
     executor_->Start(run, ends_visit, &stop_);
     bool warned_wait = false;
     std::int64_t published_ns = start_ns;

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "daemon/probing/kinds/interleave_result.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/kinds/peak_thread_search.h"
 #include "daemon/serve/snapshot_update.h"
@@ -157,6 +158,17 @@ void RecordOneRunOfEveryKind(Snapshot& s) {
   peak.bytes_per_second = {8e10, 7.9e10, 8.1e10, 1e8, 5};
   RecordRun(s, std::make_shared<ProbeRecordOf<PeakResult>>(PeakBandwidthProbe(), MemoryTarget({3, 0, 0}, "read"), peak),
             1700000400, 0.5);
+
+  InterleaveResult interleaved;
+  interleaved.cpus = {2, 3};
+  interleaved.bytes_per_second = {9e10, 8.9e10, 9.1e10, 1e8, 5};
+  interleaved.weights = {{0, 1}};
+  interleaved.buffer.placement.node_shares = {{0, 1.0}};
+  interleaved.best_node = BestNodePeak{0, 8e10};
+  RecordRun(s,
+            std::make_shared<ProbeRecordOf<InterleaveResult>>(InterleaveBandwidthProbe(),
+                                                              MemoryTarget({3, 0, -1}, "read"), interleaved),
+            1700000400, 0.5);
 }
 
 // Every kind probed, with peer medians (the remote/local ratio) and a
@@ -165,6 +177,7 @@ Snapshot EveryKind() {
   Snapshot s = FixedSnapshot();
   s.probes.insert(std::string(LoadedLatencyProbe().name()));
   s.probes.insert(std::string(PeakBandwidthProbe().name()));
+  s.probes.insert(std::string(InterleaveBandwidthProbe().name()));
   RecordOneRunOfEveryKind(s);
   s.peer_medians = {{"latency", -1, 0, 0, "", 0.9e-7}, {"latency", -1, 0, 1, "", 1.35e-7}};
   // Peak bandwidth's baseline families (a kind the golden snapshot does not probe).
@@ -178,6 +191,7 @@ Snapshot PerCpuEveryKind() {
   Snapshot s = PerCpuSnapshot(2);
   s.probes.insert(std::string(LoadedLatencyProbe().name()));
   s.probes.insert(std::string(PeakBandwidthProbe().name()));
+  s.probes.insert(std::string(InterleaveBandwidthProbe().name()));
   RecordOneRunOfEveryKind(s);
   s.peer_medians = {{"latency", 2, 0, 0, "", 1.0e-7}, {"latency", 2, 0, 1, "", 1.5e-7}};
   return WithDerived(s);

@@ -13,6 +13,7 @@ const ProbeKind& BandwidthProbe();
 const ProbeKind& CoreToCoreProbe();
 const ProbeKind& LoadedLatencyProbe();
 const ProbeKind& PeakBandwidthProbe();
+const ProbeKind& InterleaveBandwidthProbe();
 
 // Ends the help text of every kind's figures: a scrape reads them, it does not
 // cause a measurement.

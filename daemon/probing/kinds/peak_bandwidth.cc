@@ -25,10 +25,10 @@
 #include <utility>
 
 #include "daemon/config/config_values.h"
-#include "daemon/probing/idle_gate.h"
 #include "daemon/probing/json_fields.h"
 #include "daemon/probing/kinds/kinds.h"
 #include "daemon/probing/kinds/memory_buffers.h"
+#include "daemon/probing/kinds/peak_stream.h"
 #include "daemon/probing/kinds/peak_thread_search.h"
 #include "daemon/probing/probe_runner.h"
 #include "daemon/probing/section_builder.h"
@@ -68,22 +68,6 @@ constexpr KindSetting kPeakBuffer{"buffer_size",
                                   true,
                                   nullptr,
                                   "Peak bandwidth: least buffer size per node, e.g. 256MiB"};
-
-// Each thread's share of a burst: whole lines, at least 1 MiB so that a
-// thread's part is long beside the barrier between bursts.
-std::size_t PeakBurstPerThread(std::size_t burst_bytes, std::size_t threads) {
-  constexpr std::size_t kMinPerThread = std::size_t{1} << 20;
-  return std::max(kMinPerThread, burst_bytes / std::max<std::size_t>(threads, 1) / 64 * 64);
-}
-
-// The buffer holds four bursts of every thread, and at least the bandwidth
-// kind's buffer (--bandwidth-buffer; 256 MiB), so that it is far larger than
-// any LLC. Up to 64 threads it has one size, so CPU nodes of different sizes
-// share each memory node's buffer.
-std::size_t PeakBufferBytes(const PeakBandwidthSettings& settings, std::size_t threads) {
-  return std::max(settings.buffer_bytes,
-                  k::MinBandwidthBufferBytes(PeakBurstPerThread(settings.spec.burst_bytes, threads), threads));
-}
 
 k::BandwidthOp PeakOpOf(const ProbeTarget& t) {
   for (k::BandwidthOp op : kPeakOps) {
@@ -179,14 +163,10 @@ class PeakBandwidthKind final : public ProbeKind {
     if (runner.Cancelled(hold, result)) return done();
     // The gate looks at the CPUs that could stream, after the lock (no other
     // numaprobe probes now) and before the buffer is touched.
-    if (settings.max_busy) {
-      const std::optional<std::string> closed =
-          IdleGateClosed(runner.SampleBusy(kIdleGateWindow), usable, *settings.max_busy);
-      if (closed) {
-        result.outcome = k::Outcome::kSkipped;
-        result.reason = fmt::format("node {}: {} (probes.peak_bandwidth.max_busy)", t.pair.cpu_node, *closed);
-        return done();
-      }
+    if (std::optional<std::string> closed = PeakGateClosed(runner, t.pair.cpu_node, usable)) {
+      result.outcome = k::Outcome::kSkipped;
+      result.reason = std::move(*closed);
+      return done();
     }
     // Sized for every usable CPU, so that a search's smaller counts fit too.
     auto buffer = PeakStreamBuffer(runner, t.pair.mem_node, PeakBufferBytes(settings, usable.size()));
@@ -378,15 +358,7 @@ class PeakBandwidthKind final : public ProbeKind {
   // The first `count` of `cpus` streaming together.
   k::BandwidthResult Measure(ProbeRunner& runner, k::BandwidthBuffer& buffer, const std::vector<int>& cpus,
                              std::size_t count, k::BandwidthOp op, const std::atomic<bool>* stop) const {
-    const PeakBandwidthSettings& settings = runner.settings().Of<PeakBandwidthSettings>();
-    k::BandwidthRunSpec spec = settings.spec;
-    spec.cpus.assign(cpus.begin(), cpus.begin() + static_cast<std::ptrdiff_t>(count));
-    spec.burst_bytes = PeakBurstPerThread(settings.spec.burst_bytes, count);
-    spec.op = op;
-    spec.stop = stop;
-    k::BandwidthResult result = k::MeasureBandwidth(buffer, spec);
-    ScaleForTest(result.bytes_per_second, runner.settings().TestScaleOf(name()));
-    return result;
+    return MeasurePeakStream(runner, buffer, cpus, count, op, runner.settings().TestScaleOf(name()), stop);
   }
 
   // Measures the counts of SearchCounts until FoundThreads decides; the

@@ -8,7 +8,8 @@ namespace numaprobe::daemon {
 
 const std::vector<const ProbeKind*>& ProbeTable() {
   static const std::vector<const ProbeKind*> table{
-      &LatencyProbe(), &BandwidthProbe(), &CoreToCoreProbe(), &LoadedLatencyProbe(), &PeakBandwidthProbe(),
+      &LatencyProbe(),       &BandwidthProbe(),     &CoreToCoreProbe(),
+      &LoadedLatencyProbe(), &PeakBandwidthProbe(), &InterleaveBandwidthProbe(),
   };
   return table;
 }

@@ -401,6 +401,14 @@ std::optional<int> ResultModel::FoundThreads(const SeriesKey& key) const {
   return it == contents_.series.end() ? std::nullopt : it->second.found_threads();
 }
 
+std::vector<RecordPtr> ResultModel::PublishedRecords() const {
+  const std::shared_ptr<const Snapshot> published = store_.Current();
+  std::vector<RecordPtr> records;
+  records.reserve(published->figures.size());
+  for (const Timed& t : published->figures) records.push_back(t.record);
+  return records;
+}
+
 void ResultModel::Publish(const std::function<void(Snapshot&)>& change) { store_.Update(change); }
 
 void ResultModel::UseBudget(double ratio) {

@@ -107,6 +107,10 @@ class ResultModel {
   bool Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also);
   // What the kind's thread search found for `key` (SeriesHistory), if it did.
   std::optional<int> FoundThreads(const SeriesKey& key) const;
+  // The records of the published figures, every kind's (Snapshot::figures):
+  // what a run whose figure is read against another kind's is handed
+  // (ProbeRunner::published).
+  std::vector<RecordPtr> PublishedRecords() const;
   // Anything else the scheduler publishes (duty cycle while idle, a round
   // ended): one publication.
   void Publish(const std::function<void(Snapshot&)>& change);
