@@ -60,34 +60,34 @@ void AddIf(std::vector<NodeFeature>& out, std::string name, const std::optional<
 }  // namespace
 
 std::vector<NodeFeature> NodeFeaturesOf(const std::vector<RecordPtr>& records, bool drift_alerts_armed) {
-  PairMap latency;    // seconds, the slowest CPU of a pair
-  PairMap bandwidth;  // bytes per second, the slowest CPU node stream of a pair
+  PairMap idle_seconds;  // read latency, the slowest CPU of a pair
+  PairMap peak_read;     // bytes per second, the slowest stream of a pair
   for (const RecordPtr& record : records) {
     if (!record->ok()) continue;
     const std::optional<AdvertisedFigure> figure = record->kind().AdvertisedOf(*record);
     if (!figure) continue;
     const Pair pair{record->target().pair.cpu_node, record->target().pair.mem_node};
     if (figure->attribute == HmatAttribute::kReadLatency && !figure->whole_node) {
-      KeepWorse(latency, pair, figure->value, true);
+      KeepWorse(idle_seconds, pair, figure->value, true);
     } else if (figure->attribute == HmatAttribute::kReadBandwidth && figure->whole_node) {
-      KeepWorse(bandwidth, pair, figure->value, false);
+      KeepWorse(peak_read, pair, figure->value, false);
     }
   }
 
   std::vector<NodeFeature> out;
-  const Summary lat = Summarise(latency, true);
+  const Summary lat = Summarise(idle_seconds, true);
   AddIf(out, "latency-local-ns", lat.local, 1e9);
   AddIf(out, "latency-remote-worst-ns", lat.remote, 1e9);
   AddIf(out, "latency-remote-local-pct", lat.remote_over_local, 100);
-  const Summary bw = Summarise(bandwidth, false);
+  const Summary bw = Summarise(peak_read, false);
   AddIf(out, "bandwidth-local-mbps", bw.local, 1e-6);
   AddIf(out, "bandwidth-remote-worst-mbps", bw.remote, 1e-6);
   AddIf(out, "bandwidth-remote-local-pct", bw.remote_over_local, 100);
   out.push_back({"drift-alerts-armed", drift_alerts_armed ? "true" : "false"});
   // Only where the CPU node's own latency is measured: the scale is relative to it.
-  for (const auto& [pair, seconds] : latency) {
-    const auto local = latency.find({pair.first, pair.first});
-    if (local == latency.end() || local->second <= 0) continue;
+  for (const auto& [pair, seconds] : idle_seconds) {
+    const auto local = idle_seconds.find({pair.first, pair.first});
+    if (local == idle_seconds.end() || local->second <= 0) continue;
     out.push_back({fmt::format("distance-{}-{}", pair.first, pair.second),
                    Whole(pair.first == pair.second ? 10 : SlitScale(seconds / local->second)), false});
   }
