@@ -14,6 +14,9 @@ CPU-less node 2 attached to node 1.
     in `numaprobe probe --format json` and on the daemon's /metrics.
   * After the guest writes one node's weight, `auto` reads false, the
     daemon's host fact and the kernel vector follow, the firmware vector stays.
+  * numaprobe's interleave_bandwidth kind allocates with
+    MPOL_WEIGHTED_INTERLEAVE under the auto weights and then the hand-set
+    ones: the page split it reports is those weights, page by page.
 
 Structure only, never timings: the vectors numaprobe builds from measured
 peak bandwidth (TCG's figures, meaningless) are only checked to exist
@@ -78,6 +81,10 @@ MANUAL = {**EXPECTED, MANUAL_NODE: MANUAL_WEIGHT}
 # start reads the host facts: latency, small chases (its outcomes are not
 # checked here).
 PEAK = "--bandwidth-buffer 4MiB --peak-burst 1MiB --bursts 2"
+# The interleave kind beside it, on base pages: 1024 pages of a 4 MiB buffer
+# are 100 cycles of the weights (W = 10), so the split is checked page by
+# page, not by a few huge pages.
+SPLIT = PEAK + " --pages 4k"
 CONFIG = """\
 probes:
   latency: {enabled: true, buffer_size: 4MiB, samples: 3, loads_per_sample: 2000}
@@ -103,6 +110,7 @@ for f in /sys/devices/system/node/node*/access1/initiators/*_bandwidth; do
 done >"$OUT/hmat_sysfs"
 weights wi_boot
 run probe_auto numaprobe probe --format json --tests peak_bandwidth {PEAK}
+run split_auto numaprobe probe --format json --tests peak_bandwidth,interleave_bandwidth {SPLIT}
 start_serve
 if wait_for http://{SERVE_ADDRESS}/-/ready 120; then note "ready"; else note "never ready"; fi
 # Until a CPU node has the kernel's weights on /metrics (the daemon's peak
@@ -129,6 +137,7 @@ while [ $i -lt 120 ] && kill -0 $SERVE_PID 2>/dev/null; do
 done
 stop_serve
 run probe_manual numaprobe probe --format json --tests peak_bandwidth {PEAK}
+run split_manual numaprobe probe --format json --tests peak_bandwidth,interleave_bandwidth {SPLIT}
 """, timeout=300)
 
 
@@ -243,6 +252,34 @@ def assert_metric_vectors(guest, scrape: str, kernel: dict[int, int]) -> None:
         assert got[(c, "firmware")] == EXPECTED, (scrape, got)
         assert set(got.get((c, "measured"), {})) == measured[c], (scrape, c, got, sorted(ok))
         assert set(got.get((c, "measured_nearest"), {})) == nearest, (scrape, c, got, sorted(ok))
+
+
+def assert_split(guest, step: str, weights: dict[int, int]) -> None:
+    """`step`'s interleave_bandwidth records: one per CPU node, each buffer
+    spread by the weights in use (`weights`): each node's share of the pages
+    within one cycle of the weights (W of the buffer's pages) of w / W, and
+    the kind's own check agreeing. Not the bandwidth, which is TCG's."""
+    records = guest.json(step)["interleave_bandwidth"]
+    assert sorted(r["cpu_node"] for r in records) == sorted(TOPOLOGY.cpu_nodes()), (step, records)
+    total = sum(weights.values())
+    for r in records:
+        assert {int(n): w for n, w in r["weights"].items()} == weights, (step, r)
+        assert r["outcome"] in ("ok", "disturbed"), (step, r["outcome"], r.get("reason"))
+        assert r["split_mismatch"] == "", (step, r["split_mismatch"])  # the kind's check found none
+        pages = r["buffer"]["bytes"] // 4096
+        shares = {int(n): share for n, share in r["page_shares"].items()}
+        assert set(shares) == set(weights), (step, shares)
+        for node, w in weights.items():
+            assert abs(shares[node] - w / total) <= total / pages, (step, node, shares, weights, pages)
+    print(f"{step}: " + "; ".join(f"cpu_node {r['cpu_node']} shares {r['page_shares']}" for r in records))
+
+
+def test_the_interleave_kind_spreads_pages_by_the_weights_in_use(guest):
+    """numaprobe's interleave_bandwidth kind on a real kernel's
+    MPOL_WEIGHTED_INTERLEAVE: the auto weights (6:3:1), then the hand-set
+    ones (6:5:1) give the page split it checks and reports."""
+    assert_split(guest, "split_auto", EXPECTED)
+    assert_split(guest, "split_manual", MANUAL)
 
 
 def test_the_guest_has_the_hmat_given_to_qemu(guest):
