@@ -268,12 +268,12 @@ def stale(seed: int) -> Case:
 
 def health(seed: int) -> Case:
     onset = H
-    hosts = [sg.Host(f"h{k}", cpu_model=f"m-h{k}") for k in range(7)]
+    hosts = [sg.Host(f"h{k}", cpu_model=f"m-h{k}") for k in range(8)]
     stops = [sg.Stop("h0", onset, "bandwidth", (0, 1), result="placement_mismatch")]
     faults = [sg.Fault("h1", onset, "duty"), sg.Fault("h2", onset, "reload"),
               sg.Fault("h3", onset, "down", until_s=onset + 40 * MIN),
               sg.Fault("h4", onset, "recording"), sg.Fault("h5", onset, "memory_errors"),
-              sg.Fault("h6", onset, "state_write")]
+              sg.Fault("h6", onset, "state_write"), sg.Fault("h7", onset, "features_write")]
     # h4 records again at the onset and never arms: twice the predicted
     # recording time (baseline rounds of its refresh interval), then 30 min.
     predicted = sg.BASELINE_ROUNDS * hosts[4].refresh_s * hosts[4].rotation_rounds
@@ -291,10 +291,13 @@ def health(seed: int) -> Case:
                1 * MIN + 3 * MIN, description="uncorrected memory errors on h5:10062 since its numaprobe baseline"),
         # The first failed write, then 1 min (twice the 30-s save interval).
         Expect("NumaProbeStateNotWritten", {"instance": inst("h6")}, onset, 1 * MIN + 3 * MIN),
+        # The first failed write, then 5 min (NFD drops the labels only three refresh intervals after the last write).
+        Expect("NumaProbeNodeFeaturesNotWritten", {"instance": inst("h7")}, onset, 5 * MIN + 3 * MIN),
     ]
     return Case(sg.Scenario("health", hosts, onset + 2 * predicted + H, seed, stops=stops, faults=faults),
                 expects, "placement failures, duty cycle over budget, failed reload, exporter down, "
-                "a baseline that never arms, uncorrected memory errors, a state file not written")
+                "a baseline that never arms, uncorrected memory errors, a state file not written, a node feature file "
+                "not written")
 
 
 def absent(seed: int) -> Case:

@@ -196,7 +196,8 @@ class Fault:
     recording (every series records its baseline again, e.g. after
     `numaprobe baseline reset`, and never gathers the figures to arm it),
     memory_errors (EDAC counts uncorrected errors, beside corrected ones),
-    state_write (the state file cannot be written: every 5-s retry fails)."""
+    state_write (the state file cannot be written: every 5-s retry fails),
+    features_write (the node feature file cannot be written: every 30-s retry fails)."""
     host: str
     at_s: int
     kind: str
@@ -905,6 +906,13 @@ class HostSim:
                  [(-1e9, 1.0)] + ([(write_fault.at_s, 0.0)] if write_fault else []))
         self._counter("numaprobe_state_write_failures_total", {},
                       [float(t) for t in range(write_fault.at_s, self.scn.duration_s, 5)] if write_fault else [])
+        # The node feature file: written (or not configured: 1 as well); a
+        # features_write fault fails every write (retried 30 s apart) from at_s on.
+        features_fault = next((f for f in self.scn.faults if f.host == h.name and f.kind == "features_write"), None)
+        self.add("numaprobe_node_features_last_write_successful", {},
+                 [(-1e9, 1.0)] + ([(features_fault.at_s, 0.0)] if features_fault else []))
+        self._counter("numaprobe_node_features_write_failures_total", {},
+                      [float(t) for t in range(features_fault.at_s, self.scn.duration_s, 30)] if features_fault else [])
         self.add("numaprobe_refresh_interval_seconds", {}, [(-1e9, float(h.refresh_s * h.rotation_rounds))])
         self.add("numaprobe_build_info", {"version": "0.9.0", "revision": "4f3c2a1"}, [(-1e9, 1.0)])
         # Fingerprint fields and their change events.
