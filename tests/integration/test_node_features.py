@@ -5,14 +5,20 @@ daemon writes <dir>/numaprobe after its first round, with the figures its
 second round changes them meanwhile), an expiry in the future and the distance
 matrix as raw features; a missing directory is logged with the path and the
 errno text, counted, retried and recovered from; a reload that clears the key
-takes the file away. NFD's own worker reading such a file is
+takes the file away; a read-only or full directory (a tmpfs of its own, as
+root: CI) is the same counted, logged and retried outcome until it is
+writable again. NFD's own worker reading such a file is
 tests/deploy/test_nfd_worker.py. Structure and consistency only, no timings."""
 import datetime
 import os
+import pathlib
 import re
 import signal
 
+import subprocess
+
 from daemon import Daemon, has_sample, parse_metrics, write_config
+from test_state_faults import tmpfs  # noqa: F401 (a fixture: a tmpfs of its own, unmounted afterwards)
 
 FILE = "numaprobe"
 
@@ -94,3 +100,39 @@ def test_a_missing_directory_is_named_counted_and_retried(numaprobe_bin, tmp_pat
                    what="the retry (every 30 s) to write the file")
         assert (features / FILE).exists()
         assert d.stop()[0] == 0
+
+
+def assert_fails_then_recovers(d, features, errno_text, make_writable):
+    d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_node_features_last_write_successful 0"), timeout=120,
+               what="the failed write in the metric")
+    errors = [l for l in d.logs().splitlines() if "level=error" in l and "node feature file" in l]
+    assert errors and errno_text in errors[0] and str(features) in errors[0], errors
+    assert metric(d, "numaprobe_memory_latency_seconds", cpu_node="0", mem_node="0") is not None
+    make_writable()
+    d.wait_for(lambda: has_sample(d.metrics(), "numaprobe_node_features_last_write_successful 1"), timeout=90,
+               what="the retry (every 30 s) to write the file")
+    assert (features / FILE).exists()
+    assert d.stop()[0] == 0
+
+
+def test_a_read_only_directory_is_counted_and_retried(numaprobe_bin, tmp_path, tmpfs):  # noqa: F811
+    features = pathlib.Path(tmpfs("1m"))
+    subprocess.run(["mount", "-o", "remount,ro", str(features)], check=True)
+    with Daemon(numaprobe_bin, configure(tmp_path, features)) as d:
+        assert_fails_then_recovers(d, features, "Read-only file system",
+                                   lambda: subprocess.run(["mount", "-o", "remount,rw", str(features)], check=True))
+
+
+def test_a_full_directory_is_counted_and_retried(numaprobe_bin, tmp_path, tmpfs):  # noqa: F811
+    features = pathlib.Path(tmpfs("16k"))
+    filler = features / ".filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 512)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    with Daemon(numaprobe_bin, configure(tmp_path, features)) as d:
+        assert_fails_then_recovers(d, features, "No space left on device", filler.unlink)
