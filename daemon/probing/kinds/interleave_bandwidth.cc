@@ -144,14 +144,8 @@ class InterleaveBandwidthKind final : public ProbeKind {
     // Every usable CPU of the node (or the configured count): an interleaved
     // stream spreads over every node's memory, so the count that saturates
     // one node (the peak kind's search) may not saturate them all.
-    const std::vector<int> usable = runner.ChooseCpus(t.pair, settings.threads > 0 ? settings.threads : 1 << 20);
-    result.cpus = usable;
-    if (runner.Cancelled(hold, result)) return done();
-    if (std::optional<std::string> closed = PeakGateClosed(runner, t.pair.cpu_node, usable)) {
-      result.outcome = k::Outcome::kSkipped;
-      result.reason = std::move(*closed);
-      return done();
-    }
+    if (!PeakStreamMayStart(runner, hold, t.pair, settings, result)) return done();
+    const std::vector<int> usable = result.cpus;
     // The weights as the kernel has them now: they decide where the pages go.
     const InterleaveWeightsNow now = WeightsOf(MemoryNodes(runner.topology()), ReadWeightedInterleave());
     if (!now.problem.empty()) {

@@ -156,18 +156,9 @@ class PeakBandwidthKind final : public ProbeKind {
     result.buffer.node = t.pair.mem_node;
     const auto done = [&] { return std::make_shared<PeakRecord>(*this, t, std::move(result)); };
     const ProbeLockHold hold = runner.Acquire(stop);
-    // After the lock; the pair's CPU first, then the node's other allowed
-    // CPUs, distinct cores first: the first n of them are the n that stream.
-    const std::vector<int> usable = runner.ChooseCpus(t.pair, settings.threads > 0 ? settings.threads : 1 << 20);
-    result.cpus = usable;
-    if (runner.Cancelled(hold, result)) return done();
-    // The gate looks at the CPUs that could stream, after the lock (no other
-    // numaprobe probes now) and before the buffer is touched.
-    if (std::optional<std::string> closed = PeakGateClosed(runner, t.pair.cpu_node, usable)) {
-      result.outcome = k::Outcome::kSkipped;
-      result.reason = std::move(*closed);
-      return done();
-    }
+    // The first n of the usable CPUs are the n that stream.
+    if (!PeakStreamMayStart(runner, hold, t.pair, settings, result)) return done();
+    const std::vector<int> usable = result.cpus;
     // Sized for every usable CPU, so that a search's smaller counts fit too.
     auto buffer = PeakStreamBuffer(runner, t.pair.mem_node, PeakBufferBytes(settings, usable.size()));
     if (!buffer.ok()) {

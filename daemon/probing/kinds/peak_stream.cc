@@ -44,4 +44,16 @@ k::BandwidthResult MeasurePeakStream(ProbeRunner& runner, k::BandwidthBuffer& bu
   return result;
 }
 
+bool PeakStreamMayStart(ProbeRunner& runner, const ProbeLockHold& hold, const MemoryPair& pair,
+                        const PeakBandwidthSettings& settings, kernels::BandwidthResult& result) {
+  result.cpus = runner.ChooseCpus(pair, settings.threads > 0 ? settings.threads : 1 << 20);
+  if (runner.Cancelled(hold, result)) return false;
+  if (std::optional<std::string> closed = PeakGateClosed(runner, pair.cpu_node, result.cpus)) {
+    result.outcome = kernels::Outcome::kSkipped;
+    result.reason = std::move(*closed);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace numaprobe::daemon

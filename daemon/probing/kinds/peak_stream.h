@@ -32,6 +32,15 @@ std::size_t PeakBufferBytes(const PeakBandwidthSettings& settings, std::size_t t
 // terminal). Call after the probe lock is held and before the buffer is touched.
 std::optional<std::string> PeakGateClosed(ProbeRunner& runner, int cpu_node, const std::vector<int>& usable);
 
+// What every whole-node stream does first, once the probe lock is held: the
+// CPUs that could stream into result.cpus (the pair's CPU first, then the
+// node's other allowed CPUs, distinct cores first; all of them, or the
+// configured `threads`), then the idle gate, before any buffer is touched.
+// False when the run ends here: cancelled, or skipped by the gate, `result`
+// saying why.
+bool PeakStreamMayStart(ProbeRunner& runner, const ProbeLockHold& hold, const MemoryPair& pair,
+                        const PeakBandwidthSettings& settings, kernels::BandwidthResult& result);
+
 // The first `count` of `cpus` streaming `op` together over `buffer` with the
 // peak settings; `test_scale` is the kind's test fault injection factor.
 kernels::BandwidthResult MeasurePeakStream(ProbeRunner& runner, kernels::BandwidthBuffer& buffer,
