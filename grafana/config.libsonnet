@@ -15,9 +15,14 @@
     // The project's address, written only here: the runbook links below and
     // the .deb's Homepage (cmake/packaging.cmake reads this line) follow it.
     homepage: 'https://github.com/numaprobe/numaprobe',
+    // The git ref whose runbook the links open: main for the rules kept here,
+    // which follow the code. A bundle or chart made for a release image
+    // (deploy/kubernetes/make-bundle.py, deploy/helm/make-chart.py) sets the
+    // release's tag, so a link opens the runbook of the version that runs.
+    runbookRef: 'main',
     // Where an alert's runbook_url points: the runbook section is the alert
     // name in lower case.
-    runbookURLPattern: self.homepage + '/blob/main/docs/runbook.md#%s',
+    runbookURLPattern: self.homepage + '/blob/' + self.runbookRef + '/docs/runbook.md#%s',
     // Where an alert's dashboard_url points. grafanaURL '' gives links
     // relative to Grafana (they work from Grafana's alert list); set it, e.g.
     // 'https://grafana.example.com', for links in notifications.

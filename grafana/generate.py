@@ -33,10 +33,13 @@ GROUP_ORDER = ["name", "interval", "rules"]
 ANNOTATION_ORDER = ["summary", "description", "runbook_url", "dashboard_url"]
 
 
-def evaluate(mixin: Path) -> dict:
-    """The mixin's three outputs as plain data, from the jsonnet command."""
-    code = ("local m = import '%s'; {rules: m.prometheusRules, alerts: m.prometheusAlerts, "
-            "dashboards: m.grafanaDashboards}" % mixin.resolve())
+def evaluate(mixin: Path, runbook_ref: str | None = None) -> dict:
+    """The mixin's three outputs as plain data, from the jsonnet command;
+    `runbook_ref`: the git ref the runbook links open (config.libsonnet's
+    runbookRef), else the mixin's own."""
+    pin = "" if runbook_ref is None else " + {_config+:: {runbookRef: %s}}" % json.dumps(runbook_ref)
+    code = ("local m = (import '%s')%s; {rules: m.prometheusRules, alerts: m.prometheusAlerts, "
+            "dashboards: m.grafanaDashboards}" % (mixin.resolve(), pin))
     res = subprocess.run(["jsonnet", "-J", str(GRAFANA_DIR), "-e", code],
                          capture_output=True, text=True, timeout=120)
     if res.returncode != 0:

@@ -70,14 +70,15 @@ def kustomize(directory):
     return [d for d in yaml.safe_load_all(p.stdout) if d]
 
 
-def renders(mixin, workdir):
+def renders(mixin, workdir, runbook_ref):
     """(base, tls, nfd): the bundle's objects alone, with the TLS overlay and
-    with the Node Feature Discovery overlay."""
+    with the Node Feature Discovery overlay; the runbook links open
+    `runbook_ref` (the chart's image is a placeholder here)."""
     bundle = _bundle_module()
     out = []
     for name, options in (("base", {}), ("tls", {"tls": True}), ("nfd", {"node_features": True})):
         directory = workdir / name
-        bundle.write_bundle(directory, mixin, image=f"{IMAGE_MARK}:{TAG_MARK}", **options)
+        bundle.write_bundle(directory, mixin, image=f"{IMAGE_MARK}:{TAG_MARK}", runbook_ref=runbook_ref, **options)
         out.append({(d["kind"], d["metadata"]["name"]): d for d in kustomize(directory)})
     return out
 
@@ -445,7 +446,7 @@ def write_chart(out, image, mixin):
         shutil.rmtree(chart)
     (chart / "templates").mkdir(parents=True)
     with tempfile.TemporaryDirectory(prefix="numaprobe-chart-") as tmp:
-        base, tls, nfd = renders(pathlib.Path(mixin), pathlib.Path(tmp))
+        base, tls, nfd = renders(pathlib.Path(mixin), pathlib.Path(tmp), _bundle_module().release_ref(tag))
     holes, files, templates = Holes(), {}, {}
     templates["daemonset.yaml"] = daemonset(holes, base[("DaemonSet", "numaprobe")], tls[("DaemonSet", "numaprobe")],
                                             nfd[("DaemonSet", "numaprobe")])

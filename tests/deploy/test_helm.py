@@ -199,3 +199,19 @@ def test_package(helm, chart, tmp_path):
     p = run_helm(helm, "package", str(chart), "--destination", str(tmp_path))
     assert p.returncode == 0, p.stderr
     assert (tmp_path / f"numaprobe-{TAG}.tgz").is_file()
+
+
+def test_a_release_chart_links_to_its_runbook(helm, chart, tmp_path):
+    """A chart made for a release links its alerts to that release's runbook
+    (the tag); a development build's chart (the fixture's) to main."""
+    def runbook_urls(chart_dir):
+        rule = template(helm, chart_dir)[("PrometheusRule", "numaprobe")]
+        return [r["annotations"]["runbook_url"] for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+
+    p = subprocess.run([sys.executable, str(ROOT / "deploy/helm/make-chart.py"), "--image", f"{IMAGE}:1.2.3",
+                        str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    release = runbook_urls(tmp_path / "numaprobe")
+    assert release and all("/blob/v1.2.3/docs/runbook.md#" in url for url in release), release
+    dev = runbook_urls(chart)
+    assert [url.replace("/blob/main/", "/blob/v1.2.3/") for url in dev] == release

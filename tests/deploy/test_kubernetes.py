@@ -34,6 +34,9 @@ STATE_DIR = "/var/lib/numaprobe"
 K8S_VERSIONS = ("1.25.0", "1.37.0")
 # What make-bundle.py --image names (the base's `numaprobe` is a placeholder).
 IMAGE = "registry.example.com/numaprobe:0.2.0"
+# The runbook links of a bundle made for IMAGE, a release: that release's runbook.
+RUNBOOK_AT_RELEASE = "/blob/v0.2.0/docs/runbook.md"
+RUNBOOK_AT_MAIN = "/blob/main/docs/runbook.md"
 # kubectl apply (client side) stores the object in an annotation of at most 256 KiB.
 LAST_APPLIED_LIMIT = 262144
 
@@ -88,10 +91,15 @@ def test_bundle_has_rule_and_dashboards(rendered):
     for path in dashboards:
         cm = find(rendered, "ConfigMap", "numaprobe-dashboard-" + path.stem.removeprefix("numaprobe-"))[0]
         assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
-        assert json.loads(cm["data"][path.name]) == json.loads(path.read_text())
+        assert json.loads(at_main(cm["data"][path.name])) == json.loads(path.read_text())
         assert len(json.dumps(cm)) < LAST_APPLIED_LIMIT, f"{path.name}: too big for client-side kubectl apply"
     # The base ConfigMap is not a dashboard.
     assert "grafana_dashboard" not in find(rendered, "ConfigMap", "numaprobe-config")[0]["metadata"].get("labels", {})
+
+
+def at_main(text):
+    """The bundle's text with its runbook links where grafana/'s point."""
+    return text.replace(RUNBOOK_AT_RELEASE, RUNBOOK_AT_MAIN)
 
 
 def test_prometheusrule_is_grafana_rules(rendered):
@@ -99,7 +107,29 @@ def test_prometheusrule_is_grafana_rules(rendered):
     groups = []
     for path in (ROOT / "grafana" / "rules" / "recording.yaml", ROOT / "grafana" / "rules" / "alerts.yaml"):
         groups += yaml.safe_load(path.read_text())["groups"]
-    assert rule["spec"]["groups"] == groups
+    assert yaml.safe_load(at_main(yaml.safe_dump(rule["spec"]["groups"]))) == groups
+
+
+def runbook_links(docs):
+    text = yaml.safe_dump_all(docs, width=1000)
+    return text.count(RUNBOOK_AT_RELEASE), text.count(RUNBOOK_AT_MAIN)
+
+
+def test_runbook_links_open_the_release_that_runs(rendered, tmp_path):
+    """A release image's bundle links every alert and dashboard to that
+    release's runbook (the tag, where the runbook is as it shipped); a
+    development build's to main."""
+    alerts = [r for g in find(rendered, "PrometheusRule", "numaprobe")[0]["spec"]["groups"] for r in g["rules"]
+              if "alert" in r]
+    assert alerts and all(RUNBOOK_AT_RELEASE in a["annotations"]["runbook_url"] for a in alerts), alerts
+    at_release, at_main_ = runbook_links(rendered)
+    assert at_release > len(alerts) and at_main_ == 0, (at_release, at_main_)  # the dashboards link too
+
+    dev = tmp_path / "dev"
+    r = subprocess.run([sys.executable, str(K8S / "make-bundle.py"), "--image",
+                        "registry.example.com/numaprobe:0.3.0-dev.12", str(dev)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert runbook_links(kustomize(dev)) == (0, at_release)
 
 
 def test_bundle_names_the_image_given(rendered):
