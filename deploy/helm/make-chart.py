@@ -9,6 +9,9 @@ dashboards of the monitoring mixin.
     helm install numaprobe /tmp/chart/numaprobe -n monitoring
     helm package /tmp/chart/numaprobe          # numaprobe-0.2.0.tgz, for a chart repository
 
+Its README.md documents every value from the comments in values.yaml
+(values_readme.py).
+
 How: the two renders are read as data; where the chart takes a value (image,
 pull secrets, resources, priority class, tolerations, node selector, the configuration,
 TLS, the node feature file, the PodMonitor, PrometheusRule and dashboards on or
@@ -39,6 +42,8 @@ import sys
 import tempfile
 
 import yaml
+
+import values_readme  # beside this script
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -354,12 +359,14 @@ def values_yaml(image_repository, resources, priority, tolerations, node_selecto
 # kustomize base (deploy/kubernetes): the defaults are the base's, so that
 # `helm template` gives what `kubectl kustomize` does (tests/deploy/test_helm.py).
 
+# The daemon's container image (its init container runs the same).
 image:
   # The image the nodes pull; no registry serves numaprobe's: build it, push it
   # to yours and name it here (deploy/README.md, "Kubernetes").
   repository: {image_repository}
   # Default: the chart's appVersion, the version it was made for.
   tag: ""
+  # Kubernetes' imagePullPolicy of the daemon and its init container.
   pullPolicy: IfNotPresent
 
 # Secrets (kubernetes.io/dockerconfigjson) the nodes pull the image with, for
@@ -380,18 +387,20 @@ priorityClassName: {priority}
 tolerations:
 {y(tolerations, 0)}
 
+# The nodes the DaemonSet runs on: every Linux node.
 nodeSelector:
 {y(node_selector)}
 
 # /etc/numaprobe/numaprobe.yaml (every key: numaprobe.reference.yaml in the
-# docs; `numaprobe check-config FILE` checks it). A change needs a pod restart
-# (kubectl rollout restart daemonset/numaprobe).
+# docs; `numaprobe check-config FILE` checks it). A change rolls the pods on
+# `helm upgrade` (the pod template carries its checksum).
 config: |
 {chr(10).join('  ' + line if line else line for line in config.rstrip(chr(10)).split(chr(10)))}
 
 # HTTPS with basic auth, scraped so (the deploy/kubernetes-tls overlay). The
 # Secrets are made outside the chart (deploy/README.md, "TLS and basic auth").
 tls:
+  # On: HTTPS, with the Secrets below.
   enabled: false
   # web.yml: the web config (tls_server_config naming /etc/numaprobe-tls/tls.crt and tls.key, basic_auth_users)
   webConfigSecret: {tls['webConfigSecret']}
@@ -408,23 +417,30 @@ tls:
 # /etc/kubernetes/node-feature-discovery/features.d is mounted, made writable
 # for group 65534 by an init container, and named in the configuration.
 nodeFeatures:
+  # On: the feature file and its mount.
   enabled: false
 
 # The Prometheus Operator's PodMonitor (job="numaprobe", instance = node name).
 podMonitor:
+  # Off for a Prometheus without the Operator: scrape the pods with
+  # kubernetes_sd_configs instead (deploy/prometheus/kubernetes-scrape.yml).
   enabled: true
   # e.g. release: kube-prometheus-stack
   labels: {{}}
 
 # The alerting and recording rules of the monitoring mixin (grafana/).
 prometheusRule:
+  # Off for a Prometheus without the Operator: load grafana/rules/*.yaml.
   enabled: true
+  # e.g. release: kube-prometheus-stack
   labels: {{}}
 
 # The mixin's dashboards as ConfigMaps labelled grafana_dashboard: "1" for the
 # Grafana sidecar.
 dashboards:
+  # Off when the dashboards come from elsewhere (grafana/dashboards/*.json).
   enabled: true
+  # Labels besides grafana_dashboard: "1".
   labels: {{}}
 """
 
@@ -471,13 +487,15 @@ def write_chart(out, image, mixin):
     pod = base[("DaemonSet", "numaprobe")]["spec"]["template"]["spec"]
     tls_endpoint = tls[("PodMonitor", "numaprobe")]["spec"]["podMetricsEndpoints"][0]
     tls_volumes = {v["name"]: v for v in tls[("DaemonSet", "numaprobe")]["spec"]["template"]["spec"]["volumes"]}
-    (chart / "values.yaml").write_text(values_yaml(
+    values_text = values_yaml(
         name, pod["containers"][0]["resources"], pod.get("priorityClassName", '""'), pod.get("tolerations", []),
         pod.get("nodeSelector", {}), config,
         {"webConfigSecret": tls_volumes["web"]["secret"]["secretName"],
          "certificateSecret": tls_volumes["tls"]["secret"]["secretName"],
          "scrapeSecret": tls_endpoint["basicAuth"]["password"]["name"],
-         "serverName": tls_endpoint["tlsConfig"]["serverName"]}))
+         "serverName": tls_endpoint["tlsConfig"]["serverName"]})
+    (chart / "values.yaml").write_text(values_text)
+    (chart / "README.md").write_text(values_readme.readme(values_text, "numaprobe", tag))
     (chart / "Chart.yaml").write_text(yaml.safe_dump({
         "apiVersion": "v2", "name": "numaprobe",
         "description": "NUMA memory latency, bandwidth and core-to-core latency exporter for Prometheus",

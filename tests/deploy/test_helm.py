@@ -17,6 +17,7 @@ The rendered objects are not validated again: they are the bundle's, which
 test_kubernetes.py validates strictly.
 """
 import copy
+import json
 import os
 import pathlib
 import re
@@ -215,3 +216,32 @@ def test_a_release_chart_links_to_its_runbook(helm, chart, tmp_path):
     assert release and all("/blob/v1.2.3/docs/runbook.md#" in url for url in release), release
     dev = runbook_urls(chart)
     assert [url.replace("/blob/main/", "/blob/v1.2.3/") for url in dev] == release
+
+
+def leaf_paths(values, prefix=""):
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            yield from leaf_paths(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def test_the_readme_documents_every_value(helm, chart):
+    """README.md (what `helm show readme` prints) has a described row for
+    every value, with its default: each leaf has its own row, or a row of a
+    mapping above it shown whole in values.yaml."""
+    p = run_helm(helm, "show", "readme", str(chart))
+    assert p.returncode == 0, p.stderr
+    rows = {}
+    for line in p.stdout.splitlines():
+        m = re.fullmatch(r"\| `([A-Za-z.]+)` \| (.*?) \| (.*) \|", line)
+        if m:
+            rows[m.group(1)] = (m.group(2), m.group(3))
+    assert rows and all(text.strip() for _, text in rows.values()), [k for k, (_, t) in rows.items() if not t.strip()]
+    values = yaml.safe_load((chart / "values.yaml").read_text())
+    for path, value in leaf_paths(values):
+        row = next((rows[p] for p in (path, *[path.rsplit(".", n)[0] for n in range(1, path.count(".") + 1)])
+                    if p in rows), None)
+        assert row, f"{path}: no row in the README"
+        if path in rows and row[0] != "(values.yaml)":
+            assert json.loads(row[0].strip("`")) == value, (path, row[0], value)
