@@ -38,10 +38,12 @@ Measured Collect(const std::vector<RecordPtr>& records) {
 
 const HmatRatioFamily kHmatLatencyRatio{
     "numaprobe_memory_latency_hmat_ratio",
-    "Measured idle latency of the pair (median of its latest figures) over the read latency the HMAT advertises "
+    "Measured idle latency of the pair (cpu_node to mem_node; the median of its latest figures) over the read "
+    "latency the HMAT advertises "
     "for its CPU node; above 1 is slower than advertised."};
 const HmatRatioFamily kHmatBandwidthRatio{"numaprobe_memory_bandwidth_hmat_ratio",
-                                          "Measured bandwidth of the pair and op (read, write) over the HMAT's "
+                                          "Measured bandwidth of the pair (cpu_node to mem_node) and op (read, "
+                                          "write) over the HMAT's "
                                           "advertised bandwidth for its CPU node; below 1 is less than advertised."};
 
 std::string Cell(const std::optional<double>& value, double scale, int decimals) {

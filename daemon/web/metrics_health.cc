@@ -204,7 +204,12 @@ void AppendProbeCounters(const Snapshot& s, std::vector<MetricFamily>& out) {
 
 void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder config("numaprobe_probe_config_info",
-                       Help("What a probe measures (page size, buffer bytes, stride and other settings), always 1"),
+                       Help("What a probe measures with, per probe, memory node (mem_node) and op: its buffer's "
+                            "page_size and buffer_bytes and its kind's settings (latency: stride, window_bytes, "
+                            "loads_per_sample, samples; bandwidth: burst_bytes, bursts, isa, threads; peak_bandwidth: "
+                            "burst_bytes, bursts, isa; interleave_bandwidth: those and the weights; loaded_latency: "
+                            "load_buffer_bytes, load_threads, isa, points; core_to_core: round_trips, samples), "
+                            "always 1"),
                        MetricType::Gauge);
   for (const ProbeConfigInfo& info : s.probe_config) {
     std::map<std::string, std::string> labels;
@@ -258,7 +263,8 @@ void AppendDescriptions(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder host(
       "numaprobe_host_info",
       "Facts that qualify every figure (CPU model, kernel, host fingerprint, microcode, firmware "
-      "(BIOS version), virtualization and hypervisor, transparent huge pages, clock source, CPU nodes per package "
+      "(BIOS version), virtualized (true or false) and the hypervisor, transparent huge pages (thp: the enabled mode), "
+      "clock source (clocksource), CPU nodes per package "
       "(the SNC/NPS mode)) and the peer cohort's topology (numa_nodes, numa_distance_sum), read whenever the probes "
       "are planned: "
       "at start, on every reload and when the allowed CPUs or memory nodes change; always 1.",

@@ -28,11 +28,12 @@ bool InfoSeries(const std::string& field, const std::string& value) {
 
 void AppendFacts(const Snapshot& s, std::vector<MetricFamily>& out) {
   FamilyBuilder info("numaprobe_host_fact_info",
-                     "A host setting that moves NUMA latency or bandwidth (field: thp_enabled, thp_defrag, "
+                     "A host setting that moves NUMA latency or bandwidth and its value (field: thp_enabled, "
+                     "thp_defrag, "
                      "numa_balancing, cpufreq_governor.nodeN, cpufreq_epp.nodeN, cmdline.NAME of a watched boot "
                      "parameter that is set, cmdline.other_hash, demotion_enabled, memory_tiers, edac_memory, "
                      "hardware_corrupted_bytes, weighted_interleave, weighted_interleave_auto), read every round and "
-                     "on SIGHUP; unknown where the host does not expose it. Changes are "
+                     "on SIGHUP; the value is unknown where the host does not expose it. Changes are "
                      "numaprobe_host_change_timestamp_seconds; always 1.",
                      MetricType::Gauge);
   for (const auto& [field, value] : s.runtime_facts.fields) {

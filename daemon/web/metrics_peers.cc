@@ -22,7 +22,8 @@ using prometheus::MetricType;
 void AppendRemoteLocalRatio(const Snapshot& s, const ProbeKind& kind, std::vector<MetricFamily>& out) {
   FamilyBuilder family(
       kind.BaselineNames().stem + "_recent_remote_local_ratio",
-      "Per remote node pair, the median of its last 9 successful figures over that of its CPU node's local pair "
+      "Per remote node pair (cpu_node to mem_node), the median of its last 9 successful figures over that of its "
+      "CPU node's local pair "
       "(in per-CPU mode each the median over the node's CPUs; absent until both have 9), labelled with the host's "
       "peer cohort (cpu_model, numa_nodes, numa_distance_sum): what the peer alert compares with the same pair on "
       "the cohort's other hosts.",

@@ -41,18 +41,10 @@ from deploy_env import numaprobe_bin
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 
-# HELP texts that do not yet name a label their row lists: the daemon's
-# HELP (daemon/, C++) is to say what each is. A fixed one must leave this list.
-UNEXPLAINED = {
-    "numaprobe_host_fact_info": {"value"},
-    "numaprobe_host_info": {"clocksource", "thp", "virtualized"},
-    "numaprobe_memory_bandwidth_hmat_ratio": {"mem_node"},
-    "numaprobe_memory_latency_hmat_ratio": {"mem_node"},
-    "numaprobe_memory_latency_recent_remote_local_ratio": {"mem_node"},
-    "numaprobe_probe_config_info": {"burst_bytes", "bursts", "isa", "load_buffer_bytes", "load_threads",
-                                    "loads_per_sample", "mem_node", "op", "points", "round_trips", "samples",
-                                    "threads", "weights", "window_bytes"},
-}
+# HELP texts that do not yet name a label their row lists (none now): the
+# daemon's HELP (daemon/, C++) is to say what each is. A fixed one must leave
+# this list.
+UNEXPLAINED: dict[str, set[str]] = {}
 
 UNITS = [  # name suffix, what its HELP must speak of
     ("_timestamp_seconds", r"\b(when|time|moment|since|last|started|began)\b"),
