@@ -5,6 +5,8 @@
 // config management to run before a SIGHUP; --syntax-only skips the host part
 // for configs meant for other hosts. --print writes the effective
 // configuration (every key, defaults included) to stdout instead of the verdict.
+// Beside the verdict it says which baselines the file would re-record
+// (baseline_impact.h): a valid change can still disarm drift alerts for hours.
 #include <fmt/format.h>
 
 #include <memory>
@@ -12,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "daemon/cli/baseline_impact.h"
 #include "daemon/cli/commands.h"
 #include "daemon/config/config.h"
 #include "daemon/config/config_print.h"
@@ -42,8 +45,12 @@ struct CheckConfigCommand {
     }
     if (print) {
       fmt::print("{}", FormatConfig(std::get<Config>(result), ProbeTableSections()));
-    } else {
-      fmt::print("numaprobe: {} is valid\n", file);
+      return kExitOk;
+    }
+    fmt::print("numaprobe: {} is valid\n", file);
+    // What a reload with it would disarm (the running daemon's state file).
+    if (!syntax_only) {
+      for (const std::string& line : BaselineImpact(std::get<Config>(result))) fmt::print("numaprobe: {}\n", line);
     }
     return kExitOk;
   }

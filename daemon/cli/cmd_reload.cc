@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/cli/baseline_impact.h"
 #include "daemon/cli/commands.h"
 #include "daemon/cli/serve_target.h"
 
@@ -30,6 +31,10 @@ struct ReloadCommand {
     }
     const std::string file = target.ConfigFile();
     const std::string dir = target.state_directory.empty() ? config->state_directory : target.state_directory;
+    // Said before it is done: a valid change can still disarm drift alerts.
+    Config reloaded = *config;
+    reloaded.state_directory = dir;
+    for (const std::string& line : BaselineImpact(reloaded)) fmt::print("numaprobe: {}\n", line);
     return ReloadServe(dir,
                        "reads " + (file.empty() ? std::string("its configuration") : file) +
                            " and its web configuration again",

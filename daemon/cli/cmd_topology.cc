@@ -31,9 +31,6 @@ namespace {
 
 namespace k = kernels;
 
-// How far the preview looks: past this a schedule is not worth calling one.
-constexpr double kHorizonSeconds = 14 * 24 * 3600.0;
-
 // This machine's topology even when HWLOC_XMLFILE or HWLOC_SYNTHETIC describe
 // another: task costs are measured here.
 k::Expected<k::Topology> ThisMachine() {
@@ -47,13 +44,6 @@ k::Expected<k::Topology> ThisMachine() {
   auto topology = k::Topology::FromHost();
   for (const auto& [variable, value] : saved) ::setenv(variable, value.c_str(), 1);
   return topology;
-}
-
-std::string Seconds(double seconds) {
-  if (seconds <= 0) return "not within the horizon";
-  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 7200) return fmt::format("{:.0f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
 }
 
 nlohmann::json PreviewJson(const SchedulePreview& p, const std::string& costs_from) {
@@ -86,15 +76,15 @@ std::string PreviewText(const SchedulePreview& p, const std::string& costs_from)
   text += fmt::format("  budget: {:.3g}% of one CPU while baselines record, then {:.3g}%\n",
                       p.learning_budget_ratio * 100, p.budget_ratio * 100);
   text += fmt::format("  ready (/-/ready, every representative measured): {} after a start, {} after a restart\n",
-                      Seconds(p.ready_seconds), Seconds(p.ready_after_restart_seconds));
+                      PreviewDuration(p.ready_seconds), PreviewDuration(p.ready_after_restart_seconds));
   text += fmt::format("  drift alerts armed: representatives after {}, every pair after {}\n",
-                      Seconds(p.armed_representatives_seconds), Seconds(p.armed_every_pair_seconds));
+                      PreviewDuration(p.armed_representatives_seconds), PreviewDuration(p.armed_every_pair_seconds));
   text += fmt::format("  after a restart every series is measured again within {} (armed throughout)\n",
-                      Seconds(p.rearmed_after_restart_seconds));
+                      PreviewDuration(p.rearmed_after_restart_seconds));
   text += fmt::format(
       "  then: {} rounds a cycle, {} a round; representatives every {}, every pair every {} ({:.1f} CPU-s a cycle)\n",
-      p.rotation_rounds, Seconds(p.round_seconds), Seconds(p.representatives_refresh_seconds),
-      Seconds(p.every_pair_refresh_seconds), p.cycle_cpu_seconds);
+      p.rotation_rounds, PreviewDuration(p.round_seconds), PreviewDuration(p.representatives_refresh_seconds),
+      PreviewDuration(p.every_pair_refresh_seconds), p.cycle_cpu_seconds);
   text += fmt::format("  probe CPU: at most {:.1f} CPU-s an hour, {:.1f} CPU-s an hour once armed\n",
                       p.cpu_seconds_per_hour, p.steady_cpu_seconds_per_hour);
   text += "  task costs: " + costs_from + "\n  assumptions:\n";
@@ -145,7 +135,7 @@ struct TopologyCommand {
     const k::Topology host = topology.value();
     auto preview = PreviewSchedule(
         config, [host](const k::Restriction&) { return k::Expected<k::Topology>(host); }, restriction, costs.value(),
-        kHorizonSeconds);
+        kPreviewHorizonSeconds);
     if (!preview.ok()) return Fail("cannot preview the schedule: " + preview.failure().reason);
     if (!topology->described_by.empty()) {
       preview->assumptions.push_back("the topology is " + topology->described_by +

@@ -76,11 +76,25 @@ bool Covers(const std::vector<BaselineValue>& values, const std::set<SeriesKey>&
 
 }  // namespace
 
+std::string PreviewDuration(double seconds) {
+  if (seconds <= 0) return "not within the horizon";
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.0f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
+}
+
 k::Expected<SchedulePreview> PreviewSchedule(const Config& given, SimulatedHost::TopologySource topology,
                                              const k::Restriction& restriction, const TaskCostEstimate& costs,
                                              double horizon_seconds) {
   Config config = given;
   config.probe_lock_file = "";  // a simulation measures nothing
+  // The simulated daemon logs as a real one would ("baseline armed at 1"),
+  // which is not the preview's to say: quiet while it runs.
+  struct QuietLogs {
+    spdlog::level::level_enum was = spdlog::get_level();
+    QuietLogs() { spdlog::set_level(spdlog::level::off); }
+    ~QuietLogs() { spdlog::set_level(was); }
+  } quiet;
 
   // What the plan holds: its representatives and baseline series.
   auto host = topology(restriction);

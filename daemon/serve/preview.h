@@ -50,6 +50,14 @@ struct SchedulePreview {
 
 // `topology` and `restriction`: the host as planned (a described topology is
 // planned with everything allowed). `horizon_seconds` bounds each phase.
+// How far `numaprobe topology` and `check-config` look: past this a schedule
+// is not worth calling one.
+inline constexpr double kPreviewHorizonSeconds = 14 * 24 * 3600.0;
+
+// A preview's duration for people: "45 s", "82 min", "3.5 h", or "not within
+// the horizon" for 0.
+std::string PreviewDuration(double seconds);
+
 kernels::Expected<SchedulePreview> PreviewSchedule(const Config& config, SimulatedHost::TopologySource topology,
                                                    const kernels::Restriction& restriction,
                                                    const TaskCostEstimate& costs, double horizon_seconds);

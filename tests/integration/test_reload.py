@@ -2,8 +2,9 @@
 """What a SIGHUP and `check-config` do beyond parsing: an unchanged file keeps
 the round and the prepared buffers, and a file that cannot work on this host
 (CPUs it does not have, an unusable lock file) is refused by check-config just
-as serve and a reload refuse it; a reload while series record keeps the
-learning budget published."""
+as serve and a reload refuse it, and it names the baselines a valid change
+would re-record; a reload while series record keeps the learning budget
+published."""
 import os
 import re
 import signal
@@ -64,6 +65,41 @@ def test_check_config_refuses_what_serve_would_refuse(run, tmp_path):
 
 def origin(d):
     return parse_metrics(d.metrics())["numaprobe_baseline_info"][0][0]["origin"]
+
+
+def test_check_config_names_the_baselines_a_change_re_records(numaprobe_bin, run, tmp_path):
+    """A valid file that changes a kind's measurement settings would make its
+    series record new baselines: check-config says which kind, which key, how
+    many series and for how long (or how to preview it), from the state file
+    of the daemon the file is for. An unchanged file, --syntax-only and
+    --print say nothing of it."""
+    state = tmp_path / "state"
+    config = write_config(str(tmp_path), state_directory=str(state))
+    with Daemon(numaprobe_bin, config) as d:
+        d.wait_ready()
+    assert (state / "state.json").is_file()
+
+    r = run("check-config", config)
+    assert r.returncode == 0, r.stderr
+    assert "is valid" in r.stdout and "re-records" not in r.stdout, r.stdout
+
+    changed_dir = tmp_path / "changed"
+    changed_dir.mkdir()
+    changed = write_config(str(changed_dir), state_directory=str(state), loads=8000)
+    r = run("check-config", changed)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].endswith("is valid"), r.stdout
+    assert re.fullmatch(r"numaprobe: latency re-records its baselines \(latency\.loads 5000 -> 8000\): its \d+ "
+                        r"series raise no drift alert until each has 1 new figures", lines[1]), r.stdout
+    # Only latency's settings changed: no other kind re-records.
+    assert sum("re-records" in line for line in lines) == 1, r.stdout
+    assert re.fullmatch(r"numaprobe: (armed again: the representatives after .+, every pair after .+ \(the sizing "
+                        r"preview at the task costs the daemon learnt\)|the daemon has not learnt its task costs "
+                        r"yet: .*)", lines[2]), r.stdout
+    for flag in ("--syntax-only", "--print"):
+        r = run("check-config", flag, changed)
+        assert r.returncode == 0 and "re-records" not in r.stdout, (flag, r.stdout)
 
 
 def test_baseline_reset_takes_effect_on_sighup_and_at_restart(numaprobe_bin, run, tmp_path):

@@ -12,6 +12,7 @@
 #include "daemon/common/memory_return.h"
 #include "daemon/common/wall_clock.h"
 #include "daemon/probing/probe_table.h"
+#include "daemon/serve/results/settings_change.h"
 #include "daemon/serve/snapshot_update.h"
 
 namespace numaprobe::daemon {
@@ -216,9 +217,14 @@ void ResultModel::CompareSettings(Moment now) {
                                         [&](const auto& entry) { return entry.first.probe == kind; });
     if (stored != contents_.settings.end() && stored->second == settings) continue;
     if (has_series) {
+      const std::string changed = stored == contents_.settings.end()
+                                      ? "its settings were not recorded"
+                                      : SettingsChanges({*stored}, {{kind, settings}}).at(0).Describe();
       spdlog::warn(
-          "{} settings changed from {} to {}: its series record new baselines, the old ones are not comparable", kind,
-          stored == contents_.settings.end() ? "(not recorded)" : stored->second, settings);
+          "{} settings changed ({}): its series record new baselines from their next {} figures and raise no drift "
+          "alert until then (`numaprobe topology --config.file FILE` previews how long); the old baselines are not "
+          "comparable",
+          kind, changed, figures_needed_);
       for (auto& [key, history] : contents_.series) {
         if (key.probe == kind) history.Rerecord(now.unix_seconds, /*forget_recent=*/true);
       }
