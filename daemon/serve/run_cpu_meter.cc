@@ -30,10 +30,10 @@ std::optional<std::int64_t> ThreadCpuNsOf(pid_t tid) {
 
 }  // namespace
 
-RunCpuMeter RunCpuMeter::Start() {
+RunCpuMeter RunCpuMeter::Start(const char* task_dir) {
   RunCpuMeter meter;
   const pid_t self = gettid();
-  if (DIR* dir = opendir("/proc/self/task")) {
+  if (DIR* dir = opendir(task_dir)) {
     while (const dirent* entry = readdir(dir)) {
       pid_t tid = 0;
       const char* end = entry->d_name + std::strlen(entry->d_name);

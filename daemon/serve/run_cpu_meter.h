@@ -30,8 +30,9 @@ namespace numaprobe::daemon {
 
 class RunCpuMeter {
  public:
-  // Before the run, on the thread that runs it.
-  static RunCpuMeter Start();
+  // Before the run, on the thread that runs it. `task_dir` lists the
+  // process's threads (a test names a missing one: the fallback).
+  static RunCpuMeter Start(const char* task_dir = "/proc/self/task");
   // CPU-seconds the run has cost since Start, on the same thread.
   double Seconds() const;
 

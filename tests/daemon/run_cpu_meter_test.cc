@@ -52,5 +52,27 @@ TEST(RunCpuMeter, ChargesTheRunsThreadsWholeLivesAndNotTheOthers) {
   EXPECT_LT(charged, static_cast<double>(child + caller + 25 * kMs)) << "caller " << caller << " ns, run " << child;
 }
 
+TEST(RunCpuMeter, WithoutTheThreadListEveryThreadIsChargedNeverLess) {
+  // /proc not mounted, or hidepid: the other threads cannot be told apart, so
+  // what they spent during the run is charged too (too high, never too low).
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    while (!done.load()) {
+    }
+  });
+  clockid_t other_clock{};
+  ASSERT_EQ(pthread_getcpuclockid(other.native_handle(), &other_clock), 0);
+
+  const RunCpuMeter meter = RunCpuMeter::Start("/nonexistent/task");
+  const std::int64_t other_from = kernels::ReadClockNs(other_clock);
+  // The run: this thread waits until the other has spent 30 ms meanwhile.
+  while (kernels::ReadClockNs(other_clock) - other_from < 30 * kMs) {
+  }
+  const double charged = meter.Seconds() * 1e9;
+  done = true;
+  other.join();
+  EXPECT_GE(charged, 30.0 * kMs) << "the other thread's CPU during the run is charged";
+}
+
 }  // namespace
 }  // namespace numaprobe::daemon
