@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/serve/own_schedule.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
+
+#include "daemon/config/config_values.h"
 
 namespace numaprobe::daemon {
 
@@ -73,6 +77,19 @@ std::map<std::string, double, std::less<>> OwnScheduleQueue::FinishedCycles() co
     }
   }
   return finished;
+}
+
+void OwnScheduleQueue::Announce(const std::map<std::string, double, std::less<>>& finished, double unix_now) const {
+  for (const auto& [kind, state] : kinds_) {
+    const auto last = finished.find(kind->name());
+    spdlog::info("{}: {} runs every {} (at once while its baseline records), within {:.4g}% of one CPU of its own; {}",
+                 kind->name(), state.tasks.size(), FormatDuration(state.schedule.interval),
+                 state.schedule.duty_cycle * 100,
+                 last == finished.end() ? std::string("no cycle finished yet")
+                                        : fmt::format("its last finished cycle began {} ago",
+                                                      FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(
+                                                          std::max(0.0, unix_now - last->second))))));
+  }
 }
 
 std::map<std::string, double, std::less<>> OwnScheduleQueue::IntervalSeconds() const {

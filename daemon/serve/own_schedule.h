@@ -64,6 +64,11 @@ class OwnScheduleQueue {
   // Queues `task` again for the next Due: its kind skipped it.
   void Skipped(const Task& task) { skipped_.push_back(task); }
 
+  // Logs each kind's runs, interval and budget, and when its last cycle
+  // began (`finished`, as FinishedCycles; `unix_now`: now), so that after a
+  // restart the log says why it does not run at once.
+  void Announce(const std::map<std::string, double, std::less<>>& finished, double unix_now) const;
+
   // Each kind's interval in seconds, by kind name (RefreshOf::own_schedule_seconds).
   std::map<std::string, double, std::less<>> IntervalSeconds() const;
 

@@ -50,4 +50,13 @@ void QueueConfirmations(std::vector<Task>& round, std::size_t current, int runs)
   round.insert(round.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::size_t>(runs), confirm);
 }
 
+void QueueFollowUps(std::vector<Task>& round, std::size_t current, kernels::Outcome outcome, int confirmations) {
+  if (outcome == kernels::Outcome::kDisturbed && round[current].attempt == 0) {
+    Task retry = round[current];
+    retry.attempt = 1;
+    round.push_back(std::move(retry));
+  }
+  if (confirmations > 0) QueueConfirmations(round, current, confirmations);
+}
+
 }  // namespace numaprobe::daemon

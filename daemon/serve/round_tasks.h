@@ -9,6 +9,7 @@
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
 #include "daemon/probing/probe_kind.h"
+#include "kernels/result.h"
 #include "kernels/topology.h"
 
 namespace numaprobe::daemon {
@@ -52,5 +53,11 @@ std::vector<Task> OwnScheduleTasks(const Plan& plan, const Config& config, const
 // Queues `runs` confirmation runs of `round[current]` as the next visits: after
 // the visit `current` belongs to (whose buffers are in use), before anything else.
 void QueueConfirmations(std::vector<Task>& round, std::size_t current, int runs);
+
+// The runs `round[current]` calls for, having ended with `outcome`: a
+// disturbed first attempt is retried once at the end of the round (within
+// the budget); a figure beyond its band gets `confirmations` confirmation
+// runs next (QueueConfirmations; 0: none).
+void QueueFollowUps(std::vector<Task>& round, std::size_t current, kernels::Outcome outcome, int confirmations);
 
 }  // namespace numaprobe::daemon

@@ -3,30 +3,28 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <map>
+#include <functional>
 #include <random>
-#include <set>
 
-#include "daemon/common/host_info.h"
 #include "daemon/common/task_limits.h"
 #include "daemon/common/test_hooks.h"
-#include "daemon/common/version.h"
-#include "daemon/config/config_values.h"
 #include "daemon/probing/probe_lock.h"
 #include "daemon/probing/probe_settings.h"
-#include "daemon/probing/probe_table.h"
 #include "daemon/serve/budget.h"
-#include "daemon/serve/host_watch.h"
-#include "daemon/serve/lock_wait_meter.h"
+#include "daemon/serve/host_observer.h"
+#include "daemon/serve/lock_wait_watch.h"
+#include "daemon/serve/loop_requests.h"
 #include "daemon/serve/own_schedule.h"
+#include "daemon/serve/planned_runs.h"
 #include "daemon/serve/probe_executor.h"
+#include "daemon/serve/refresh_interval.h"
 #include "daemon/serve/results/result_model.h"
+#include "daemon/serve/results/series_history.h"
 #include "daemon/serve/rotation.h"
+#include "daemon/serve/rotation_announcer.h"
+#include "daemon/serve/run_log.h"
 #include "daemon/serve/state.h"
-#include "kernels/file_read.h"
 #include "kernels/thread_start.h"
 
 namespace numaprobe::daemon {
@@ -34,9 +32,6 @@ namespace numaprobe::daemon {
 namespace k = kernels;
 
 namespace {
-
-// "latency cpu 3 -> node 1": how logs name a probe run.
-std::string Describe(const Task& task) { return task.kind->Describe(task.target); }
 
 bool SameRestriction(const k::Restriction& a, const k::Restriction& b) {
   return a.cpus == b.cpus && a.mem_nodes == b.mem_nodes;
@@ -55,37 +50,20 @@ class Scheduler::Loop {
         budget_(config_.schedule.duty_cycle),
         model_(store, env_->OpenState(config_.state_directory), config_,
                env_->StateSaveSpacingNs().value_or(kSaveSpacingNs)),
+        lock_wait_(lock_, model_),
         test_(env_->Hooks()),
+        host_(test_),
         rng_(env_->JitterSeed()),
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
-    host_watch_ = HostWatch(FactRootsOf(test_));
-    FixTaskCostsIfAsked();
+    if (auto fixed = TestTaskCosts(test_)) costs_ = std::move(*fixed);
     Adopt(std::move(plan));
     // What the last run of this daemon learnt of the schedule (or the test's fixed costs).
     if (!costs_.fixed()) costs_ = model_.schedule().costs;
   }
 
-  void RequestStop() {
-    stop_.store(true);
-    std::lock_guard lock(mu_);
-    cv_.notify_all();
-  }
-
-  // An unchanged config on SIGHUP: only look at the state directory (how
-  // `numaprobe baseline accept` and `reset` reach the daemon), without
-  // restarting the round.
-  void RequestStateReload() {
-    reload_state_.store(true);
-    std::lock_guard lock(mu_);
-    cv_.notify_all();
-  }
-
-  void RequestReload(Config config) {
-    std::lock_guard lock(mu_);
-    pending_ = std::move(config);
-    cv_.notify_all();
-  }
+  // The control thread's way in (Scheduler::Stop, Reload, ReloadState).
+  LoopRequests& requests() { return requests_; }
 
   // False if a probe had to be abandoned at stop (see ProbeWorker).
   bool Run() {
@@ -96,12 +74,12 @@ class Scheduler::Loop {
     // Where the process's own CPU starts: the first run pays for the start.
     own_cpu_charged_ = 0;
     (void)env_->OwnCpuSeconds();
-    while (!stop_.load()) {
+    while (!requests_.stopping()) {
       if (ApplyPendingChanges()) representatives_only = true;
       const Rotation rotation = SplitRound(RoundTasks(plan_, config_, topology_), topology_);
       SetBudget();
       const int rounds = RotationRounds(rotation, costs_, RoundBudgetCpuSeconds());
-      AnnounceRotation(rotation, rounds);
+      announcer_.Announce(rotation, rounds, costs_, RoundBudgetCpuSeconds());
       const std::string signature = RotationSignature(rotation);
       const int round = representatives_only ? -1 : NextRound(signature, rounds);
       CheckHost();
@@ -133,40 +111,68 @@ class Scheduler::Loop {
   Moment Now() { return Moment{env_->MonotonicNs(), env_->UnixNow()}; }
   ScheduleClock Clock() { return ScheduleClock{env_->MonotonicNs(), env_->UnixNow()}; }
 
-  // Runs one round's tasks; cut short by stop, reload or a cpuset change.
-  RoundEnd RunRound(std::vector<Task> tasks) {
-    bool complete = !tasks.empty();
-    for (std::size_t i = 0; i < tasks.size(); ++i) {
-      const bool continues = i > 0 && SharesBuffers(tasks[i - 1], tasks[i]);
-      if ((!continues && !WaitUntil(budget_.next_allowed_ns())) || stop_.load() || ChangesPending()) {
-        complete = false;
+  // How RunQueue paces a queue: the budget each run is charged to, whether
+  // a visit (SharesBuffers) may start now, and what a skipped run becomes.
+  struct QueuePacing {
+    std::function<DutyBudget&(const Task&)> budget_of;
+    std::function<bool(const DutyBudget&)> may_start_visit;
+    std::function<void(const Task&)> skipped = [](const Task&) {};
+  };
+  struct QueueEnd {
+    std::size_t ran = 0;  // from the front of the queue
+    bool whole = true;    // every run, none cut short by the pacing, a stop or a change
+    bool abandoned = false;
+  };
+
+  // The one runner of rounds and own schedules: runs `queue` from the front
+  // (a run may append retries and insert confirmations), visit by visit as
+  // `pacing` allows, until a stop, a reload or a cpuset change.
+  QueueEnd RunQueue(std::vector<Task>& queue, const QueuePacing& pacing) {
+    QueueEnd end;
+    for (; end.ran < queue.size(); ++end.ran) {
+      const std::size_t i = end.ran;
+      const bool continues = i > 0 && SharesBuffers(queue[i - 1], queue[i]);
+      DutyBudget& budget = pacing.budget_of(queue[i]);
+      if ((!continues && !pacing.may_start_visit(budget)) || requests_.stopping() || ChangesPending()) {
+        end.whole = false;
         break;
       }
-      const bool ends_visit = i + 1 == tasks.size() || !SharesBuffers(tasks[i], tasks[i + 1]);
-      if (!RunTask(tasks[i], tasks, i, !continues, ends_visit, budget_)) return RoundEnd::kAbandoned;
+      const bool ends_visit = i + 1 == queue.size() || !SharesBuffers(queue[i], queue[i + 1]);
+      const std::optional<k::Outcome> outcome = RunTask(queue[i], queue, i, !continues, ends_visit, budget);
+      if (!outcome) {
+        end.abandoned = true;
+        return end;
+      }
+      if (*outcome == k::Outcome::kSkipped) pacing.skipped(queue[i]);
     }
-    executor_->ReleaseBuffers();  // also after a round cut short mid-visit
-    return complete && !stop_.load() ? RoundEnd::kComplete : RoundEnd::kCutShort;
+    executor_->ReleaseBuffers();  // also after a queue cut short mid-visit
+    return end;
+  }
+
+  // One round's tasks, each visit waiting for the budget.
+  RoundEnd RunRound(std::vector<Task> tasks) {
+    const QueueEnd end =
+        RunQueue(tasks,
+                 {.budget_of = [&](const Task&) -> DutyBudget& { return budget_; },
+                  .may_start_visit = [&](const DutyBudget& budget) { return WaitUntil(budget.next_allowed_ns()); }});
+    if (end.abandoned) return RoundEnd::kAbandoned;
+    return !tasks.empty() && end.whole && !requests_.stopping() ? RoundEnd::kComplete : RoundEnd::kCutShort;
   }
 
   // The kinds on a schedule of their own (own_schedule.h), between rounds:
-  // what is due, visit by visit, while each kind's own budget allows; the
-  // rest waits for a later round's end. False if a probe was abandoned.
+  // what is due, visit by visit, while each kind's own budget allows without
+  // waiting; the rest waits for a later round's end. False if a probe was
+  // abandoned.
   bool RunOwnSchedules() {
-    if (own_.empty() || stop_.load()) return true;
+    if (own_.empty() || requests_.stopping()) return true;
     std::vector<Task>& queue = own_.Due(Clock(), [&](const ProbeKind& kind) { return model_.Recording(kind.name()); });
-    std::size_t i = 0;
-    for (; i < queue.size(); ++i) {
-      const bool continues = i > 0 && SharesBuffers(queue[i - 1], queue[i]);
-      DutyBudget& budget = own_.Budget(*queue[i].kind);
-      if (stop_.load() || ChangesPending() || (!continues && budget.next_allowed_ns() > env_->MonotonicNs())) break;
-      const bool ends_visit = i + 1 == queue.size() || !SharesBuffers(queue[i], queue[i + 1]);
-      const std::optional<k::Outcome> outcome = RunTask(queue[i], queue, i, !continues, ends_visit, budget);
-      if (!outcome) return false;
-      if (*outcome == k::Outcome::kSkipped) own_.Skipped(queue[i]);
-    }
-    executor_->ReleaseBuffers();
-    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(i));
+    const QueueEnd end =
+        RunQueue(queue, {.budget_of = [&](const Task& task) -> DutyBudget& { return own_.Budget(*task.kind); },
+                         .may_start_visit =
+                             [&](const DutyBudget& budget) { return budget.next_allowed_ns() <= env_->MonotonicNs(); },
+                         .skipped = [&](const Task& task) { own_.Skipped(task); }});
+    if (end.abandoned) return false;
+    queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(end.ran));
     // A finished cycle, and the thread counts its runs found, are saved at
     // once: a daemon that crashes soon after each start must not repeat it.
     if (auto cycles = own_.FinishedCycles(); cycles != model_.schedule().own_cycles) {
@@ -220,36 +226,12 @@ class Scheduler::Loop {
     model_.KeepSchedule(std::move(memory));
   }
 
-  // Says when the schedule starts rotating, changes its number of rounds or
-  // stops rotating, each in words that are true of that change.
-  void AnnounceRotation(const Rotation& rotation, int rounds) {
-    const int before = announced_rounds_;
-    if (rounds == before) return;
-    announced_rounds_ = rounds;
-    const std::optional<double> full = FullRoundCpuSeconds(rotation, costs_);
-    const std::string cost = full ? fmt::format("{:.2f} CPU-s", *full) : std::string("not known yet");
-    const double allowed = kRotateAbove * RoundBudgetCpuSeconds();
-    if (rounds > 1) {
-      spdlog::info(
-          "schedule: {} tasks; {} every round (one pair per probe kind and node distance), {} in rotation over {} "
-          "rounds: {} (a full round costs {}, more than {} x budget x interval = {:.2f} CPU-s)",
-          rotation.tasks.size(), rotation.every_round.size(), rotation.rotated_tasks(), rounds,
-          before > 1 ? fmt::format("the number of rounds changed from {}", before) : std::string("starting to rotate"),
-          cost, kRotateAbove, allowed);
-    } else if (before > 1) {
-      spdlog::info(
-          "schedule: {} tasks, all of them every round: rotation stopped (a full round costs {}, {} {} x "
-          "budget x interval = {:.2f} CPU-s)",
-          rotation.tasks.size(), cost, full ? "at most" : "so it cannot be compared with", kRotateAbove, allowed);
-    }
-  }
-
   // Sleeps until `deadline_ns` (monotonic), waking for stop, reload and the
   // systemd watchdog. False if stopping; true early if a change is pending.
   bool WaitUntil(std::int64_t deadline_ns) {
     while (true) {
       env_->Notify("WATCHDOG=1");
-      if (stop_.load()) return false;
+      if (requests_.stopping()) return false;
       ReloadStateIfAsked();
       if (ChangesPending()) return true;
       const std::int64_t now = env_->MonotonicNs();
@@ -259,8 +241,7 @@ class Scheduler::Loop {
       if (watchdog_) wait_ns = std::min<std::int64_t>(wait_ns, watchdog_->count() * 1'000'000);
       // Re-check the cpuset (and refresh the duty cycle) at least every 10 s while idle.
       wait_ns = std::min<std::int64_t>(wait_ns, 10'000'000'000);
-      std::unique_lock lock(mu_);
-      env_->Sleep(lock, cv_, wait_ns, [&] { return stop_.load() || pending_.has_value() || reload_state_.load(); });
+      requests_.Sleep(*env_, wait_ns);
     }
   }
 
@@ -277,28 +258,18 @@ class Scheduler::Loop {
   // SIGHUP without a new configuration: an operator's request, and a look at
   // the host's facts as a round would take.
   void ReloadStateIfAsked() {
-    if (!reload_state_.exchange(false)) return;
+    if (!requests_.TakeStateReload()) return;
     model_.ReloadState(Now());
     CheckHost();
   }
 
   // A reload, or a change of the CPUs / memory nodes this process may use
   // (container cpusets change at run time), restarts the round on a new plan.
-  bool ChangesPending() {
-    {
-      std::lock_guard lock(mu_);
-      if (pending_) return true;
-    }
-    return !SameRestriction(env_->Restriction(), restriction_);
-  }
+  bool ChangesPending() { return requests_.ConfigPending() || !SameRestriction(env_->Restriction(), restriction_); }
 
   // True if the plan was rebuilt.
   bool ApplyPendingChanges() {
-    std::optional<Config> next;
-    {
-      std::lock_guard lock(mu_);
-      next.swap(pending_);
-    }
+    std::optional<Config> next = requests_.TakeConfig();
     const bool restriction_changed = !SameRestriction(env_->Restriction(), restriction_);
     if (!next && !restriction_changed) return false;
     if (next) {
@@ -328,29 +299,8 @@ class Scheduler::Loop {
   void Adopt(Plan plan) {
     plan_ = std::move(plan);
     restriction_ = env_->Restriction();
-    for (const auto& note : plan_.notes) spdlog::info("plan: {}", note);
-    std::string runs;
-    std::map<const ProbeKind*, int> runs_of;
-    std::vector<ProbeTarget> targets;
-    std::set<SeriesKey> series;
-    for (Task& task : RoundTasks(plan_, config_, topology_)) {
-      ++runs_of[task.kind];
-      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
-      targets.push_back(std::move(task.target));
-    }
-    // What the host facts name as the probing CPUs: fixed until the next plan.
-    probe_cpus_by_node_ = ProbeCpusByNode(targets, topology_);
-    for (const ProbeKind* kind : ProbeTable()) {
-      if (runs_of.contains(kind)) runs += fmt::format(", {} {}", runs_of[kind], kind->name());
-    }
-    spdlog::info("probe plan: {} memory pairs; runs per round{}", plan_.memory_pairs.size(),
-                 runs.empty() ? ": none" : runs);
-    std::vector<Task> own = OwnScheduleTasks(plan_, config_, topology_);
-    std::map<const ProbeKind*, int> own_runs_of;
-    for (const Task& task : own) {
-      ++own_runs_of[task.kind];
-      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
-    }
+    PlannedRuns runs = RunsOfPlan(plan_, config_, topology_);
+    LogPlan(plan_, runs);
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
       auto lock = ProbeLock::Open(config_.probe_lock_file);
@@ -363,71 +313,28 @@ class Scheduler::Loop {
     ProbeSettings settings = ProbeSettingsFrom(config_);
     // 1 unless NUMAPROBE_TEST_MODE (test_hooks.h)
     settings.test_scales.insert(test_.scales.begin(), test_.scales.end());
-    executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { OnLockBusy(); });
-    host_ = host_watch_.ReadInfo(topology_.cpu_model);
-    ApplyHostOverrides(test_, host_);
-    const std::string fingerprint = HostFingerprint(host_, topology_, config_.memory.pages);
-    // Until a round completes, the configured interval is the best estimate.
-    refresh_interval_seconds_ = std::chrono::duration<double>(config_.schedule.interval).count();
-    const PlannedHost planned{config_,          topology_, plan_, host_, fingerprint, TopologySignature(topology_),
-                              std::move(series)};
-    model_.Plan(planned, HostNow(), host_watch_.last(), Now());
+    executor_->Adopt(topology_, config_, std::move(settings), lock_, [this] { lock_wait_.Busy(env_->MonotonicNs()); });
+    // Its runs' targets name the CPUs whose runtime facts are read until the next plan.
+    const HostInfo& host = host_.Plan(topology_, runs.round_targets);
+    const std::string fingerprint = HostFingerprint(host, topology_, config_.memory.pages);
+    const PlannedHost planned{
+        config_, topology_, plan_, host, fingerprint, TopologySignature(topology_), std::move(runs.series)};
+    model_.Plan(planned, host_.Now(config_.memory.pages), host_.last(), Now());
     // After Plan: whether series record is known now.
     SetBudget();
     // After Plan: at start it restored when the last cycles ran.
-    own_.Adopt(std::move(own), config_, model_.schedule().own_cycles, Clock());
-    AnnounceOwnSchedules(own_runs_of);
+    own_.Adopt(std::move(runs.own), config_, model_.schedule().own_cycles, Clock());
+    own_.Announce(model_.schedule().own_cycles, env_->UnixNow());
     model_.Publish([&](Snapshot& s) {
-      s.refresh_interval_seconds = refresh_interval_seconds_;
+      // Until a round completes, the configured interval is the best estimate.
+      s.refresh_interval_seconds = std::chrono::duration<double>(config_.schedule.interval).count();
       s.test_fault_injection_active = test_.fault_injection_active();
     });
   }
 
-  // NUMAPROBE_TEST_TASK_COSTS: the schedule of a test must not depend on how
-  // fast the machine runs (cmd_serve refused to start on a file it cannot use).
-  void FixTaskCostsIfAsked() {
-    if (test_.task_costs_file.empty()) return;
-    std::string text;
-    TaskCostEstimate fixed;
-    std::string error = k::ReadWholeFile(test_.task_costs_file, text) != 0
-                            ? fmt::format("cannot read {}", test_.task_costs_file)
-                            : TaskCostEstimate::Parse(text, test_.task_costs_file, fixed);
-    if (!error.empty()) {
-      spdlog::error("{}: task costs are learnt from the runs", error);
-      return;
-    }
-    costs_ = std::move(fixed);
-    costs_.Fix();
-  }
-
   // Every round: a setting changed at run time (THP, NUMA balancing, a
   // hugepage pool) is a host change the next figures are read against.
-  void CheckHost() { model_.ObserveHost(HostNow(), host_watch_.last(), Now()); }
-
-  // Every fact as it is now: HostFacts of the planned host and the runtime facts.
-  HostObservation HostNow() {
-    auto facts = HostFacts(host_, config_.memory.pages, kVersionFact);
-    if (const auto it = test_.host_overrides.find("numaprobe_version"); it != test_.host_overrides.end()) {
-      facts["numaprobe_version"] = it->second;
-    }
-    return host_watch_.Observe(std::move(facts), probe_cpus_by_node_);
-  }
-
-  // On the worker thread, when a probe finds another process probing.
-  void OnLockBusy() {
-    lock_wait_.Started(env_->MonotonicNs());
-    // A second daemon on the host makes this routine: say it once, count the
-    // rest (and warn if one wait goes on for long, see WatchLockWait).
-    const bool first = !lock_busy_logged_.exchange(true);
-    spdlog::log(first ? spdlog::level::info : spdlog::level::debug, "the probe lock {} is held by {}: waiting for it",
-                lock_.path(), HolderOfLock());
-  }
-
-  // Who holds the probe lock, for the log: a pid and a uid, or why not.
-  std::string HolderOfLock() const {
-    const std::optional<ProbeLockHolder> holder = lock_.Holder();
-    return holder ? holder->Describe() : std::string("another process (not found in /proc/locks)");
-  }
+  void CheckHost() { model_.ObserveHost(host_.Now(config_.memory.pages), host_.last(), Now()); }
 
   // Runs `task` on the executor while this thread keeps the watchdog fed and
   // watches for stop, charging `budget`; the ResultModel takes what it
@@ -435,26 +342,21 @@ class Scheduler::Loop {
   std::optional<k::Outcome> RunTask(const Task& task, std::vector<Task>& round, std::size_t index, bool starts_visit,
                                     bool ends_visit, DutyBudget& budget) {
     const std::int64_t start_ns = env_->MonotonicNs();
-    // Confirmations and retries are said: they are runs beyond the schedule.
-    spdlog::debug("starting {}{}", Describe(task),
-                  task.confirmation  ? " (confirmation)"
-                  : task.attempt > 0 ? " (retry)"
-                                     : "");
+    LogRunStart(task);
     Task run = task;
     if (task.kind->HasBaseline()) {
       run.found_threads = model_.FoundThreads(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
     run.published = model_.PublishedRecords();
-    executor_->Start(run, ends_visit, &stop_);
-    bool warned_wait = false;
-    std::int64_t published_ns = start_ns;
+    lock_wait_.RunStarted(start_ns);
+    executor_->Start(run, ends_visit, requests_.stop_flag());
     while (!executor_->Wait(std::chrono::milliseconds(50))) {
       env_->Notify("WATCHDOG=1");
       ReloadStateIfAsked();
-      WatchLockWait(warned_wait, published_ns);
+      lock_wait_.Poll(env_->MonotonicNs());
       // Kernels notice the stop flag between samples; a probe starved of CPU
       // (SCHED_IDLE on a saturated host) may not, and is left behind.
-      if (stop_.load() && !executor_->Wait(std::chrono::milliseconds(250))) {
+      if (requests_.stopping() && !executor_->Wait(std::chrono::milliseconds(250))) {
         executor_->Abandon();
         return std::nullopt;
       }
@@ -473,94 +375,24 @@ class Scheduler::Loop {
     if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit && outcome != k::Outcome::kSkipped) {
       costs_.Observe(task.kind, ran.cpu_seconds, starts_visit);
     }
-    // A figure beyond its band needs confirming (the model says), unless
-    // NUMAPROBE_TEST_CONFIRMATIONS=off keeps a test's rounds to their schedule.
     const bool confirm = model_.Land(task, ran, Moment{end_ns, env_->UnixNow()}, [&](Snapshot& s) {
-      lock_wait_.Finished(ran.lock_wait_seconds);
-      s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(end_ns);
-      s.probe_lock_holder.reset();
+      lock_wait_.RunEnded(ran.lock_wait_seconds, end_ns, s);
       s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
     });
-    if (outcome == k::Outcome::kOk) {
-      spdlog::debug("{}: ok ({:.1f} ms CPU)", Describe(task), ran.cpu_seconds * 1e3);
-    } else if (outcome == k::Outcome::kSkipped) {
-      // Routine on a busy host: counted (numaprobe_probe_runs_total), retried after the next round.
-      spdlog::info("{}: skipped: {}", Describe(task), ran.record->reason());
-    } else if (outcome != k::Outcome::kCancelled) {
-      // A thread that could not be created: say which limit was reached.
-      spdlog::warn("{}: {}: {}{}", Describe(task), k::OutcomeName(outcome), ran.record->reason(),
-                   outcome == k::Outcome::kThreadLimit ? " (" + DescribeTaskLimits() + ")" : "");
-    }
-    // Disturbed runs are retried once at the end of the round, within the budget.
-    if (outcome == k::Outcome::kDisturbed && task.attempt == 0) {
-      Task retry = task;
-      retry.attempt = 1;
-      round.push_back(retry);
-    }
+    // A figure beyond its band needs confirming (the model says), unless
+    // NUMAPROBE_TEST_CONFIRMATIONS=off keeps a test's rounds to their schedule.
+    const int confirmations = confirm && !test_.confirmations_off ? SeriesHistory::kConfirmationRuns : 0;
+    LogRunEnd(task, ran, confirmations);
     // After the last use of `task`: inserting into `round` may move it.
-    if (confirm && !test_.confirmations_off) {
-      spdlog::debug("{}: figure beyond its band, {} confirmation runs next", Describe(round[index]),
-                    SeriesHistory::kConfirmationRuns);
-      QueueConfirmations(round, index, SeriesHistory::kConfirmationRuns);
-    }
+    QueueFollowUps(round, index, outcome, confirmations);
     return outcome;
   }
 
-  // While a probe waits for another process's lock: publish the wait every
-  // second, and warn once per wait after a minute (a stuck or hostile holder
-  // stops every probe; the watchdog rightly stays fed, the daemon is not hung).
-  void WatchLockWait(bool& warned, std::int64_t& published_ns) {
-    const std::int64_t now = env_->MonotonicNs();
-    const double waiting = lock_wait_.CurrentSeconds(now);
-    if (waiting == 0) return;
-    if (now - published_ns >= 1'000'000'000) {
-      published_ns = now;
-      const std::optional<ProbeLockHolder> holder = lock_.Holder();
-      model_.Publish([&](Snapshot& s) {
-        s.probe_lock_wait_seconds = lock_wait_.TotalSeconds(now);
-        s.probe_lock_holder = holder;
-      });
-    }
-    if (!warned && waiting >= 60) {
-      warned = true;
-      spdlog::warn(
-          "probes have waited {:.0f} s for the probe lock {}, held by {}; nothing is measured until it lets go "
-          "(any user who can open the file can hold it: docs/security.md)",
-          waiting, lock_.path(), HolderOfLock());
-    }
-  }
-
-  // Says each own-schedule kind's runs, interval and budget, and when its
-  // last cycle began (after a restart: why it does not run at once).
-  void AnnounceOwnSchedules(const std::map<const ProbeKind*, int>& runs_of) {
-    for (const auto& [kind, count] : runs_of) {
-      const OwnSchedule schedule = kind->OwnScheduleOf(config_).value_or(OwnSchedule{});
-      const auto& cycles = model_.schedule().own_cycles;
-      const auto last = cycles.find(kind->name());
-      spdlog::info(
-          "{}: {} runs every {} (at once while its baseline records), within {:.4g}% of one CPU of its own; {}",
-          kind->name(), count, FormatDuration(schedule.interval), schedule.duty_cycle * 100,
-          last == cycles.end() ? std::string("no cycle finished yet")
-                               : fmt::format("its last finished cycle began {} ago",
-                                             FormatDuration(std::chrono::seconds(static_cast<std::int64_t>(
-                                                 std::max(0.0, env_->UnixNow() - last->second))))));
-    }
-  }
-
-  // `rounds`: the rounds of the cycle. A rotated series gets a figure once a
-  // cycle, so that is the refresh interval staleness is judged against; a
-  // representative's is one round.
+  // A complete round that began at `round_start_ns`, of `rounds` in the cycle.
   void EndRound(std::int64_t round_start_ns, const Rotation& rotation, int rounds) {
     const double round_seconds = static_cast<double>(env_->MonotonicNs() - round_start_ns) / 1e9;
-    const double every_round =
-        std::max(std::chrono::duration<double>(config_.schedule.interval).count(), round_seconds);
-    refresh_interval_seconds_ = rounds * every_round;
-    RefreshOf refresh{every_round, refresh_interval_seconds_, {}, own_.IntervalSeconds()};
-    for (std::size_t i : rotation.every_round) {
-      const Task& task = rotation.tasks[i];
-      if (task.kind->HasBaseline())
-        refresh.every_round.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
-    }
+    RefreshOf refresh = RefreshAfterRound(rotation, rounds, round_seconds, config_, own_.IntervalSeconds());
+    const double refresh_interval_seconds = refresh.cycle_seconds;
     model_.SetRefresh(std::move(refresh));
     if (test_.fault_injection_active()) {
       spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled ({}); never in production",
@@ -568,38 +400,30 @@ class Scheduler::Loop {
     }
     model_.Publish([&](Snapshot& s) {
       ++s.rounds_completed;
-      s.refresh_interval_seconds = refresh_interval_seconds_;
+      s.refresh_interval_seconds = refresh_interval_seconds;
       s.rotation_rounds = rounds;
     });
   }
 
   std::unique_ptr<LoopEnvironment> env_;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> reload_state_{false};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<Config> pending_;  // guarded by mu_
+  LoopRequests requests_;
 
   // Owned by the loop thread.
   Config config_;
   k::Topology topology_;
   Plan plan_;
-  std::map<int, std::vector<int>> probe_cpus_by_node_;  // of plan_'s round (Adopt)
   k::Restriction restriction_;
-  HostInfo host_;
   ProbeLock lock_;  // the worker uses it during a job; replaced only between jobs
-  std::atomic<bool> lock_busy_logged_{false};
-  LockWaitMeter lock_wait_;
   std::int64_t duty_published_ns_ = 0;
   double own_cpu_charged_ = 0;  // env_->OwnCpuSeconds() at the last charge
   DutyBudget budget_;
   OwnScheduleQueue own_;  // the kinds on a schedule of their own, with their budgets
   ResultModel model_;
-  HostWatch host_watch_;
+  LockWaitWatch lock_wait_;  // of lock_, published to model_
   TaskCostEstimate costs_;
-  int announced_rounds_ = 0;  // the rotation last logged (0: none yet)
-  double refresh_interval_seconds_ = 0;
+  RotationAnnouncer announcer_;
   TestHooks test_;
+  HostObserver host_;  // after test_: reads facts where its hooks say
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
   // Last: destroyed (its worker joined) first; its runs use the lock and topology above.
@@ -641,13 +465,13 @@ std::string Scheduler::Start() {
 }
 
 bool Scheduler::Stop() {
-  loop_->RequestStop();
+  loop_->requests().RequestStop();
   if (thread_.joinable()) thread_.join();
   return finished_;
 }
 
-void Scheduler::Reload(Config config) { loop_->RequestReload(std::move(config)); }
+void Scheduler::Reload(Config config) { loop_->requests().RequestReload(std::move(config)); }
 
-void Scheduler::ReloadState() { loop_->RequestStateReload(); }
+void Scheduler::ReloadState() { loop_->requests().RequestStateReload(); }
 
 }  // namespace numaprobe::daemon

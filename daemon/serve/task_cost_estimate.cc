@@ -4,8 +4,10 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "daemon/probing/probe_table.h"
+#include "kernels/file_read.h"
 
 namespace numaprobe::daemon {
 
@@ -86,6 +88,21 @@ std::string TaskCostEstimate::Parse(std::string_view text, const std::string& wh
   if (json.is_discarded()) return fmt::format("{}: not valid JSON", what);
   if (auto error = FromJson(json, out); !error.empty()) return fmt::format("{}: {}", what, error);
   return "";
+}
+
+std::optional<TaskCostEstimate> TestTaskCosts(const TestHooks& hooks) {
+  if (hooks.task_costs_file.empty()) return std::nullopt;
+  std::string text;
+  TaskCostEstimate fixed;
+  const std::string error = kernels::ReadWholeFile(hooks.task_costs_file, text) != 0
+                                ? fmt::format("cannot read {}", hooks.task_costs_file)
+                                : TaskCostEstimate::Parse(text, hooks.task_costs_file, fixed);
+  if (!error.empty()) {
+    spdlog::error("{}: task costs are learnt from the runs", error);
+    return std::nullopt;
+  }
+  fixed.Fix();
+  return fixed;
 }
 
 }  // namespace numaprobe::daemon

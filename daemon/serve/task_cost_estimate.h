@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/common/test_hooks.h"
 #include "daemon/probing/probe_kind.h"
 #include "daemon/serve/round_tasks.h"
 
@@ -58,5 +59,12 @@ class TaskCostEstimate {
   std::map<const ProbeKind*, double> continuation_;
   bool fixed_ = false;
 };
+
+// The fixed estimate NUMAPROBE_TEST_TASK_COSTS names, if `hooks` name one:
+// a test's schedule must not depend on how fast the machine runs. None, and
+// an error logged (the costs are then learnt from the runs), if the file
+// cannot be read or used: cmd_serve refused to start on such a file, so it
+// changed since.
+std::optional<TaskCostEstimate> TestTaskCosts(const TestHooks& hooks);
 
 }  // namespace numaprobe::daemon

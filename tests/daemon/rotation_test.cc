@@ -88,6 +88,32 @@ TEST(RoundTasks, ConfirmationsAreTheNextVisitOfTheirOwn) {
   EXPECT_TRUE(tasks[last + 1].confirmation && tasks[last + 2].confirmation);
 }
 
+TEST(RoundTasks, FollowUpsRetryADisturbedFirstAttemptOnceAndQueueConfirmations) {
+  const kernels::Topology topology = Nodes(2);
+  const std::vector<Task> round = FullRound(topology);
+  auto tasks = round;
+  QueueFollowUps(tasks, 1, kernels::Outcome::kOk, 0);
+  QueueFollowUps(tasks, 1, kernels::Outcome::kSkipped, 0);
+  EXPECT_EQ(tasks.size(), round.size()) << "an ok or skipped run calls for nothing more";
+
+  QueueFollowUps(tasks, 1, kernels::Outcome::kDisturbed, 0);
+  ASSERT_EQ(tasks.size(), round.size() + 1);
+  EXPECT_EQ(Key(tasks.back()), Key(round[1])) << "retried at the end of the round";
+  EXPECT_EQ(tasks.back().attempt, 1);
+  QueueFollowUps(tasks, tasks.size() - 1, kernels::Outcome::kDisturbed, 0);
+  EXPECT_EQ(tasks.size(), round.size() + 1) << "a retry is not retried again";
+
+  auto confirmed = round;
+  QueueFollowUps(confirmed, 0, kernels::Outcome::kOk, 3);
+  auto expected = round;
+  QueueConfirmations(expected, 0, 3);
+  ASSERT_EQ(confirmed.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(Key(confirmed[i]), Key(expected[i]));
+    EXPECT_EQ(confirmed[i].confirmation, expected[i].confirmation);
+  }
+}
+
 TEST(Rotation, OneNodeHasNothingToRotate) {
   const kernels::Topology topology = Nodes(1);
   const Rotation rotation = SplitRound(FullRound(topology), topology);
