@@ -25,10 +25,7 @@ void LockWaitWatch::Poll(std::int64_t now_ns) {
   if (now_ns - published_ns_ >= 1'000'000'000) {
     published_ns_ = now_ns;
     const std::optional<ProbeLockHolder> holder = lock_.Holder();
-    model_.Publish([&](Snapshot& s) {
-      s.probe_lock_wait_seconds = meter_.TotalSeconds(now_ns);
-      s.probe_lock_holder = holder;
-    });
+    model_.LockWaited(meter_.TotalSeconds(now_ns), holder);
   }
   if (!warned_ && waiting >= 60) {
     warned_ = true;
@@ -39,10 +36,9 @@ void LockWaitWatch::Poll(std::int64_t now_ns) {
   }
 }
 
-void LockWaitWatch::RunEnded(double seconds, std::int64_t end_ns, Snapshot& s) {
+double LockWaitWatch::RunEnded(double seconds, std::int64_t end_ns) {
   meter_.Finished(seconds);
-  s.probe_lock_wait_seconds = meter_.TotalSeconds(end_ns);
-  s.probe_lock_holder.reset();
+  return meter_.TotalSeconds(end_ns);
 }
 
 std::string LockWaitWatch::Holder() const {

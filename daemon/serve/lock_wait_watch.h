@@ -18,7 +18,6 @@
 #include "daemon/probing/probe_lock.h"
 #include "daemon/serve/lock_wait_meter.h"
 #include "daemon/serve/results/result_model.h"
-#include "daemon/serve/snapshot.h"
 
 namespace numaprobe::daemon {
 
@@ -36,8 +35,8 @@ class LockWaitWatch {
   // While the run goes on (the loop polls it): publishes and warns as above.
   void Poll(std::int64_t now_ns);
   // The run ended at `end_ns` having waited `seconds` as the lock measured
-  // it: the wait's share of `s`, the snapshot the run's results land in.
-  void RunEnded(double seconds, std::int64_t end_ns, Snapshot& s);
+  // it: the total wait since start, published with the run (LoopFacts).
+  double RunEnded(double seconds, std::int64_t end_ns);
 
  private:
   // Who holds the probe lock, for the log: a pid and a uid, or why not.

@@ -251,7 +251,7 @@ class Scheduler::Loop {
   void RefreshWhileIdle(std::int64_t now) {
     if (now - duty_published_ns_ < 5'000'000'000) return;
     duty_published_ns_ = now;
-    model_.Publish([&](Snapshot& s) { s.duty_cycle_ratio = budget_.ObservedRatio(now); });
+    model_.DutyObserved(budget_.ObservedRatio(now));
     model_.Save(Now());
   }
 
@@ -317,19 +317,21 @@ class Scheduler::Loop {
     // Its runs' targets name the CPUs whose runtime facts are read until the next plan.
     const HostInfo& host = host_.Plan(topology_, runs.round_targets);
     const std::string fingerprint = HostFingerprint(host, topology_, config_.memory.pages);
-    const PlannedHost planned{
-        config_, topology_, plan_, host, fingerprint, TopologySignature(topology_), std::move(runs.series)};
+    const PlannedHost planned{config_,
+                              topology_,
+                              plan_,
+                              host,
+                              fingerprint,
+                              TopologySignature(topology_),
+                              std::move(runs.series),
+                              std::chrono::duration<double>(config_.schedule.interval).count(),
+                              test_.fault_injection_active()};
     model_.Plan(planned, host_.Now(config_.memory.pages), host_.last(), Now());
     // After Plan: whether series record is known now.
     SetBudget();
     // After Plan: at start it restored when the last cycles ran.
     own_.Adopt(std::move(runs.own), config_, model_.schedule().own_cycles, Clock());
     own_.Announce(model_.schedule().own_cycles, env_->UnixNow());
-    model_.Publish([&](Snapshot& s) {
-      // Until a round completes, the configured interval is the best estimate.
-      s.refresh_interval_seconds = std::chrono::duration<double>(config_.schedule.interval).count();
-      s.test_fault_injection_active = test_.fault_injection_active();
-    });
   }
 
   // Every round: a setting changed at run time (THP, NUMA balancing, a
@@ -375,10 +377,8 @@ class Scheduler::Loop {
     if (outcome != k::Outcome::kCancelled && outcome != k::Outcome::kThreadLimit && outcome != k::Outcome::kSkipped) {
       costs_.Observe(task.kind, ran.cpu_seconds, starts_visit);
     }
-    const bool confirm = model_.Land(task, ran, Moment{end_ns, env_->UnixNow()}, [&](Snapshot& s) {
-      lock_wait_.RunEnded(ran.lock_wait_seconds, end_ns, s);
-      s.duty_cycle_ratio = budget_.ObservedRatio(end_ns);
-    });
+    const LoopFacts loop{budget_.ObservedRatio(end_ns), lock_wait_.RunEnded(ran.lock_wait_seconds, end_ns)};
+    const bool confirm = model_.Land(task, ran, Moment{end_ns, env_->UnixNow()}, loop);
     // A figure beyond its band needs confirming (the model says), unless
     // NUMAPROBE_TEST_CONFIRMATIONS=off keeps a test's rounds to their schedule.
     const int confirmations = confirm && !test_.confirmations_off ? SeriesHistory::kConfirmationRuns : 0;
@@ -392,17 +392,11 @@ class Scheduler::Loop {
   void EndRound(std::int64_t round_start_ns, const Rotation& rotation, int rounds) {
     const double round_seconds = static_cast<double>(env_->MonotonicNs() - round_start_ns) / 1e9;
     RefreshOf refresh = RefreshAfterRound(rotation, rounds, round_seconds, config_, own_.IntervalSeconds());
-    const double refresh_interval_seconds = refresh.cycle_seconds;
-    model_.SetRefresh(std::move(refresh));
     if (test_.fault_injection_active()) {
       spdlog::error("TEST FAULT INJECTION ACTIVE: figures are scaled ({}); never in production",
                     test_.DescribeScales(""));
     }
-    model_.Publish([&](Snapshot& s) {
-      ++s.rounds_completed;
-      s.refresh_interval_seconds = refresh_interval_seconds;
-      s.rotation_rounds = rounds;
-    });
+    model_.RoundEnded(std::move(refresh), rounds);
   }
 
   std::unique_ptr<LoopEnvironment> env_;

@@ -113,10 +113,11 @@ class Life {
     for (const Task& task : RoundTasks(plan_, config_, topology_)) confirm = Land(task, unix_now, value) || confirm;
     return confirm;
   }
-  bool Land(const Task& task, double unix_now, double value, k::Outcome outcome = k::Outcome::kOk) {
+  bool Land(const Task& task, double unix_now, double value, k::Outcome outcome = k::Outcome::kOk,
+            LoopFacts loop = {}) {
     const double figure = task.kind == &BandwidthProbe() ? value * 1e17 : value;
     const ProbeRun run{task.kind->Simulated(task.target, outcome, figure), 0.01, 0};
-    return model_->Land(task, run, Moment{Ns(unix_now), unix_now}, {});
+    return model_->Land(task, run, Moment{Ns(unix_now), unix_now}, loop);
   }
   void Stop(double unix_now) { model_->Save(Moment{Ns(unix_now), unix_now}, /*force=*/true); }
   void ReloadState(double unix_now) { model_->ReloadState(Moment{Ns(unix_now), unix_now}); }
@@ -562,6 +563,29 @@ TEST(ResultModel, EachEventPublishesOnceAlsoWhenItSaves) {
   EXPECT_EQ(life.Publications(), ++published);
   life.Plan(1300);
   EXPECT_EQ(life.Publications(), ++published);
+
+  // The scheduler's own events: each one publication, of what it says.
+  life.model().DutyObserved(0.004);
+  EXPECT_EQ(life.Publications(), ++published);
+  EXPECT_EQ(life.Now().duty_cycle_ratio, 0.004);
+  life.model().LockWaited(3, std::nullopt);
+  EXPECT_EQ(life.Publications(), ++published);
+  EXPECT_EQ(life.Now().probe_lock_wait_seconds, 3);
+  const std::uint64_t rounds = life.Now().rounds_completed;
+  life.model().RoundEnded(RefreshOf{60, 600, {}, {}}, 10);
+  EXPECT_EQ(life.Publications(), ++published);
+  EXPECT_EQ(life.Now().rounds_completed, rounds + 1);
+  EXPECT_EQ(life.Now().rotation_rounds, 10);
+  EXPECT_EQ(life.Now().refresh_interval_seconds, 600);
+  // A run that waited publishes its total wait and no holder, with its figure.
+  life.model().LockWaited(5, ProbeLockHolder{});
+  ++published;
+  EXPECT_TRUE(life.Now().probe_lock_holder.has_value());
+  life.Land(task, 1310, 1e-7, k::Outcome::kOk, LoopFacts{0.005, 7});
+  EXPECT_EQ(life.Publications(), ++published);
+  EXPECT_EQ(life.Now().probe_lock_wait_seconds, 7);
+  EXPECT_FALSE(life.Now().probe_lock_holder.has_value());
+  EXPECT_EQ(life.Now().duty_cycle_ratio, 0.005);
 
   // A save alone publishes only what changes the snapshot: the directory
   // writable again, then nothing left to write.

@@ -112,6 +112,8 @@ void ResultModel::Plan(const PlannedHost& planned, const HostObservation& host, 
   PublishView([&](Snapshot& s) {
     PlanSnapshot(s, planned.config, planned.topology, planned.plan, planned.host, planned.fingerprint);
     s.runtime_facts = runtime;
+    s.refresh_interval_seconds = planned.refresh_interval_seconds;
+    s.test_fault_injection_active = planned.fault_injection_active;
   });
 }
 
@@ -374,7 +376,7 @@ void ResultModel::ReloadState(Moment now) {
   PublishView({});
 }
 
-bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also) {
+bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const LoopFacts& loop) {
   bool confirm = false;
   if (const std::optional<BaselineValue> figure = task.kind->BaselineOf(*run.record, per_cpu_)) {
     const SeriesKey& key = *figure;
@@ -397,7 +399,9 @@ bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const 
   Write(now);
   PublishView([&](Snapshot& s) {
     RecordRun(s, run.record, now.unix_seconds, run.cpu_seconds);
-    if (also) also(s);
+    s.duty_cycle_ratio = loop.duty_cycle_ratio;
+    s.probe_lock_wait_seconds = loop.lock_wait_seconds;
+    s.probe_lock_holder.reset();
   });
   return confirm;
 }
@@ -415,7 +419,26 @@ std::vector<RecordPtr> ResultModel::PublishedRecords() const {
   return records;
 }
 
-void ResultModel::Publish(const std::function<void(Snapshot&)>& change) { store_.Update(change); }
+void ResultModel::DutyObserved(double ratio) {
+  PublishView([&](Snapshot& s) { s.duty_cycle_ratio = ratio; });
+}
+
+void ResultModel::LockWaited(double total_seconds, std::optional<ProbeLockHolder> holder) {
+  PublishView([&](Snapshot& s) {
+    s.probe_lock_wait_seconds = total_seconds;
+    s.probe_lock_holder = std::move(holder);
+  });
+}
+
+void ResultModel::RoundEnded(RefreshOf refresh, int rotation_rounds) {
+  const double cycle_seconds = refresh.cycle_seconds;
+  refresh_ = std::move(refresh);
+  PublishView([&](Snapshot& s) {
+    ++s.rounds_completed;
+    s.refresh_interval_seconds = cycle_seconds;
+    s.rotation_rounds = rotation_rounds;
+  });
+}
 
 void ResultModel::UseBudget(double ratio) {
   budget_ratio_ = ratio;
@@ -426,8 +449,6 @@ void ResultModel::KeepSchedule(ScheduleMemory schedule, bool urgent) {
   contents_.schedule = std::move(schedule);
   MarkChanged(urgent);
 }
-
-void ResultModel::SetRefresh(RefreshOf refresh) { refresh_ = std::move(refresh); }
 
 bool ResultModel::Recording() const {
   return std::any_of(planned_.begin(), planned_.end(), [&](const SeriesKey& key) {

@@ -6,7 +6,10 @@
 // learnt in the state file and restores it after a restart, and publishes the
 // Snapshot once per event (a state write the event makes due is part of it).
 // It also keeps the budget the scheduler says it uses (UseBudget), so that no
-// replan can publish another. The scheduler (serve/scheduler.cc) only paces.
+// replan can publish another. The scheduler (serve/scheduler.cc) only paces:
+// it reports typed events (a run landed with the loop's facts, a round ended,
+// the duty cycle observed, a lock wait, a plan adopted, the budget changed)
+// and writes no field of the Snapshot itself.
 //
 // Learning is per series (results/series_history.h): a series is baselined
 // from its own figures; a failed run costs only its own figure; a series that
@@ -39,6 +42,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
+#include "daemon/probing/probe_lock.h"
 #include "daemon/probing/series_key.h"
 #include "daemon/serve/probe_executor.h"
 #include "daemon/serve/result_store.h"
@@ -73,6 +77,16 @@ struct PlannedHost {
   std::string fingerprint;         // HostFingerprint
   std::string topology_signature;  // TopologySignature
   std::set<SeriesKey> series;      // every baseline series the plan probes
+  // Until a round completes, the configured interval is the best estimate.
+  double refresh_interval_seconds = 0;
+  bool fault_injection_active = false;  // TestHooks: figures are scaled
+};
+
+// What the loop's pacing and lock waiting say, published with the run that
+// ends (ResultModel::Land) or while it waits (LockWaited, DutyObserved).
+struct LoopFacts {
+  double duty_cycle_ratio = 0;   // Budget::ObservedRatio
+  double lock_wait_seconds = 0;  // LockWaitMeter: every wait since start
 };
 
 // When now is (both clocks: monotonic paces the writes, Unix dates the facts).
@@ -101,19 +115,25 @@ class ResultModel {
   // not be read at start.
   void ReloadState(Moment now);
 
-  // One run landed. `also` sets the scheduler's own fields in the same
-  // publication (duty cycle, lock wait). True when the figure lies beyond its
-  // band and needs confirmation runs (results/series_history.h).
-  bool Land(const Task& task, const ProbeRun& run, Moment now, const std::function<void(Snapshot&)>& also);
+  // One run landed, with the loop's facts at its end (the lock no longer
+  // waited for). True when the figure lies beyond its band and needs
+  // confirmation runs (results/series_history.h).
+  bool Land(const Task& task, const ProbeRun& run, Moment now, const LoopFacts& loop);
   // What the kind's thread search found for `key` (SeriesHistory), if it did.
   std::optional<int> FoundThreads(const SeriesKey& key) const;
   // The records of the published figures, every kind's (Snapshot::figures):
   // what a run whose figure is read against another kind's is handed
   // (ProbeRunner::published).
   std::vector<RecordPtr> PublishedRecords() const;
-  // Anything else the scheduler publishes (duty cycle while idle, a round
-  // ended): one publication.
-  void Publish(const std::function<void(Snapshot&)>& change);
+  // The events the scheduler reports besides runs, one publication each:
+  // the observed duty cycle while nothing lands (idle, waiting);
+  void DutyObserved(double ratio);
+  // a run still waiting for the probe lock: the total so far and who holds it;
+  void LockWaited(double total_seconds, std::optional<ProbeLockHolder> holder);
+  // a complete round, of `rotation_rounds` in the cycle: how often each
+  // series gets a figure at the current schedule (for the expected arming
+  // time exported while series record, and the staleness rules).
+  void RoundEnded(RefreshOf refresh, int rotation_rounds);
   // The duty-cycle budget the scheduler paces by from now on (the learning
   // budget while a series records, else schedule.duty_cycle): one
   // publication. Until the first call: schedule.duty_cycle at construction.
@@ -125,9 +145,6 @@ class ResultModel {
   // repeat it).
   const ScheduleMemory& schedule() const { return contents_.schedule; }
   void KeepSchedule(ScheduleMemory schedule, bool urgent = false);
-  // How often each series gets a figure at the current schedule (for the
-  // expected arming time exported while series record).
-  void SetRefresh(RefreshOf refresh);
 
   // Whether a planned series is still recording its baseline (the scheduler
   // then spends the learning budget). The kinds on a schedule of their own
