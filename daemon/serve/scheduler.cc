@@ -335,7 +335,7 @@ class Scheduler::Loop {
     std::set<SeriesKey> series;
     for (Task& task : RoundTasks(plan_, config_, topology_)) {
       ++runs_of[task.kind];
-      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+      if (task.kind->traits().has_baseline) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
       targets.push_back(std::move(task.target));
     }
     // What the host facts name as the probing CPUs: fixed until the next plan.
@@ -349,7 +349,7 @@ class Scheduler::Loop {
     std::map<const ProbeKind*, int> own_runs_of;
     for (const Task& task : own) {
       ++own_runs_of[task.kind];
-      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+      if (task.kind->traits().has_baseline) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
     if (config_.probe_lock_file != lock_.path()) {
       // cmd_serve checked that it opens; it can still have gone since.
@@ -441,7 +441,7 @@ class Scheduler::Loop {
                   : task.attempt > 0 ? " (retry)"
                                      : "");
     Task run = task;
-    if (task.kind->HasBaseline()) {
+    if (task.kind->traits().has_baseline) {
       run.found_threads = model_.FoundThreads(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
     run.published = model_.PublishedRecords();
@@ -558,7 +558,7 @@ class Scheduler::Loop {
     RefreshOf refresh{every_round, refresh_interval_seconds_, {}, own_.IntervalSeconds()};
     for (std::size_t i : rotation.every_round) {
       const Task& task = rotation.tasks[i];
-      if (task.kind->HasBaseline())
+      if (task.kind->traits().has_baseline)
         refresh.every_round.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
     model_.SetRefresh(std::move(refresh));
