@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Which confirmation band the peak_bandwidth kind should use
-(ProbeKind::ConfirmationBand, -8% today; docs/detection.md, "The peak
+(its KindTraits::confirmation_band, 8% below today; docs/detection.md, "The peak
 bandwidth alert"): a Monte Carlo of one peak series as the daemon measures and
 publishes it and of NumaProbePeakBandwidthDrop on it, for each band asked.
 

@@ -60,7 +60,7 @@ std::vector<RecordPtr> SuccessfulRecords(const ProbeReport& report) {
 std::vector<std::string> DefaultTests() {
   std::vector<std::string> names;
   for (const ProbeKind* kind : ProbeTable()) {
-    if (kind->RunsByDefault()) names.emplace_back(kind->name());
+    if (kind->traits().runs_by_default) names.emplace_back(kind->name());
   }
   return names;
 }
@@ -76,11 +76,12 @@ BufferSettings UnlimitedBuffers(BufferSettings settings) {
   return settings;
 }
 
-// What the kinds' figures are (ProbeKind::FigureHelp), for the help's footer.
+// What the kinds' figures are (KindTraits::figure_help), for the help's footer.
 std::string FiguresHelp() {
   std::string text;
   for (const ProbeKind* kind : ProbeTable()) {
-    if (!kind->FigureHelp().empty()) text += (text.empty() ? "" : "\n\n") + std::string(kind->FigureHelp());
+    const std::string_view help = kind->traits().figure_help;
+    if (!help.empty()) text += (text.empty() ? "" : "\n\n") + std::string(help);
   }
   return text;
 }
@@ -182,7 +183,7 @@ struct ProbeCommand {
     for (const ProbeKind* kind : ProbeTable()) {
       if (!Wants(std::string(kind->name()))) continue;
       if (std::any_of(runs.begin(), runs.end(), [&](const auto& run) { return run.first == kind; })) continue;
-      out += fmt::format("\n{}: nothing to measure on this host\n", kind->title());
+      out += fmt::format("\n{}: nothing to measure on this host\n", kind->traits().title);
     }
     if (out.empty()) return out;
     for (const std::string& note : p.notes) out += "  note: " + note + '\n';

@@ -2,8 +2,10 @@
 // ProbeKind: everything numaprobe knows about one kind of probe, in one place.
 // The scheduler, `numaprobe probe`, the snapshot, /metrics, the landing page,
 // the terminal table and the JSON output never switch on a kind: they iterate
-// the probe table (probe_table.h) and call these methods. A kind's module
-// (probing/kinds/<kind>.cc) implements them over its kernel's spec and result.
+// the probe table (probe_table.h), read its constants (traits(),
+// kind_traits.h) and call these methods. A kind's module
+// (probing/kinds/<kind>.cc) gives its traits to the constructor and
+// implements the methods over its kernel's spec and result.
 //
 // The views get kind-neutral values (figures by family name, table sections,
 // JSON), so a kind's module depends on nothing above probing/.
@@ -22,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,6 +34,7 @@
 #include "daemon/config/kind_section.h"
 #include "daemon/config/kind_setting.h"
 #include "daemon/config/plan_options.h"
+#include "daemon/probing/kind_traits.h"
 #include "daemon/probing/probe_target.h"
 #include "daemon/probing/series_key.h"
 #include "kernels/result.h"
@@ -112,12 +116,6 @@ struct TimedRecord {
   double unix_seconds = 0;
 };
 
-// A Prometheus family a kind publishes; present even without series.
-struct FamilySpec {
-  std::string name;
-  std::string help;
-};
-
 // Where a kind's figures go; the web layer turns them into exposition.
 class FigureSink {
  public:
@@ -130,15 +128,6 @@ class FigureSink {
 struct FigureContext {
   bool per_cpu = false;  // figures carry a cpu label
   int threads = 1;       // configured measuring threads per pair (a threads label when > 1)
-};
-
-// The families a kind with a baseline publishes besides its figures, named
-// from its figure family `<stem>_<unit>`: the baseline `<stem>_baseline_<unit>`,
-// its spread `<stem>_baseline_spread_ratio` and the recent median
-// `<stem>_recent_median_<unit>` (web/metrics_baseline.cc).
-struct BaselineSeries {
-  std::string stem;  // numaprobe_memory_latency
-  std::string unit;  // seconds
 };
 
 // A figure of a record that the firmware also advertises (ACPI HMAT), for the
@@ -226,10 +215,11 @@ struct OwnSchedule {
 // Enabled(config)); `numaprobe probe` runs what --tests names.
 class ProbeKind : public KindSection {
  public:
-  // For people: "memory latency", in logs and table titles.
-  virtual std::string_view title() const = 0;
-  // Whether `numaprobe probe` runs it without --tests.
-  virtual bool RunsByDefault() const { return true; }
+  explicit ProbeKind(KindTraits traits) : traits_(std::move(traits)) {}
+
+  // What the kind is, as constants: its title, whether it keeps a baseline,
+  // its confirmation band, its families, ... (kind_traits.h).
+  const KindTraits& traits() const { return traits_; }
 
   // Targets of a kind that does not measure the plan's memory pairs (runs
   // between CPUs), planned at plan time from the topology and the kind's own
@@ -273,11 +263,10 @@ class ProbeKind : public KindSection {
     return NotRun(target, outcome, "");
   }
 
-  // Whether the daemon keeps a baseline (and recent figures) of this kind's
-  // series; `SeriesOf` then names the series a target's runs feed (per-CPU
-  // mode: one per CPU, else one per pair and variant) and `FigureOf` the one
-  // figure of a successful record that is kept.
-  virtual bool HasBaseline() const { return false; }
+  // For a kind with a baseline (traits().has_baseline): `SeriesOf` names the
+  // series a target's runs feed (per-CPU mode: one per CPU, else one per pair
+  // and variant) and `FigureOf` the one figure of a successful record that is
+  // kept.
   virtual SeriesKey SeriesOf(const ProbeTarget& target, bool per_cpu) const {
     return SeriesKey{std::string(name()), per_cpu ? target.pair.cpu : -1, target.pair.cpu_node, target.pair.mem_node,
                      target.variant};
@@ -285,15 +274,13 @@ class ProbeKind : public KindSection {
   virtual double FigureOf(const ProbeRecord& /*record*/) const { return 0; }
   // Both at once, for a successful record of a kind with a baseline; none otherwise.
   std::optional<BaselineValue> BaselineOf(const ProbeRecord& record, bool per_cpu) const {
-    if (!HasBaseline() || !record.ok()) return std::nullopt;
+    if (!traits_.has_baseline || !record.ok()) return std::nullopt;
     return BaselineValue{SeriesOf(record.target(), per_cpu), FigureOf(record)};
   }
   // The thread count this run's search found for its series, if it searched
   // (kinds/peak_thread_search.h): the results model keeps it with the series'
   // baseline and hands it to later runs (ProbeRunner::found_threads).
   virtual std::optional<int> FoundThreadsOf(const ProbeRecord& /*record*/) const { return std::nullopt; }
-  // The baseline families' names (kinds with a baseline).
-  virtual BaselineSeries BaselineNames() const { return {}; }
   // Labels of a baseline value beyond its pair and op: `latest` are the
   // kind's published figures; `as_figure` labels it exactly as the figure of
   // the same series (the recent median), else from the configuration alone.
@@ -304,20 +291,6 @@ class ProbeKind : public KindSection {
   // probe-table order for the state file. Changing it re-records the kind's
   // saved baseline, so its text is frozen.
   virtual std::string SettingsFingerprint(const Config& /*config*/) const { return ""; }
-  // How far a figure may lie from its baseline in the direction of a
-  // regression before the scheduler confirms it with more runs
-  // (serve/results/series_history.h), as a signed fraction of the baseline: +0.05, a
-  // figure more than 5% above is suspicious; -0.10, more than 10% below. None:
-  // never confirmed.
-  virtual std::optional<double> ConfirmationBand() const { return std::nullopt; }
-  // Whether the peer alert compares this kind's remote/local ratio of recent
-  // medians with the same pair on hosts of one cohort (the daemon publishes
-  // the ratio, web/metrics_peers.cc). Needs a baseline (recent medians).
-  virtual bool ComparedWithPeers() const { return false; }
-  // Whether test fault injection may scale its figures
-  // (NUMAPROBE_TEST_SCALE_<NAME>, common/test_hooks.h): a kind that says yes
-  // multiplies its figures by ProbeSettings::test_scales[name()].
-  virtual bool TestScaled() const { return false; }
   // The figure of a successful record that the firmware's HMAT also
   // advertises for its pair; none for kinds (or variants) it has no figure of.
   virtual std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& /*record*/) const { return std::nullopt; }
@@ -325,18 +298,14 @@ class ProbeKind : public KindSection {
   // buffer bytes, ...). One series per kind, mem_node and variant.
   virtual Labels ConfigInfo(const ProbeRecord& record) const = 0;
 
-  // Prometheus: the kind's families, and the figures of its latest
-  // successful records (one per series).
-  virtual std::vector<FamilySpec> Families() const = 0;
+  // Prometheus: the figures of its latest successful records (one per
+  // series), in the families of traits().families.
   virtual void AppendFigures(const std::vector<TimedRecord>& latest, const FigureContext& context,
                              FigureSink& sink) const = 0;
 
   // Terminal and landing page: the sections of a set of records (empty
   // records: no section).
   virtual std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const = 0;
-  // What the kind's figure is, as `numaprobe probe --help` says it after the
-  // flags (which statistic, how it compares with other tools); "": nothing.
-  virtual std::string_view FigureHelp() const { return ""; }
   // Curves of a set of records, for a plot; none for most kinds.
   virtual std::vector<PlotSeries> Curves(const std::vector<RecordPtr>& /*records*/) const { return {}; }
   // JSON output of one record (figures null unless ok).
@@ -357,6 +326,9 @@ class ProbeKind : public KindSection {
   // with its settings across flags ("" if nothing), the cross-key rule its
   // ReadConfig checks, as a usage error naming the flags.
   virtual std::string FlagsProblem(const ProbeSettings& /*settings*/) const { return ""; }
+
+ private:
+  KindTraits traits_;
 };
 
 }  // namespace numaprobe::daemon

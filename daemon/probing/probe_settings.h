@@ -31,7 +31,7 @@ struct ProbeSettings {
   }
 
   // Test-only fault injection (daemon/common/test_hooks.h, honoured only with
-  // NUMAPROBE_TEST_MODE=1): kind name -> factor a kind that is TestScaled()
+  // NUMAPROBE_TEST_MODE=1): kind name -> factor a kind whose traits are test_scaled
   // multiplies its figures by, so integration tests can raise a regression.
   std::map<std::string, double> test_scales;
   double TestScaleOf(std::string_view kind) const {

@@ -16,7 +16,7 @@ const std::vector<const ProbeKind*>& ProbeTable();
 // The kinds' config sections, in table order, for ParseConfig and LoadConfigFile.
 const KindSections& ProbeTableSections();
 
-// The names of the kinds test fault injection may scale (ProbeKind::TestScaled).
+// The names of the kinds test fault injection may scale (KindTraits::test_scaled).
 std::vector<std::string> TestScaledKinds();
 
 }  // namespace numaprobe::daemon

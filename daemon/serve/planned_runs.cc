@@ -14,12 +14,12 @@ PlannedRuns RunsOfPlan(const Plan& plan, const Config& config, const kernels::To
   PlannedRuns runs;
   for (Task& task : RoundTasks(plan, config, topology)) {
     ++runs.round_runs_of[task.kind];
-    if (task.kind->HasBaseline()) runs.series.insert(task.kind->SeriesOf(task.target, config.targets.per_cpu));
+    if (task.kind->traits().has_baseline) runs.series.insert(task.kind->SeriesOf(task.target, config.targets.per_cpu));
     runs.round_targets.push_back(std::move(task.target));
   }
   runs.own = OwnScheduleTasks(plan, config, topology);
   for (const Task& task : runs.own) {
-    if (task.kind->HasBaseline()) runs.series.insert(task.kind->SeriesOf(task.target, config.targets.per_cpu));
+    if (task.kind->traits().has_baseline) runs.series.insert(task.kind->SeriesOf(task.target, config.targets.per_cpu));
   }
   return runs;
 }

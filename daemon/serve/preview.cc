@@ -63,7 +63,7 @@ std::set<SeriesKey> FreshSeries(const Snapshot& s, bool per_cpu, double since) {
   std::set<SeriesKey> fresh;
   for (const Timed& t : s.figures) {
     const ProbeKind& kind = t.record->kind();
-    if (kind.HasBaseline() && t.unix_seconds >= since) fresh.insert(kind.SeriesOf(t.record->target(), per_cpu));
+    if (kind.traits().has_baseline && t.unix_seconds >= since) fresh.insert(kind.SeriesOf(t.record->target(), per_cpu));
   }
   return fresh;
 }
@@ -111,7 +111,7 @@ k::Expected<SchedulePreview> PreviewSchedule(const Config& given, SimulatedHost:
   std::set<SeriesKey> all, representatives;
   for (std::size_t i = 0; i < rotation.tasks.size(); ++i) {
     const Task& task = rotation.tasks[i];
-    if (!task.kind->HasBaseline()) continue;
+    if (!task.kind->traits().has_baseline) continue;
     const SeriesKey key = task.kind->SeriesOf(task.target, config.targets.per_cpu);
     all.insert(key);
     if (std::find(rotation.every_round.begin(), rotation.every_round.end(), i) != rotation.every_round.end()) {
@@ -174,7 +174,7 @@ k::Expected<SchedulePreview> PreviewSchedule(const Config& given, SimulatedHost:
       window = std::max(window, static_cast<std::int64_t>(2 * s.refresh_interval_seconds * kSimulatedSecond));
       for (const Timed& timed : s.figures) {
         const ProbeKind& kind = timed.record->kind();
-        if (!kind.HasBaseline()) continue;
+        if (!kind.traits().has_baseline) continue;
         const SeriesKey key = kind.SeriesOf(timed.record->target(), config.targets.per_cpu);
         const auto [it, inserted] = last.try_emplace(key, timed.unix_seconds);
         if (!inserted && timed.unix_seconds > it->second) {

@@ -13,7 +13,8 @@ RefreshOf RefreshAfterRound(const Rotation& rotation, int rounds, double round_s
   RefreshOf refresh{every_round, rounds * every_round, {}, std::move(own_schedule_seconds)};
   for (std::size_t i : rotation.every_round) {
     const Task& task = rotation.tasks[i];
-    if (task.kind->HasBaseline()) refresh.every_round.insert(task.kind->SeriesOf(task.target, config.targets.per_cpu));
+    if (task.kind->traits().has_baseline)
+      refresh.every_round.insert(task.kind->SeriesOf(task.target, config.targets.per_cpu));
   }
   return refresh;
 }

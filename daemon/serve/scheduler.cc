@@ -346,7 +346,7 @@ class Scheduler::Loop {
     const std::int64_t start_ns = env_->MonotonicNs();
     LogRunStart(task);
     Task run = task;
-    if (task.kind->HasBaseline()) {
+    if (task.kind->traits().has_baseline) {
       run.found_threads = model_.FoundThreads(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
     run.published = model_.PublishedRecords();

@@ -51,7 +51,7 @@ std::string RenderFigures(const Snapshot& s) {
     for (const TimedRecord& t : s.FiguresOf(*kind)) records.push_back(t.record);
     const std::vector<ReportSection> sections = kind->Sections(records);
     if (sections.empty()) {
-      std::string title(kind->title());
+      std::string title(kind->traits().title);
       title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
       html += "<h2>" + EscapeMarkup(title) + "</h2>\n<p>No figures yet.</p>\n";
     }

@@ -61,7 +61,7 @@ class BuilderSink final : public FigureSink {
 void AppendFigures(const Snapshot& s, std::vector<MetricFamily>& out) {
   for (const ProbeKind* kind : ProbeTable()) {
     if (!s.probes.contains(std::string(kind->name()))) continue;
-    BuilderSink sink(kind->Families());
+    BuilderSink sink(kind->traits().families);
     kind->AppendFigures(s.FiguresOf(*kind), s.figure_context, sink);
     sink.BuildInto(out);
   }

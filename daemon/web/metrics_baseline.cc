@@ -51,7 +51,7 @@ const Stage kStages[] = {
 };
 
 void AppendStage(const Snapshot& s, const Stage& stage, const ProbeKind& kind, std::vector<MetricFamily>& out) {
-  const BaselineSeries names = kind.BaselineNames();
+  const BaselineSeries& names = kind.traits().baseline_names;
   FamilyBuilder family(stage.name(names), stage.help(names), MetricType::Gauge);
   const std::vector<TimedRecord> latest = stage.as_figure ? s.FiguresOf(kind) : std::vector<TimedRecord>{};
   for (const BaselineValue& v : s.*stage.values) {
@@ -102,7 +102,7 @@ void AppendBaselineProgress(const BaselineProgress& p, std::vector<MetricFamily>
 void AppendBaselineFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
   for (const Stage& stage : kStages) {
     for (const ProbeKind* kind : ProbeTable()) {
-      if (kind->HasBaseline()) AppendStage(s, stage, *kind, out);
+      if (kind->traits().has_baseline) AppendStage(s, stage, *kind, out);
     }
   }
 

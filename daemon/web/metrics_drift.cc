@@ -16,8 +16,9 @@ namespace {
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
-void AppendWorstDrift(const Snapshot& s, const ProbeKind& kind, bool higher_is_worse, std::vector<MetricFamily>& out) {
-  const std::string name = kind.BaselineNames().stem + "_worst_pair_drift_ratio";
+void AppendWorstDrift(const Snapshot& s, const ProbeKind& kind, std::vector<MetricFamily>& out) {
+  const bool higher_is_worse = kind.traits().regression == Regression::kHigherIsWorse;
+  const std::string name = kind.traits().baseline_names.stem + "_worst_pair_drift_ratio";
   FamilyBuilder family(name,
                        "The worst node pair's recent median over its baseline: the " +
                            std::string(higher_is_worse ? "highest" : "lowest") +
@@ -38,10 +39,10 @@ void AppendWorstDrift(const Snapshot& s, const ProbeKind& kind, bool higher_is_w
 
 void AppendDriftFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
   for (const ProbeKind* kind : ProbeTable()) {
-    // The confirmation band's sign is the direction of a regression: a kind
-    // without one has no drift alert (results/derived.cc computes the ratios).
-    const std::optional<double> band = kind->ConfirmationBand();
-    if (kind->HasBaseline() && band.has_value() && *band != 0) AppendWorstDrift(s, *kind, *band > 0, out);
+    // A kind without a confirmation band has no drift alert
+    // (results/derived.cc computes the ratios).
+    const KindTraits& traits = kind->traits();
+    if (traits.has_baseline && traits.confirmation_band.value_or(0) != 0) AppendWorstDrift(s, *kind, out);
   }
 }
 

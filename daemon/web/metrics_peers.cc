@@ -21,7 +21,7 @@ using prometheus::MetricType;
 // Each remote pair's ratio (serve/results/derived.cc), with the cohort labels.
 void AppendRemoteLocalRatio(const Snapshot& s, const ProbeKind& kind, std::vector<MetricFamily>& out) {
   FamilyBuilder family(
-      kind.BaselineNames().stem + "_recent_remote_local_ratio",
+      kind.traits().baseline_names.stem + "_recent_remote_local_ratio",
       "Per remote node pair (cpu_node to mem_node), the median of its last 9 successful figures over that of its "
       "CPU node's local pair "
       "(in per-CPU mode each the median over the node's CPUs; absent until both have 9), labelled with the host's "
@@ -56,7 +56,7 @@ Labels CohortLabels(const Snapshot& s) {
 
 void AppendPeerFamilies(const Snapshot& s, std::vector<MetricFamily>& out) {
   for (const ProbeKind* kind : ProbeTable()) {
-    if (kind->ComparedWithPeers() && kind->HasBaseline()) AppendRemoteLocalRatio(s, *kind, out);
+    if (kind->traits().compared_with_peers && kind->traits().has_baseline) AppendRemoteLocalRatio(s, *kind, out);
   }
 }
 

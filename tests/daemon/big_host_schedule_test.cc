@@ -81,7 +81,7 @@ PlannedSeries PlanOf(const Config& config, const k::Topology& topology) {
   planned.host_cpus = topology.cpus().size() + topology.disallowed_cpus().size();
   for (std::size_t i = 0; i < rotation.tasks.size(); ++i) {
     const Task& task = rotation.tasks[i];
-    if (!task.kind->HasBaseline()) continue;
+    if (!task.kind->traits().has_baseline) continue;
     const SeriesKey key = task.kind->SeriesOf(task.target, config.targets.per_cpu);
     planned.all.insert(key);
     if (std::find(rotation.every_round.begin(), rotation.every_round.end(), i) != rotation.every_round.end()) {
@@ -106,7 +106,7 @@ std::set<SeriesKey> Figured(const Snapshot& s, double since) {
   std::set<SeriesKey> keys;
   for (const Timed& t : s.figures) {
     const ProbeKind& kind = t.record->kind();
-    if (kind.HasBaseline() && t.unix_seconds >= since) keys.insert(kind.SeriesOf(t.record->target(), false));
+    if (kind.traits().has_baseline && t.unix_seconds >= since) keys.insert(kind.SeriesOf(t.record->target(), false));
   }
   return keys;
 }

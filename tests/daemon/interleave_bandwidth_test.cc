@@ -48,7 +48,7 @@ TEST(InterleaveBandwidthTest, AOneNodeHostPlansNothingAndSaysWhy) {
 TEST(InterleaveBandwidthTest, RunsOnThePeakKindsScheduleAndIsOffByDefault) {
   Config config;
   EXPECT_FALSE(Kind().Enabled(config));
-  EXPECT_FALSE(Kind().RunsByDefault());
+  EXPECT_FALSE(Kind().traits().runs_by_default);
   PeakBandwidthConfig& peak = config.probes.Of<PeakBandwidthConfig>();
   peak.interval = std::chrono::hours(3);
   peak.duty_cycle = 0.02;

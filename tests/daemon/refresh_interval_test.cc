@@ -32,14 +32,14 @@ TEST(RefreshAfterRound, RepresentativesEveryRoundTheRestOnceACycle) {
   EXPECT_FALSE(refresh.every_round.empty());
   for (std::size_t i : rotation.every_round) {
     const Task& task = rotation.tasks[i];
-    if (!task.kind->HasBaseline()) continue;
+    if (!task.kind->traits().has_baseline) continue;
     const SeriesKey key = task.kind->SeriesOf(task.target, config.targets.per_cpu);
     EXPECT_TRUE(refresh.every_round.contains(key)) << key.Describe();
     EXPECT_DOUBLE_EQ(refresh.Of(key), 300);
   }
   for (const auto& visit : rotation.rotated) {
     const Task& task = rotation.tasks[visit.front()];
-    if (!task.kind->HasBaseline()) continue;
+    if (!task.kind->traits().has_baseline) continue;
     EXPECT_DOUBLE_EQ(refresh.Of(task.kind->SeriesOf(task.target, config.targets.per_cpu)), 900);
   }
   SeriesKey own_kind;

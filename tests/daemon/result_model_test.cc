@@ -88,7 +88,7 @@ class Life {
   std::set<SeriesKey> Series() const {
     std::set<SeriesKey> series;
     for (const Task& task : RoundTasks(plan_, config_, topology_)) {
-      if (task.kind->HasBaseline()) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
+      if (task.kind->traits().has_baseline) series.insert(task.kind->SeriesOf(task.target, config_.targets.per_cpu));
     }
     return series;
   }

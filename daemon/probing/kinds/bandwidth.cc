@@ -58,8 +58,18 @@ k::BandwidthOp OpOf(const ProbeTarget& t) {
 
 class BandwidthKind final : public ProbeKind {
  public:
+  BandwidthKind()
+      : ProbeKind({.title = "memory bandwidth",
+                   .has_baseline = true,
+                   .baseline_names = {"numaprobe_memory_bandwidth", "bytes_per_second"},
+                   // Half the -20% drop the drift alert must catch; 2.5 noise standard
+                   // deviations (4%) from a healthy figure (bench/detection_thresholds.py).
+                   .confirmation_band = 0.10,
+                   .regression = Regression::kLowerIsWorse,
+                   .test_scaled = true,
+                   .families = FamilySpecs()}) {}
+
   std::string_view name() const override { return "bandwidth"; }
-  std::string_view title() const override { return "memory bandwidth"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<BandwidthConfig>().enabled; }
 
   std::vector<KindSetting> Settings() const override {
@@ -157,12 +167,10 @@ class BandwidthKind final : public ProbeKind {
     return std::make_shared<BandwidthRecord>(*this, t, std::move(result));
   }
 
-  bool HasBaseline() const override { return true; }
   double FigureOf(const ProbeRecord& record) const override {
     return ResultOf<k::BandwidthResult>(record).bytes_per_second.median;
   }
 
-  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_bandwidth", "bytes_per_second"}; }
   // Reads and non-temporal writes compare with the advertised read and write
   // bandwidth; a copy does both at once and has no advertised counterpart.
   std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& record) const override {
@@ -179,11 +187,6 @@ class BandwidthKind final : public ProbeKind {
     return fmt::format("bandwidth.buffer={};bandwidth.burst={};bandwidth.bursts={};bandwidth.threads={}",
                        b.buffer_bytes, b.burst_bytes, b.bursts, b.threads);
   }
-  bool TestScaled() const override { return true; }
-  // Half the -20% drop the drift alert must catch; 2.5 noise standard
-  // deviations (4%) from a healthy figure (bench/detection_thresholds.py).
-  std::optional<double> ConfirmationBand() const override { return -0.10; }
-
   // The threads label, exactly as on numaprobe_memory_bandwidth_bytes_per_second:
   // none when one thread is configured; as the figure: the threads that ran
   // for the same series, else the configured count; the baseline keeps no
@@ -214,7 +217,7 @@ class BandwidthKind final : public ProbeKind {
             {"threads", std::to_string(r.cpus.size())}};
   }
 
-  std::vector<FamilySpec> Families() const override {
+  static std::vector<FamilySpec> FamilySpecs() {
     return {{"numaprobe_memory_bandwidth_bytes_per_second",
              std::string("Median memory bandwidth from CPUs of cpu_node to memory on mem_node by op (read, write, "
                          "copy; copy counts bytes read plus bytes written); a threads label, present when more than "

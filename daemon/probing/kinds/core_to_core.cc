@@ -53,8 +53,9 @@ nlohmann::json PairToJson(const C2cPair& p) {
 
 class CoreToCoreKind final : public ProbeKind {
  public:
+  CoreToCoreKind() : ProbeKind({.title = "core-to-core latency", .families = FamilySpecs()}) {}
+
   std::string_view name() const override { return "core_to_core"; }
-  std::string_view title() const override { return "core-to-core latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<CoreToCoreConfig>().enabled; }
 
   std::vector<KindSetting> Settings() const override { return {kC2cSamples, kC2cRoundTrips, kC2cRunTimeout}; }
@@ -147,7 +148,7 @@ class CoreToCoreKind final : public ProbeKind {
             {"samples", std::to_string(r.one_way_seconds.n)}};
   }
 
-  std::vector<FamilySpec> Families() const override {
+  static std::vector<FamilySpec> FamilySpecs() {
     return {{"numaprobe_core_to_core_latency_seconds",
              std::string("Median one-way cache-line transfer latency between cpu_a and cpu_b with the line homed on "
                          "line_node; relation is smt, same_llc, same_node or cross_node") +

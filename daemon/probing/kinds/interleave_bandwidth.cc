@@ -85,9 +85,10 @@ std::string NodeRowLabel(int cpu_node, std::size_t cpus) {
 
 class InterleaveBandwidthKind final : public ProbeKind {
  public:
+  InterleaveBandwidthKind()
+      : ProbeKind({.title = "interleaved memory bandwidth", .runs_by_default = false, .families = FamilySpecs()}) {}
+
   std::string_view name() const override { return "interleave_bandwidth"; }
-  std::string_view title() const override { return "interleaved memory bandwidth"; }
-  bool RunsByDefault() const override { return false; }
   bool Enabled(const Config& config) const override { return config.probes.Of<InterleaveBandwidthConfig>().enabled; }
   std::vector<std::string_view> ConfigKeys() const override { return {"enabled"}; }
   void ReadConfig(SectionKeys& s, TypedValues& probes) const override {
@@ -178,7 +179,7 @@ class InterleaveBandwidthKind final : public ProbeKind {
             {"weights", WeightsText(r.weights)}};
   }
 
-  std::vector<FamilySpec> Families() const override {
+  static std::vector<FamilySpec> FamilySpecs() {
     return {{kFigure, std::string("Median read bandwidth of CPUs of cpu_node streaming at once from one buffer spread "
                                   "over every memory node by MPOL_WEIGHTED_INTERLEAVE with the kernel's current "
                                   "weights, its page split verified against them; measured on the schedule of "

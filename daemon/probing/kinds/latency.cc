@@ -70,8 +70,20 @@ Labels PairLabels(const MemoryPair& p, bool per_cpu) {
 
 class LatencyKind final : public ProbeKind {
  public:
+  LatencyKind()
+      : ProbeKind({.title = "memory latency",
+                   .has_baseline = true,
+                   .baseline_names = {"numaprobe_memory_latency", "seconds"},
+                   // Half the +10% step the drift alert must catch; 2.5 noise standard
+                   // deviations (2%) from a healthy figure (bench/detection_thresholds.py).
+                   .confirmation_band = 0.05,
+                   .regression = Regression::kHigherIsWorse,
+                   .compared_with_peers = true,
+                   .test_scaled = true,
+                   .families = FamilySpecs(),
+                   .figure_help = kFigureHelp}) {}
+
   std::string_view name() const override { return "latency"; }
-  std::string_view title() const override { return "memory latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<LatencyConfig>().enabled; }
 
   std::vector<KindSetting> Settings() const override {
@@ -131,18 +143,11 @@ class LatencyKind final : public ProbeKind {
     return std::make_shared<LatencyRecord>(*this, t, std::move(result));
   }
 
-  bool HasBaseline() const override { return true; }
-  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_latency", "seconds"}; }
   std::string SettingsFingerprint(const Config& config) const override {
     const auto& l = config.probes.Of<LatencyConfig>();
     return fmt::format("latency.stride={};latency.buffer={};latency.loads={}", l.stride_bytes, l.buffer_bytes,
                        l.loads_per_sample);
   }
-  bool TestScaled() const override { return true; }
-  // Half the +10% step the drift alert must catch; 2.5 noise standard
-  // deviations (2%) from a healthy figure (bench/detection_thresholds.py).
-  std::optional<double> ConfirmationBand() const override { return 0.05; }
-  bool ComparedWithPeers() const override { return true; }
   double FigureOf(const ProbeRecord& record) const override {
     return ResultOf<k::LatencyResult>(record).seconds_per_load.median;
   }
@@ -162,7 +167,7 @@ class LatencyKind final : public ProbeKind {
             {"samples", std::to_string(r.seconds_per_load.n)}};
   }
 
-  std::vector<FamilySpec> Families() const override {
+  static std::vector<FamilySpec> FamilySpecs() {
     return {{"numaprobe_memory_latency_seconds",
              std::string("Median load-to-use memory latency") + kWhat + kCachedHelp},
             {"numaprobe_memory_latency_spread_seconds",
@@ -214,15 +219,14 @@ class LatencyKind final : public ProbeKind {
 
   // Which statistic the figure is, so that it is compared with other tools'
   // figures like for like (docs/measurement.md, "Which statistic").
-  std::string_view FigureHelp() const override {
-    return "Idle latency (--tests latency): each sample times --loads dependent loads (40000 by default; 5000\n"
-           "to 40000 after preemptions, more when the clock is coarse) and gives their average time per load;\n"
-           "the published figure is the MEDIAN of the --samples accepted samples (7 by default), and the\n"
-           "minimum is the fastest of them. The table prints median / minimum in ns; the JSON gives\n"
-           "median_seconds and min_seconds. Compare the median with Intel MLC's idle latency and with\n"
-           "`multichase -a` (both averages), and the minimum with multichase's default figure (the best of\n"
-           "its 0.5 s samples).";
-  }
+  static constexpr std::string_view kFigureHelp =
+      "Idle latency (--tests latency): each sample times --loads dependent loads (40000 by default; 5000\n"
+      "to 40000 after preemptions, more when the clock is coarse) and gives their average time per load;\n"
+      "the published figure is the MEDIAN of the --samples accepted samples (7 by default), and the\n"
+      "minimum is the fastest of them. The table prints median / minimum in ns; the JSON gives\n"
+      "median_seconds and min_seconds. Compare the median with Intel MLC's idle latency and with\n"
+      "`multichase -a` (both averages), and the minimum with multichase's default figure (the best of\n"
+      "its 0.5 s samples).";
 
   std::vector<ReportSection> Sections(const std::vector<RecordPtr>& records) const override {
     FailureNotes notes;

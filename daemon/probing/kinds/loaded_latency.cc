@@ -67,8 +67,9 @@ constexpr KindSetting kLoadedLoads{
 
 class LoadedLatencyKind final : public ProbeKind {
  public:
+  LoadedLatencyKind() : ProbeKind({.title = "loaded latency", .runs_by_default = false, .families = FamilySpecs()}) {}
+
   std::string_view name() const override { return "loaded_latency"; }
-  std::string_view title() const override { return "loaded latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<LoadedLatencyConfig>().enabled; }
 
   std::vector<KindSetting> Settings() const override { return {kLoadThreads, kLoadedSamples, kLoadedLoads}; }
@@ -86,7 +87,6 @@ class LoadedLatencyKind final : public ProbeKind {
     ReadSetting(s, kLoadedSamples, loaded.samples);
     ReadSetting(s, kLoadedLoads, loaded.loads_per_sample);
   }
-  bool RunsByDefault() const override { return false; }
 
   std::vector<ProbeTarget> Targets(const Plan& plan, const ProbeSettings& settings, const k::Topology&) const override {
     std::vector<ProbeTarget> targets;
@@ -163,7 +163,7 @@ class LoadedLatencyKind final : public ProbeKind {
             {"points", std::to_string(r.points.size())}};
   }
 
-  std::vector<FamilySpec> Families() const override {
+  static std::vector<FamilySpec> FamilySpecs() {
     const std::string what =
         " while the other CPUs of cpu_node load mem_node with traffic (read, read2-ntwrite1) at an injection delay "
         "of delay_ns per KiB (idle: threads pinned, no traffic)";

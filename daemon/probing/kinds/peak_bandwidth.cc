@@ -105,9 +105,23 @@ double PerThread(const k::BandwidthResult& r) {
 
 class PeakBandwidthKind final : public ProbeKind {
  public:
+  PeakBandwidthKind()
+      : ProbeKind({.title = "peak memory bandwidth",
+                   .runs_by_default = false,
+                   .has_baseline = true,
+                   .baseline_names = {"numaprobe_memory_peak_bandwidth", "bytes_per_second"},
+                   // A figure more than 8% under its baseline is confirmed by more runs at
+                   // once: the band is the alert's threshold (peakBandwidthDropThreshold), so
+                   // a figure that could move the median across it is decided by fresh runs
+                   // within minutes. Simulated against -10% and -6% (bench/peak_band.py,
+                   // docs/detection.md): fewest false alarms, a lost channel of 8 caught at
+                   // its first run 98% of the time.
+                   .confirmation_band = 0.08,
+                   .regression = Regression::kLowerIsWorse,
+                   .test_scaled = true,
+                   .families = FamilySpecs()}) {}
+
   std::string_view name() const override { return "peak_bandwidth"; }
-  std::string_view title() const override { return "peak memory bandwidth"; }
-  bool RunsByDefault() const override { return false; }
   bool Enabled(const Config& config) const override { return config.probes.Of<PeakBandwidthConfig>().enabled; }
 
   std::vector<KindSetting> Settings() const override { return {kPeakThreads, kPeakBuffer, kPeakBurst, kPeakBursts}; }
@@ -196,7 +210,6 @@ class PeakBandwidthKind final : public ProbeKind {
 
   // One series per (CPU node, memory node) and op, per-CPU mode or not: the
   // figure is the node's, not one CPU's.
-  bool HasBaseline() const override { return true; }
   SeriesKey SeriesOf(const ProbeTarget& t, bool /*per_cpu*/) const override {
     return SeriesKey{std::string(name()), -1, t.pair.cpu_node, t.pair.mem_node, t.variant};
   }
@@ -206,7 +219,6 @@ class PeakBandwidthKind final : public ProbeKind {
   std::optional<int> FoundThreadsOf(const ProbeRecord& record) const override {
     return ResultOf<PeakResult>(record).found_threads;
   }
-  BaselineSeries BaselineNames() const override { return {"numaprobe_memory_peak_bandwidth", "bytes_per_second"}; }
   std::string SettingsFingerprint(const Config& config) const override {
     const auto& c = config.probes.Of<PeakBandwidthConfig>();
     return fmt::format(
@@ -214,15 +226,6 @@ class PeakBandwidthKind final : public ProbeKind {
         "peak_bandwidth.bursts={}",
         c.threads, c.buffer_bytes, c.burst_bytes, c.bursts);
   }
-  bool TestScaled() const override { return true; }
-  // A figure more than 8% under its baseline is confirmed by more runs at
-  // once: the band is the alert's threshold (peakBandwidthDropThreshold), so
-  // a figure that could move the median across it is decided by fresh runs
-  // within minutes. Simulated against -10% and -6% (bench/peak_band.py,
-  // docs/detection.md): fewest false alarms, a lost channel of 8 caught at
-  // its first run 98% of the time.
-  std::optional<double> ConfirmationBand() const override { return -0.08; }
-
   // The node's peak is what the firmware's bandwidth and the kernel's
   // interleave weights describe (output/interleave_weights.h).
   std::optional<AdvertisedFigure> AdvertisedOf(const ProbeRecord& record) const override {
@@ -242,7 +245,7 @@ class PeakBandwidthKind final : public ProbeKind {
   // The figure is labelled like its baseline (cpu_node, mem_node, op), so
   // that rules divide one by the other; how many CPUs streamed is a family of
   // its own, since it differs between nodes.
-  std::vector<FamilySpec> Families() const override {
+  static std::vector<FamilySpec> FamilySpecs() {
     return {{"numaprobe_memory_peak_bandwidth_bytes_per_second",
              std::string("Median memory bandwidth of CPUs of cpu_node streaming at once to memory on mem_node, by op "
                          "(read, write): the node's peak, which a lost memory channel or a degraded link lowers. As "

@@ -22,7 +22,7 @@ const KindSections& ProbeTableSections() {
 std::vector<std::string> TestScaledKinds() {
   std::vector<std::string> names;
   for (const ProbeKind* kind : ProbeTable()) {
-    if (kind->TestScaled()) names.emplace_back(kind->name());
+    if (kind->traits().test_scaled) names.emplace_back(kind->name());
   }
   return names;
 }

@@ -26,9 +26,9 @@ std::vector<DriftRatio> WorstDrift(const std::vector<BaselineValue>& baseline_va
                                    const std::vector<BaselineValue>& recent_medians) {
   std::vector<DriftRatio> worst;
   for (const ProbeKind* kind : ProbeTable()) {
-    const std::optional<double> band = kind->ConfirmationBand();
-    if (!kind->HasBaseline() || !band || *band == 0) continue;
-    const bool higher_is_worse = *band > 0;
+    const KindTraits& traits = kind->traits();
+    if (!traits.has_baseline || traits.confirmation_band.value_or(0) == 0) continue;
+    const bool higher_is_worse = traits.regression == Regression::kHigherIsWorse;
     const std::map<PairKey, double> baseline = PairMedians(baseline_values, *kind);
     std::map<std::string, double> by_op;
     for (const auto& [key, recent] : PairMedians(recent_medians, *kind)) {
@@ -48,7 +48,7 @@ std::vector<DriftRatio> WorstDrift(const std::vector<BaselineValue>& baseline_va
 std::vector<PairRatio> RemoteLocalRatios(const std::vector<BaselineValue>& peer_medians) {
   std::vector<PairRatio> ratios;
   for (const ProbeKind* kind : ProbeTable()) {
-    if (!kind->ComparedWithPeers() || !kind->HasBaseline()) continue;
+    if (!kind->traits().compared_with_peers || !kind->traits().has_baseline) continue;
     const std::map<PairKey, double> medians = PairMedians(peer_medians, *kind);
     for (const auto& [key, value] : medians) {
       const auto& [cpu_node, mem_node, op] = key;

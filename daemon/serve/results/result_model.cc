@@ -49,7 +49,7 @@ std::string LegacyMeasurementSettings(const Config& config) {
 std::map<std::string, std::string> MeasurementSettingsByKind(const Config& config) {
   std::map<std::string, std::string> settings;
   for (const ProbeKind* kind : ProbeTable()) {
-    if (kind->HasBaseline())
+    if (kind->traits().has_baseline)
       settings[std::string(kind->name())] = kind->SettingsFingerprint(config) + ";" + MemorySettings(config);
   }
   return settings;
@@ -381,8 +381,9 @@ bool ResultModel::Land(const Task& task, const ProbeRun& run, Moment now, const 
   if (const std::optional<BaselineValue> figure = task.kind->BaselineOf(*run.record, per_cpu_)) {
     const SeriesKey& key = *figure;
     SeriesHistory& history = contents_.series[key];
-    const std::optional<double> band = task.kind->ConfirmationBand();
-    confirm = !task.confirmation && band && history.NeedsConfirmation(figure->value, *band);
+    const KindTraits& traits = task.kind->traits();
+    confirm = !task.confirmation && traits.confirmation_band &&
+              history.NeedsConfirmation(figure->value, *traits.confirmation_band, traits.regression);
     if (const std::optional<int> found = task.kind->FoundThreadsOf(*run.record)) history.SetFoundThreads(*found);
     const bool armed = history.Add(figure->value, now.unix_seconds, figures_needed_);
     if (armed) {

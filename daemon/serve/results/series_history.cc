@@ -27,11 +27,13 @@ bool SeriesHistory::Add(double figure, double unix_now, int figures_needed) {
   return true;
 }
 
-bool SeriesHistory::NeedsConfirmation(double figure, double band) const {
+bool SeriesHistory::NeedsConfirmation(double figure, double band, Regression regression) const {
   if (!armed_ || armed_->value <= 0 || band == 0) return false;
   const double baseline = armed_->value;
   // How far a value is from the baseline in the direction of a regression.
-  auto worse = [&](double value) { return band > 0 ? value / baseline - 1 : 1 - value / baseline; };
+  auto worse = [&](double value) {
+    return regression == Regression::kHigherIsWorse ? value / baseline - 1 : 1 - value / baseline;
+  };
   const double limit = std::abs(band);
   if (worse(figure) <= limit) return false;
   const std::optional<double> median = Median(kWindow);

@@ -43,6 +43,8 @@
 #include <optional>
 #include <vector>
 
+#include "daemon/probing/kind_traits.h"
+
 namespace numaprobe::daemon {
 
 struct ArmedBaseline {
@@ -68,10 +70,10 @@ class SeriesHistory {
   bool Add(double figure, double unix_now, int figures_needed);
 
   // Whether `figure`, before it is added, needs kConfirmationRuns more runs:
-  // beyond `band` (ProbeKind::ConfirmationBand: a signed fraction, the sign
-  // saying which way is a regression) around the armed baseline while the
+  // more than `band` (KindTraits::confirmation_band, a positive fraction)
+  // from the armed baseline in the direction of `regression` while the
   // median of kWindow is not, or there is none yet. Never while recording.
-  bool NeedsConfirmation(double figure, double band) const;
+  bool NeedsConfirmation(double figure, double band, Regression regression) const;
 
   // The median of the last `window` recent figures; none until there are as many.
   std::optional<double> Median(std::size_t window) const;
