@@ -114,7 +114,7 @@ struct ProbeCommand {
     sub.add_option("--lock-file", lock_file,
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
     CliFlagRegistry flags(sub);
-    for (const ProbeKind* kind : ProbeTable()) kind->RegisterFlags(flags, settings);
+    for (const ProbeKind* kind : ProbeTable()) kind->command_line().RegisterFlags(flags, settings);
   }
 
   // The curves of every kind that ran, in one SVG file.
@@ -142,7 +142,7 @@ struct ProbeCommand {
 
   // Settings a kind takes from another kind's flag.
   void ApplySharedFlags() {
-    for (const ProbeKind* kind : ProbeTable()) kind->AfterFlags(settings);
+    for (const ProbeKind* kind : ProbeTable()) kind->command_line().AfterFlags(settings);
   }
 
   // The host-wide lock shared with the daemon. A missing lock directory (no
@@ -214,7 +214,7 @@ struct ProbeCommand {
     ApplySharedFlags();
     for (const ProbeKind* kind : ProbeTable()) {
       if (!Wants(std::string(kind->name()))) continue;
-      if (std::string problem = kind->FlagsProblem(settings); !problem.empty()) {
+      if (std::string problem = kind->command_line().FlagsProblem(settings); !problem.empty()) {
         fmt::print(stderr, "numaprobe: {}\nRun 'numaprobe --help' for usage.\n", problem);
         return kExitUsage;
       }

@@ -21,7 +21,7 @@ void PlanFlags::Register(CLI::App& command) {
       "--nodes", [this](std::vector<int> nodes) { options.mem_nodes = std::move(nodes); },
       "Memory nodes to measure, e.g. 0-1 (default: every allowed node with memory)");
   command.add_flag("--per-cpu", options.per_cpu, "Measure from every allowed CPU (of --cpus), not one per node");
-  for (const ProbeKind* kind : ProbeTable()) kind->RegisterPlanFlags(flags, options);
+  for (const ProbeKind* kind : ProbeTable()) kind->command_line().RegisterPlanFlags(flags, options);
   // Read after parsing: the options registered above are the plan flags.
   const std::vector<CLI::Option*> all = command.get_options();
   const std::vector<CLI::Option*> registered(all.begin() + static_cast<std::ptrdiff_t>(before), all.end());

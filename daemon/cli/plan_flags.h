@@ -2,7 +2,7 @@
 // The flags that choose what to measure, shared by `probe` and `topology` so
 // that `numaprobe topology` shows exactly the plan `numaprobe probe` would run:
 // --cpus, --nodes, --per-cpu and the flags of the kinds that plan their own
-// targets (ProbeKind::RegisterPlanFlags).
+// targets (KindCommandLine::RegisterPlanFlags).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -21,7 +21,7 @@ json PlanToJson(const Plan& plan) {
   }
   json j = {{"memory_pairs", pairs}, {"notes", plan.notes}};
   // The targets the kinds planned themselves, under keys of their choosing.
-  for (const ProbeKind* kind : ProbeTable()) j.update(kind->PlannedToJson(plan.TargetsOf(kind->name())));
+  for (const ProbeKind* kind : ProbeTable()) j.update(kind->command_line().PlannedToJson(plan.TargetsOf(kind->name())));
   return j;
 }
 

@@ -108,7 +108,7 @@ std::string FormatTopology(const k::Topology& topology, const Plan& plan) {
   for (const auto& p : plan.memory_pairs) out += fmt::format(" {}->{}", p.cpu, p.mem_node);
   out += '\n';
   for (const ProbeKind* kind : ProbeTable()) {
-    const std::string planned = kind->PlannedToText(plan.TargetsOf(kind->name()));
+    const std::string planned = kind->command_line().PlannedToText(plan.TargetsOf(kind->name()));
     if (!planned.empty()) out += "  " + planned + '\n';
   }
   for (const auto& n : plan.notes) out += "  note: " + n + '\n';

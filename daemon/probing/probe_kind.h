@@ -34,6 +34,7 @@
 #include "daemon/config/kind_section.h"
 #include "daemon/config/kind_setting.h"
 #include "daemon/config/plan_options.h"
+#include "daemon/probing/kind_command_line.h"
 #include "daemon/probing/kind_traits.h"
 #include "daemon/probing/probe_target.h"
 #include "daemon/probing/series_key.h"
@@ -166,43 +167,6 @@ struct PlotSeries {
   std::vector<PlotPoint> points;
 };
 
-// Options a kind adds to `numaprobe probe` (and `topology`), registered through this neutral
-// interface so kinds do not depend on the CLI library (cli/ implements it).
-// Sizes are std::size_t and counts std::uint64_t: one type on the LP64 targets.
-static_assert(std::is_same_v<std::size_t, std::uint64_t>);
-
-class FlagRegistry {
- public:
-  virtual ~FlagRegistry() = default;
-  // The flag of a numeric setting (config/kind_setting.h), checked against
-  // its range and rule as the configuration checks its key; `kind` names the
-  // section the key is in (probes.<kind>), which the help shows.
-  virtual void AddSetting(std::string_view kind, const KindSetting& setting, int& value) = 0;
-  virtual void AddSetting(std::string_view kind, const KindSetting& setting, std::uint64_t& value) = 0;
-  virtual void AddIntList(const std::string& flag, std::vector<int>& value, int min, int max,
-                          const std::string& help) = 0;
-  // A CPU (or node) list as sysfs and the configuration file write it
-  // (0,8-11); `store` gets it, only if the flag is given.
-  virtual void AddCpuList(const std::string& flag, std::function<void(std::vector<int>)> store,
-                          const std::string& help) = 0;
-  virtual void AddChoices(const std::string& flag, std::vector<std::string>& value,
-                          const std::vector<std::string>& choices, const std::string& help) = 0;
-  // An enum (list) named by `by_name` (any case) -> its value; `store` gets
-  // the values given, only if the flag is given.
-  virtual void AddEnum(const std::string& flag, const std::map<std::string, int>& by_name,
-                       std::function<void(int)> store, const std::string& help) = 0;
-  virtual void AddEnumList(const std::string& flag, const std::map<std::string, int>& by_name,
-                           std::function<void(const std::vector<int>&)> store, const std::string& help) = 0;
-};
-
-// The name -> value map of an enum for FlagRegistry::AddEnum(List).
-template <class E, std::size_t N>
-std::map<std::string, int> EnumByName(const E (&values)[N], std::string_view (*name)(E)) {
-  std::map<std::string, int> by_name;
-  for (E value : values) by_name.emplace(name(value), static_cast<int>(value));
-  return by_name;
-}
-
 // A kind the daemon runs apart from its rounds (ProbeKind::OwnScheduleOf):
 // each of its targets once per `interval`, its CPU paced by a budget of its
 // own (serve/own_schedule.h).
@@ -232,16 +196,6 @@ class ProbeKind : public KindSection {
                                                                   std::vector<std::string>& /*notes*/) const {
     return std::vector<ProbeTarget>{};
   }
-  // The options of `numaprobe probe` and `numaprobe topology` that choose
-  // this kind's own targets, writing into `options`.
-  virtual void RegisterPlanFlags(FlagRegistry& /*flags*/, PlanOptions& /*options*/) const {}
-  // How `numaprobe topology` shows the targets this kind planned itself
-  // (`planned`, perhaps empty): its keys in the plan's JSON object, and its
-  // line of the table ("" for none). Nothing for kinds that plan none.
-  virtual nlohmann::json PlannedToJson(const std::vector<ProbeTarget>& /*planned*/) const {
-    return nlohmann::json::object();
-  }
-  virtual std::string PlannedToText(const std::vector<ProbeTarget>& /*planned*/) const { return ""; }
   // None for a kind the daemon runs in its rounds; else the schedule of its
   // own under `config` (a kind that loads whole nodes runs every few hours).
   virtual std::optional<OwnSchedule> OwnScheduleOf(const Config& /*config*/) const { return std::nullopt; }
@@ -317,15 +271,12 @@ class ProbeKind : public KindSection {
   // This kind's part of how its figures are labelled under `config`.
   virtual void AddFigureContext(const Config& /*config*/, FigureContext& /*context*/) const {}
 
-  // `numaprobe probe` options of this kind, writing into `settings`.
-  virtual void RegisterFlags(FlagRegistry& /*flags*/, ProbeSettings& /*settings*/) const {}
-  // After the flags are parsed: settings this kind takes from another kind's
-  // flag (core_to_core counts --samples too).
-  virtual void AfterFlags(ProbeSettings& /*settings*/) const {}
-  // After AfterFlags, for a kind `numaprobe probe` will run: what is wrong
-  // with its settings across flags ("" if nothing), the cross-key rule its
-  // ReadConfig checks, as a usage error naming the flags.
-  virtual std::string FlagsProblem(const ProbeSettings& /*settings*/) const { return ""; }
+  // Its part of the command line: its flags and how `numaprobe topology`
+  // shows its own targets (kind_command_line.h); by default none.
+  virtual const KindCommandLine& command_line() const {
+    static const KindCommandLine none;
+    return none;
+  }
 
  private:
   KindTraits traits_;

@@ -59,7 +59,7 @@ std::string FlagProblem(const Declared& d, const std::string& value) {
   CLI::App app("probe");
   ProbeSettings settings = ProbeSettingsFrom(Config{});
   CliFlagRegistry flags(app);
-  for (const ProbeKind* kind : ProbeTable()) kind->RegisterFlags(flags, settings);
+  for (const ProbeKind* kind : ProbeTable()) kind->command_line().RegisterFlags(flags, settings);
   try {
     app.parse(std::string(d.setting.flag) + "=" + value, false);
   } catch (const CLI::ParseError& e) {

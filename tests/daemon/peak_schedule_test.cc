@@ -82,7 +82,7 @@ TEST(PeakBandwidthTargets, TerminalMeasuresTheWholeMatrix) {
   const Plan plan = PeakPlan(topology);
   ProbeSettings settings = ProbeSettingsFrom(Config{});
   EXPECT_TRUE(settings.Of<PeakBandwidthSettings>().max_busy.has_value());
-  for (const ProbeKind* kind : ProbeTable()) kind->AfterFlags(settings);
+  for (const ProbeKind* kind : ProbeTable()) kind->command_line().AfterFlags(settings);
   EXPECT_FALSE(settings.Of<PeakBandwidthSettings>().max_busy.has_value());
   EXPECT_EQ(PeakBandwidthProbe().Targets(plan, settings, topology).size(), 2 * plan.memory_pairs.size());
 }
@@ -157,7 +157,7 @@ TEST(PeakThreadSearch, TheDaemonSearchesUnlessACountIsConfigured) {
   config.probes.Of<PeakBandwidthConfig>().threads = 4;
   EXPECT_FALSE(ProbeSettingsFrom(config).Of<PeakBandwidthSettings>().search_threads);
   ProbeSettings terminal = ProbeSettingsFrom(PeakEnabled());
-  PeakBandwidthProbe().AfterFlags(terminal);
+  PeakBandwidthProbe().command_line().AfterFlags(terminal);
   EXPECT_FALSE(terminal.Of<PeakBandwidthSettings>().search_threads);
 }
 

@@ -56,7 +56,7 @@ k::BandwidthOp OpOf(const ProbeTarget& t) {
   return k::BandwidthOp::kRead;
 }
 
-class BandwidthKind final : public ProbeKind {
+class BandwidthKind final : public ProbeKind, public KindCommandLine {
  public:
   BandwidthKind()
       : ProbeKind({.title = "memory bandwidth",
@@ -68,6 +68,8 @@ class BandwidthKind final : public ProbeKind {
                    .regression = Regression::kLowerIsWorse,
                    .test_scaled = true,
                    .families = FamilySpecs()}) {}
+  // Its flags: the KindCommandLine methods below.
+  const KindCommandLine& command_line() const override { return *this; }
 
   std::string_view name() const override { return "bandwidth"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<BandwidthConfig>().enabled; }

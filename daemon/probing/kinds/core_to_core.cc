@@ -51,9 +51,11 @@ nlohmann::json PairToJson(const C2cPair& p) {
           {"relation", k::CpuRelationName(p.relation)}};
 }
 
-class CoreToCoreKind final : public ProbeKind {
+class CoreToCoreKind final : public ProbeKind, public KindCommandLine {
  public:
   CoreToCoreKind() : ProbeKind({.title = "core-to-core latency", .families = FamilySpecs()}) {}
+  // Its flags: the KindCommandLine methods below.
+  const KindCommandLine& command_line() const override { return *this; }
 
   std::string_view name() const override { return "core_to_core"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<CoreToCoreConfig>().enabled; }

@@ -68,7 +68,7 @@ Labels PairLabels(const MemoryPair& p, bool per_cpu) {
   return labels;
 }
 
-class LatencyKind final : public ProbeKind {
+class LatencyKind final : public ProbeKind, public KindCommandLine {
  public:
   LatencyKind()
       : ProbeKind({.title = "memory latency",
@@ -82,6 +82,8 @@ class LatencyKind final : public ProbeKind {
                    .test_scaled = true,
                    .families = FamilySpecs(),
                    .figure_help = kFigureHelp}) {}
+  // Its flags: the KindCommandLine methods below.
+  const KindCommandLine& command_line() const override { return *this; }
 
   std::string_view name() const override { return "latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<LatencyConfig>().enabled; }

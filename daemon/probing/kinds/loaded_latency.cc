@@ -65,9 +65,11 @@ constexpr KindSetting kLoadedSamples{
 constexpr KindSetting kLoadedLoads{
     "loads_per_sample", "", 1000, 1'000'000, false, nullptr, "Loaded latency: dependent loads per sample"};
 
-class LoadedLatencyKind final : public ProbeKind {
+class LoadedLatencyKind final : public ProbeKind, public KindCommandLine {
  public:
   LoadedLatencyKind() : ProbeKind({.title = "loaded latency", .runs_by_default = false, .families = FamilySpecs()}) {}
+  // Its flags: the KindCommandLine methods below.
+  const KindCommandLine& command_line() const override { return *this; }
 
   std::string_view name() const override { return "loaded_latency"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<LoadedLatencyConfig>().enabled; }

@@ -103,7 +103,7 @@ double PerThread(const k::BandwidthResult& r) {
   return r.cpus.empty() ? 0 : r.bytes_per_second.median / static_cast<double>(r.cpus.size());
 }
 
-class PeakBandwidthKind final : public ProbeKind {
+class PeakBandwidthKind final : public ProbeKind, public KindCommandLine {
  public:
   PeakBandwidthKind()
       : ProbeKind({.title = "peak memory bandwidth",
@@ -120,6 +120,8 @@ class PeakBandwidthKind final : public ProbeKind {
                    .regression = Regression::kLowerIsWorse,
                    .test_scaled = true,
                    .families = FamilySpecs()}) {}
+  // Its flags: the KindCommandLine methods below.
+  const KindCommandLine& command_line() const override { return *this; }
 
   std::string_view name() const override { return "peak_bandwidth"; }
   bool Enabled(const Config& config) const override { return config.probes.Of<PeakBandwidthConfig>().enabled; }
