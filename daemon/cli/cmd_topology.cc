@@ -4,7 +4,6 @@
 // that configuration (the sizing preview, serve/preview.h).
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -33,21 +32,6 @@ namespace k = kernels;
 
 // How far the preview looks: past this a schedule is not worth calling one.
 constexpr double kHorizonSeconds = 14 * 24 * 3600.0;
-
-// This machine's topology even when HWLOC_XMLFILE or HWLOC_SYNTHETIC describe
-// another: task costs are measured here.
-k::Expected<k::Topology> ThisMachine() {
-  std::vector<std::pair<const char*, std::string>> saved;
-  for (const char* variable : {"HWLOC_XMLFILE", "HWLOC_SYNTHETIC"}) {
-    if (const char* value = std::getenv(variable)) {
-      saved.emplace_back(variable, value);
-      ::unsetenv(variable);
-    }
-  }
-  auto topology = k::Topology::FromHost();
-  for (const auto& [variable, value] : saved) ::setenv(variable, value.c_str(), 1);
-  return topology;
-}
 
 std::string Seconds(double seconds) {
   if (seconds <= 0) return "not within the horizon";
@@ -178,7 +162,8 @@ struct TopologyCommand {
         return state.contents->schedule.costs;
       }
     }
-    auto here = ThisMachine();
+    // Measured here, on this machine, even when HWLOC_XMLFILE or HWLOC_SYNTHETIC describe another.
+    auto here = k::Topology::FromThisMachine();
     if (!here.ok()) return here.failure();
     auto measured = MeasureTaskCosts(config, here.value());
     if (!measured.ok()) return measured.failure();
