@@ -59,7 +59,7 @@ class Scheduler::Loop {
         rng_(env_->JitterSeed()),
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
-    host_watch_ = HostWatch(FactRootsOf(test_));
+    host_watch_ = HostWatch(env_->HostFactRoots());
     FixTaskCostsIfAsked();
     Adopt(std::move(plan));
     // What the last run of this daemon learnt of the schedule (or the test's fixed costs).
@@ -606,9 +606,10 @@ class Scheduler::Loop {
   std::unique_ptr<ProbeExecutor> executor_;
 };
 
-k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store) {
+k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store,
+                                                          std::unique_ptr<LoopEnvironment> host) {
   const ProbePriority priority = config.schedule.priority;
-  return Create(std::move(config), store, HostEnvironment(), WorkerExecutor(priority));
+  return Create(std::move(config), store, std::move(host), WorkerExecutor(priority));
 }
 
 k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store,
