@@ -58,7 +58,15 @@ std::string_view CpuRelationName(CpuRelation relation);  // smt, same_llc, same_
 
 class Topology {
  public:
+  // This machine; or, with HWLOC_XMLFILE or HWLOC_SYNTHETIC set, what it
+  // describes (described_by below).
   static Expected<Topology> FromHost();
+  // This machine even when HWLOC_XMLFILE or HWLOC_SYNTHETIC describe another
+  // (what is measured here is measured on it). With either set, hwloc loads it
+  // in a child process without them (hwloc has no call that ignores them);
+  // this process's environment is never changed. The child is forked: call it
+  // where no other thread may hold a lock inside hwloc.
+  static Expected<Topology> FromThisMachine();
   static Expected<Topology> FromXml(std::string_view xml, const Restriction& restriction);
   static Expected<Topology> FromSynthetic(std::string_view description, const Restriction& restriction);
 

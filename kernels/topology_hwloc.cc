@@ -8,7 +8,12 @@
 // because hwloc reads cgroup cpusets but not sched_setaffinity or mempolicy.
 #include "kernels/topology.h"
 
+#include <fcntl.h>
 #include <hwloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +24,9 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
+
+extern char** environ;
 
 namespace numaprobe::kernels {
 namespace {
@@ -275,6 +283,96 @@ Expected<Topology> Topology::FromHost() {
     }
   }
   auto topology = Load(Source::kHost, {}, Restriction::FromProcess());
+  if (topology.ok() && !topology->has_distances()) topology->ReadKernelDistances();
+  return topology;
+}
+
+namespace {
+
+// The variables with which hwloc loads a description instead of this machine.
+constexpr const char* kDescribingVariables[] = {"HWLOC_XMLFILE", "HWLOC_SYNTHETIC"};
+
+bool Describes(const char* entry) {
+  for (const char* variable : kDescribingVariables) {
+    const std::size_t n = std::strlen(variable);
+    if (std::strncmp(entry, variable, n) == 0 && entry[n] == '=') return true;
+  }
+  return false;
+}
+
+// hwloc's XML of this machine, loaded in a child process whose environment
+// lacks the describing variables: hwloc reads them in hwloc_topology_load and
+// has no call that ignores them (hwloc_topology_set_components does not stop
+// a backend they force), and this process's own environment is never changed.
+Expected<std::string> ThisMachineXml() {
+  std::vector<char*> clean;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!Describes(*entry)) clean.push_back(*entry);
+  }
+  clean.push_back(nullptr);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Failure{Outcome::kInvalidSpec, std::string("pipe: ") + strerror(errno)};
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Failure{Outcome::kInvalidSpec, std::string("fork: ") + strerror(error)};
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    environ = clean.data();
+    auto xml = HostTopologyXml();
+    if (!xml.ok()) ::_exit(1);
+    const std::string& text = xml.value();
+    for (std::size_t at = 0; at < text.size();) {
+      const ssize_t n = ::write(fds[1], text.data() + at, text.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(1);
+      at += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string xml;
+  bool timed_out = false;
+  for (char buffer[65536];;) {
+    // A child stuck (a lock another thread held when it forked) is not waited for.
+    pollfd readable{fds[0], POLLIN, 0};
+    const int ready = ::poll(&readable, 1, 60'000);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = true;
+      ::kill(child, SIGKILL);
+      break;
+    }
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    xml.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || xml.empty()) {
+    return Failure{Outcome::kInvalidSpec, timed_out ? "hwloc: this machine's topology took over a minute to load"
+                                                    : "hwloc: cannot read this machine's topology"};
+  }
+  return xml;
+}
+
+}  // namespace
+
+Expected<Topology> Topology::FromThisMachine() {
+  bool described = false;
+  for (const char* variable : kDescribingVariables) {
+    if (const char* value = std::getenv(variable); value != nullptr && *value != '\0') described = true;
+  }
+  if (!described) return FromHost();
+  auto xml = ThisMachineXml();
+  if (!xml.ok()) return xml.failure();
+  auto topology = Load(Source::kXml, xml.value(), Restriction::FromProcess());
   if (topology.ok() && !topology->has_distances()) topology->ReadKernelDistances();
   return topology;
 }

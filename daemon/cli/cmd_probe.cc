@@ -16,6 +16,7 @@
 
 #include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/commands.h"
+#include "daemon/cli/fact_root_flags.h"
 #include "daemon/cli/plan_flags.h"
 #include "daemon/cli/progress.h"
 #include "daemon/config/config.h"
@@ -97,6 +98,7 @@ struct ProbeCommand {
   BufferSettings buffers = UnlimitedBuffers(BufferSettingsFrom(Config{}));
   ProbeSettings settings = ProbeSettingsFrom(Config{});
   std::string lock_file = kDefaultProbeLockFile;
+  FactRootFlags paths;  // where the report's host facts are read
 
   void Register(CLI::App& sub) {
     plan.Register(sub);
@@ -113,6 +115,7 @@ struct ProbeCommand {
         ->default_str(std::string(k::PagePolicyName(buffers.pages)));
     sub.add_option("--lock-file", lock_file,
                    "Host-wide probe lock shared with the daemon, so their probes never overlap (\"\": none)");
+    paths.Register(sub);
     CliFlagRegistry flags(sub);
     for (const ProbeKind* kind : ProbeTable()) kind->command_line().RegisterFlags(flags, settings);
   }
@@ -211,6 +214,11 @@ struct ProbeCommand {
   }
 
   int Run() {
+    FactRoots roots;
+    if (auto error = paths.Resolve(roots); !error.empty()) {
+      fmt::print(stderr, "numaprobe: {}\nRun 'numaprobe --help' for usage.\n", error);
+      return kExitUsage;
+    }
     ApplySharedFlags();
     for (const ProbeKind* kind : ProbeTable()) {
       if (!Wants(std::string(kind->name()))) continue;
@@ -224,7 +232,7 @@ struct ProbeCommand {
     const auto& [topology, p] = std::get<HostPlan>(host);
     std::optional<ProbeLock> lock = OpenLock();
     if (!lock) return kExitUsage;
-    ProbeReport report{ReadHostInfo(topology.cpu_model), {}, {}, {}, {}};
+    ProbeReport report{ReadHostInfo(topology.cpu_model, roots.proc, roots.sys), {}, {}, {}, {}};
     for (const auto& node : topology.nodes()) {
       if (node.memory_bytes > 0) report.memory_nodes.push_back(node.id);
       if (!node.cpus.empty()) report.cpu_nodes.push_back(node.id);

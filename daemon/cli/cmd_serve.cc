@@ -16,6 +16,7 @@
 
 #include "daemon/cli/cli_flag_registry.h"
 #include "daemon/cli/commands.h"
+#include "daemon/cli/fact_root_flags.h"
 #include "daemon/common/log.h"
 #include "daemon/common/memory_return.h"
 #include "daemon/common/serve_lock.h"
@@ -26,6 +27,7 @@
 #include "daemon/config/web_config.h"
 #include "daemon/probing/plan_on_host.h"
 #include "daemon/probing/probe_table.h"
+#include "daemon/serve/loop_environment.h"
 #include "daemon/serve/node_feature_export.h"
 #include "daemon/serve/result_store.h"
 #include "daemon/serve/scheduler.h"
@@ -110,6 +112,10 @@ struct ServeCommand {
   HttpOptions http;
   std::string log_level = "info";
   std::string log_format = "logfmt";
+  FactRootFlags paths;
+  // Read once, at the start: what the scheduler's host hands the loop.
+  FactRoots fact_roots;
+  TestHooks hooks;
 
   void Register(CLI::App& sub) {
     sub.add_option("--config.file", config_file,
@@ -123,11 +129,16 @@ struct ServeCommand {
         ->check([](const std::string& path) { return TelemetryPathProblem(path); });
     sub.add_option("--log.level", log_level, "Log level")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
     sub.add_option("--log.format", log_format, "Log format")->check(CLI::IsMember({"logfmt", "json"}));
+    paths.Register(sub);
   }
 
   // The daemon's life: set up, start, serve until SIGTERM/SIGINT (each SIGHUP
   // reloads), stop. Each step is a member below.
   int Run() {
+    if (auto error = paths.Resolve(fact_roots); !error.empty()) {
+      fmt::print(stderr, "numaprobe: {}\nRun 'numaprobe serve --help' for usage.\n", error);
+      return kExitUsage;
+    }
     sigset_t signals;
     if (const int code = SetUpProcess(signals); code != kExitOk) return code;
     if (!ReportTestHooks()) return kExitFailure;
@@ -174,21 +185,17 @@ struct ServeCommand {
     return kExitOk;
   }
 
-  // Test hooks change host facts or figures: say so loudly, at error level,
-  // so a test-mode daemon is never mistaken for a real one. False when the
-  // hooks themselves are malformed.
-  static bool ReportTestHooks() {
-    TestHooks hooks;
+  // Reads the test hooks, once: the scheduler's host hands them to the loop.
+  // They change host facts or figures: say so loudly, at error level, so a
+  // test-mode daemon is never mistaken for a real one. False when the hooks
+  // themselves are malformed.
+  bool ReportTestHooks() {
     if (auto error = ReadTestHooks(hooks, TestScaledKinds()); !error.empty()) {
       spdlog::error("{}", error);
       return false;
     }
     for (const auto& [field, value] : hooks.host_overrides) {
       spdlog::error("TEST MODE: host fact {} overridden to \"{}\" (NUMAPROBE_TEST_HOST_OVERRIDES)", field, value);
-    }
-    if (!hooks.fact_root.empty()) {
-      spdlog::error("TEST MODE: host facts read from {} instead of /proc and /sys (NUMAPROBE_TEST_FACT_ROOT)",
-                    hooks.fact_root);
     }
     if (!hooks.task_costs_file.empty()) {
       std::string text;
@@ -232,7 +239,10 @@ struct ServeCommand {
       return false;
     }
     running.server = std::move(server).value();
-    auto scheduler = Scheduler::Create(std::move(config), running.store);
+    if (fact_roots.proc != "/proc" || fact_roots.sys != "/sys") {
+      spdlog::info("host facts read from {} and {}", fact_roots.proc, fact_roots.sys);
+    }
+    auto scheduler = Scheduler::Create(std::move(config), running.store, HostEnvironment(hooks, fact_roots));
     if (!scheduler.ok()) {
       spdlog::error("cannot plan probes: {}", scheduler.failure().reason);
       return false;

@@ -4,7 +4,6 @@
 // that configuration (the sizing preview, serve/preview.h).
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -30,21 +29,6 @@ namespace numaprobe::daemon {
 namespace {
 
 namespace k = kernels;
-
-// This machine's topology even when HWLOC_XMLFILE or HWLOC_SYNTHETIC describe
-// another: task costs are measured here.
-k::Expected<k::Topology> ThisMachine() {
-  std::vector<std::pair<const char*, std::string>> saved;
-  for (const char* variable : {"HWLOC_XMLFILE", "HWLOC_SYNTHETIC"}) {
-    if (const char* value = std::getenv(variable)) {
-      saved.emplace_back(variable, value);
-      ::unsetenv(variable);
-    }
-  }
-  auto topology = k::Topology::FromHost();
-  for (const auto& [variable, value] : saved) ::setenv(variable, value.c_str(), 1);
-  return topology;
-}
 
 nlohmann::json PreviewJson(const SchedulePreview& p, const std::string& costs_from) {
   return {{"rotation_rounds", p.rotation_rounds},
@@ -168,7 +152,8 @@ struct TopologyCommand {
         return state.contents->schedule.costs;
       }
     }
-    auto here = ThisMachine();
+    // Measured here, on this machine, even when HWLOC_XMLFILE or HWLOC_SYNTHETIC describe another.
+    auto here = k::Topology::FromThisMachine();
     if (!here.ok()) return here.failure();
     auto measured = MeasureTaskCosts(config, here.value());
     if (!measured.ok()) return measured.failure();

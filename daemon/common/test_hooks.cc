@@ -14,7 +14,6 @@ namespace {
 
 constexpr const char* kMode = "NUMAPROBE_TEST_MODE";
 constexpr const char* kOverrides = "NUMAPROBE_TEST_HOST_OVERRIDES";
-constexpr const char* kFactRoot = "NUMAPROBE_TEST_FACT_ROOT";
 constexpr const char* kTaskCosts = "NUMAPROBE_TEST_TASK_COSTS";
 constexpr const char* kConfirmations = "NUMAPROBE_TEST_CONFIRMATIONS";
 
@@ -47,17 +46,16 @@ std::string TestHooks::DescribeScales(std::string_view what) const {
 std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vector<std::string>& scaled_kinds) {
   hooks = TestHooks{};
   const char* overrides = getenv(kOverrides);
-  const char* fact_root = getenv(kFactRoot);
   const char* task_costs = getenv(kTaskCosts);
   const char* confirmations = getenv(kConfirmations);
   std::string variables = kOverrides;
-  bool any = overrides != nullptr || fact_root != nullptr || task_costs != nullptr || confirmations != nullptr;
+  bool any = overrides != nullptr || task_costs != nullptr || confirmations != nullptr;
   for (const std::string& kind : scaled_kinds) {
     const std::string variable = ScaleVariable(kind);
     variables += ", " + variable;
     any = any || getenv(variable.c_str()) != nullptr;
   }
-  variables += fmt::format(", {}, {}, {}", kFactRoot, kTaskCosts, kConfirmations);
+  variables += fmt::format(", {}, {}", kTaskCosts, kConfirmations);
   if (!any) return "";
   const char* mode = getenv(kMode);
   if (mode == nullptr || std::string(mode) != "1") {
@@ -73,10 +71,6 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vec
       if (auto error = ParseScale(variable, text, factor); !error.empty()) return error;
     }
     hooks.scales.emplace_back(kind, factor);
-  }
-  if (fact_root != nullptr) {
-    if (fact_root[0] != '/') return fmt::format("{}={}: expected an absolute directory", kFactRoot, fact_root);
-    hooks.fact_root = fact_root;
   }
   if (task_costs != nullptr) {
     if (task_costs[0] != '/') return fmt::format("{}={}: expected an absolute file name", kTaskCosts, task_costs);
@@ -108,11 +102,6 @@ std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vec
 std::string ReadTestHooks(TestHooks& hooks, const std::vector<std::string>& scaled_kinds) {
   return ReadTestHooks(
       hooks, [](const char* name) { return static_cast<const char*>(std::getenv(name)); }, scaled_kinds);
-}
-
-FactRoots FactRootsOf(const TestHooks& hooks) {
-  if (hooks.fact_root.empty()) return FactRoots{};
-  return FactRoots{hooks.fact_root + "/proc", hooks.fact_root + "/sys"};
 }
 
 void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host) {

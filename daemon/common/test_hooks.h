@@ -6,8 +6,6 @@
 //   NUMAPROBE_TEST_SCALE_<KIND>=1.15: multiplies the figures of a kind that
 //   allows it (the caller passes those kinds' names; the variable is the name
 //   in upper case)
-//   NUMAPROBE_TEST_FACT_ROOT=DIR: host facts (host_info.h, runtime_facts.h,
-//   hmat.h) are read from DIR/proc and DIR/sys, a fixture tree a test edits
 //   NUMAPROBE_TEST_TASK_COSTS=FILE: the scheduler's task-cost estimate is
 //   read from FILE (serve/task_cost_estimate.h) and never learnt, so the
 //   rotation a test asserts does not depend on how fast the machine runs
@@ -29,7 +27,6 @@
 #include <vector>
 
 #include "daemon/common/host_info.h"
-#include "daemon/common/runtime_facts.h"
 
 namespace numaprobe::daemon {
 
@@ -46,12 +43,10 @@ struct TestHooks {
   }
   // "latency x1.15, bandwidth x1" (`what` after each name: " figures" or "").
   std::string DescribeScales(std::string_view what) const;
-  std::string fact_root;        // "" : the real /proc and /sys
   std::string task_costs_file;  // "" : costs learnt from the runs
   bool confirmations_off = false;
   bool active() const {
-    return fault_injection_active() || !host_overrides.empty() || !fact_root.empty() || !task_costs_file.empty() ||
-           confirmations_off;
+    return fault_injection_active() || !host_overrides.empty() || !task_costs_file.empty() || confirmations_off;
   }
 };
 
@@ -62,9 +57,6 @@ using GetEnv = std::function<const char*(const char*)>;
 // `scaled_kinds`: the kinds a NUMAPROBE_TEST_SCALE_<KIND> variable may scale.
 std::string ReadTestHooks(TestHooks& hooks, const GetEnv& getenv, const std::vector<std::string>& scaled_kinds);
 std::string ReadTestHooks(TestHooks& hooks, const std::vector<std::string>& scaled_kinds);
-
-// Where host facts are read: the fixture tree of NUMAPROBE_TEST_FACT_ROOT, else /proc and /sys.
-FactRoots FactRootsOf(const TestHooks& hooks);
 
 // Applies the overrides of the HostInfo fields (kernel, microcode, firmware, cpu_model).
 void ApplyHostOverrides(const TestHooks& hooks, HostInfo& host);

@@ -8,7 +8,7 @@
 
 namespace numaprobe::daemon {
 
-HostObserver::HostObserver(TestHooks hooks) : hooks_(std::move(hooks)), watch_(FactRootsOf(hooks_)) {}
+HostObserver::HostObserver(FactRoots roots, TestHooks hooks) : hooks_(std::move(hooks)), watch_(std::move(roots)) {}
 
 const HostInfo& HostObserver::Plan(const kernels::Topology& topology, const std::vector<ProbeTarget>& targets) {
   probe_cpus_by_node_ = ProbeCpusByNode(targets, topology);

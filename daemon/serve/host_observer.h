@@ -26,8 +26,9 @@ namespace numaprobe::daemon {
 
 class HostObserver {
  public:
-  // `hooks`: where facts are read (NUMAPROBE_TEST_FACT_ROOT) and what is overridden.
-  explicit HostObserver(TestHooks hooks);
+  // `roots`: where facts are read (--path.procfs, --path.sysfs); `hooks`:
+  // what a test overrides.
+  HostObserver(FactRoots roots, TestHooks hooks);
 
   // A new plan on `topology` whose runs probe `targets`: reads the host's
   // HostInfo (overridden) and fixes the probing CPUs whose runtime facts

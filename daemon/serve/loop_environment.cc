@@ -2,10 +2,10 @@
 #include "daemon/serve/loop_environment.h"
 
 #include <random>
+#include <utility>
 
 #include "daemon/common/wall_clock.h"
 #include "daemon/probing/plan_on_host.h"
-#include "daemon/probing/probe_table.h"
 #include "daemon/serve/sd_notify.h"
 #include "kernels/clock.h"
 
@@ -15,6 +15,7 @@ namespace {
 
 class Host final : public LoopEnvironment {
  public:
+  Host(TestHooks hooks, FactRoots fact_roots) : hooks_(std::move(hooks)), fact_roots_(std::move(fact_roots)) {}
   std::int64_t MonotonicNs() override { return kernels::MonotonicNs(); }
   double UnixNow() override { return daemon::UnixNow(); }
   void Sleep(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, std::int64_t ns,
@@ -28,12 +29,8 @@ class Host final : public LoopEnvironment {
   std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) override {
     return DirectoryStorage(state_directory);
   }
-  TestHooks Hooks() override {
-    // serve refused to start on an invalid hook; nothing is faked then.
-    TestHooks hooks;
-    if (!ReadTestHooks(hooks, TestScaledKinds()).empty()) hooks = TestHooks{};
-    return hooks;
-  }
+  TestHooks Hooks() override { return hooks_; }
+  FactRoots HostFactRoots() override { return fact_roots_; }
   double OwnCpuSeconds() override {
     // The start: what the process had spent when the loop first asked (its
     // own thread had just begun), then the loop's thread.
@@ -45,11 +42,15 @@ class Host final : public LoopEnvironment {
   std::optional<std::chrono::milliseconds> WatchdogInterval() override { return SdWatchdogInterval(); }
 
  private:
+  TestHooks hooks_;
+  FactRoots fact_roots_;
   std::optional<std::int64_t> start_ns_;
 };
 
 }  // namespace
 
-std::unique_ptr<LoopEnvironment> HostEnvironment() { return std::make_unique<Host>(); }
+std::unique_ptr<LoopEnvironment> HostEnvironment(TestHooks hooks, FactRoots fact_roots) {
+  return std::make_unique<Host>(std::move(hooks), std::move(fact_roots));
+}
 
 }  // namespace numaprobe::daemon

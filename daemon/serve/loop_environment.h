@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the scheduler loop takes from the host besides running probes: time,
 // sleeping, the CPUs and memory nodes it may use, the plan, where its state
-// is kept, the test hooks (and with them where host facts are read), the CPU
+// is kept, the test hooks, where host facts are read, the CPU
 // the process spends besides the runs, the jitter's seed and systemd.
 // HostEnvironment is the real host; tests hand the loop a clock they advance
 // (tests/daemon/scheduler_loop_test.cc), so the real loop runs hours of
@@ -20,6 +20,7 @@
 #include <optional>
 #include <string_view>
 
+#include "daemon/common/runtime_facts.h"
 #include "daemon/common/test_hooks.h"
 #include "daemon/config/config.h"
 #include "daemon/probing/plan.h"
@@ -54,10 +55,13 @@ class LoopEnvironment {
   // cannot wait (results/result_model.h, kSaveSpacingNs); a simulation that
   // stops cleanly may write less often.
   virtual std::optional<std::int64_t> StateSaveSpacingNs() { return std::nullopt; }
-  // The test-only hooks in force (common/test_hooks.h): the host's come from
-  // its environment; a scripted host names its own fact tree, so a test reads
-  // nothing of the real host.
+  // The test-only hooks in force (common/test_hooks.h): the host's are what
+  // `serve` read from its environment at start; a scripted host's, the test's.
   virtual TestHooks Hooks() = 0;
+  // Where host facts are read (common/runtime_facts.h): the host's are
+  // --path.procfs and --path.sysfs; a scripted host names a fixture tree, so
+  // a test reads nothing of the real host.
+  virtual FactRoots HostFactRoots() = 0;
 
   // CPU-seconds the process has spent for probing outside the probe runs
   // (a run's own CPU is its ProbeRun::cpu_seconds), cumulative: its start
@@ -77,6 +81,7 @@ class LoopEnvironment {
   virtual std::optional<std::chrono::milliseconds> WatchdogInterval() = 0;
 };
 
-std::unique_ptr<LoopEnvironment> HostEnvironment();
+// This host, with the test hooks `serve` read at start and the fact trees its flags name.
+std::unique_ptr<LoopEnvironment> HostEnvironment(TestHooks hooks, FactRoots fact_roots);
 
 }  // namespace numaprobe::daemon

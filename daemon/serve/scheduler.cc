@@ -52,7 +52,7 @@ class Scheduler::Loop {
                env_->StateSaveSpacingNs().value_or(kSaveSpacingNs)),
         lock_wait_(lock_, model_),
         test_(env_->Hooks()),
-        host_(test_),
+        host_(env_->HostFactRoots(), test_),
         rng_(env_->JitterSeed()),
         watchdog_(env_->WatchdogInterval()),
         executor_(std::move(executor)) {
@@ -417,16 +417,17 @@ class Scheduler::Loop {
   TaskCostEstimate costs_;
   RotationAnnouncer announcer_;
   TestHooks test_;
-  HostObserver host_;  // after test_: reads facts where its hooks say
+  HostObserver host_;  // after env_ and test_: reads facts where the environment says
   std::mt19937_64 rng_;
   std::optional<std::chrono::milliseconds> watchdog_;
   // Last: destroyed (its worker joined) first; its runs use the lock and topology above.
   std::unique_ptr<ProbeExecutor> executor_;
 };
 
-k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store) {
+k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store,
+                                                          std::unique_ptr<LoopEnvironment> host) {
   const ProbePriority priority = config.schedule.priority;
-  return Create(std::move(config), store, HostEnvironment(), WorkerExecutor(priority));
+  return Create(std::move(config), store, std::move(host), WorkerExecutor(priority));
 }
 
 k::Expected<std::unique_ptr<Scheduler>> Scheduler::Create(Config config, ResultStore& store,

@@ -42,8 +42,10 @@ namespace numaprobe::daemon {
 class Scheduler {
  public:
   // Reads the topology and plans; fails naming the problem (a configured CPU
-  // that is not allowed, ...).
-  static kernels::Expected<std::unique_ptr<Scheduler>> Create(Config config, ResultStore& store);
+  // that is not allowed, ...). `host`: HostEnvironment(); probes run on the
+  // worker thread at the configured priority.
+  static kernels::Expected<std::unique_ptr<Scheduler>> Create(Config config, ResultStore& store,
+                                                              std::unique_ptr<LoopEnvironment> host);
   // The same on another host and executor (tests).
   static kernels::Expected<std::unique_ptr<Scheduler>> Create(Config config, ResultStore& store,
                                                               std::unique_ptr<LoopEnvironment> env,

@@ -5,9 +5,10 @@
 // preview, preview.h), and the schedule's tests drive them.
 //
 // SimulatedHost: a clock that moves only when the loop sleeps or a probe
-// runs; the topology, what the process may use and the test hooks (where host
-// facts are read) are given, never read from this machine; state is kept in
-// memory, or in a directory a test names. A controller lets the loop run until a time (RunUntil) and meets it
+// runs; the topology, what the process may use and the test hooks are given,
+// never read from this machine (and so is the host facts' tree, `fact_roots`,
+// when a test names one); state is kept in memory, or in a directory a test
+// names. A controller lets the loop run until a time (RunUntil) and meets it
 // parked there, then reads the ResultStore or changes the host.
 // SimulatedExecutor: each run costs what a TaskCostEstimate says (the first
 // task of a visit with its preparation) in CPU and as much wall time, and
@@ -64,6 +65,7 @@ class SimulatedHost final : public LoopEnvironment {
   kernels::Expected<Plan> PlanNow(const Config& config, kernels::Topology* topology) override;
   std::unique_ptr<StateStorage> OpenState(const std::string& state_directory) override;
   TestHooks Hooks() override { return hooks_; }
+  FactRoots HostFactRoots() override { return fact_roots; }
   std::optional<std::int64_t> StateSaveSpacingNs() override { return save_spacing_ns; }
   double OwnCpuSeconds() override { return own_cpu_seconds.load(); }
   std::uint64_t JitterSeed() override;
@@ -87,6 +89,9 @@ class SimulatedHost final : public LoopEnvironment {
   std::atomic<double> own_cpu_seconds{0};             // OwnCpuSeconds: what a test says the process spent
   std::optional<std::uint64_t> jitter_seed;           // random, as on a host, unless set
   std::atomic<int> plans{0};
+  // Where host facts are read: this machine's /proc and /sys unless a test
+  // names a fixture tree (set before the loop starts).
+  FactRoots fact_roots;
 
   // Unix time at simulated monotonic 0.
   static constexpr double kUnixStart = 1.7e9;

@@ -141,7 +141,8 @@ class BigHost {
     store_ = std::make_unique<ResultStore>();
     const std::string xml = xml_;
     auto host = std::make_unique<SimulatedHost>([xml](const k::Restriction& r) { return k::Topology::FromXml(xml, r); },
-                                                restriction_, Hooks(), files_, stopped_at_);
+                                                restriction_, TestHooks{}, files_, stopped_at_);
+    host->fact_roots = FixtureFacts();
     sim_ = host.get();
     auto executor = std::make_unique<SimulatedExecutor>(*host, MeasuredCosts(), script_);
     auto created = Scheduler::Create(config_, *store_, std::move(host), std::move(executor));
@@ -228,10 +229,9 @@ class BigHost {
 
  private:
   // Host facts from a fixture tree: the test reads nothing of this machine.
-  static TestHooks Hooks() {
-    TestHooks hooks;
-    hooks.fact_root = std::string(NUMAPROBE_FIXTURES) + "/host_facts/thp/before";
-    return hooks;
+  static FactRoots FixtureFacts() {
+    const std::string root = std::string(NUMAPROBE_FIXTURES) + "/host_facts/thp/before";
+    return {root + "/proc", root + "/sys"};
   }
 
   std::string xml_;

@@ -797,7 +797,7 @@ TEST(SchedulerLoop, ConfirmsNothingUnderTheTestHookThatTurnsConfirmationsOff) {
   Config config = ConfirmationConfig("confirm_off");
   const std::int64_t outlier_round = kStart + 1000 * kSecond;
   std::atomic<bool> outlier_sent{false};
-  TestHooks hooks = FixtureHooks();
+  TestHooks hooks;
   hooks.confirmations_off = true;
   auto host = ScriptedHost(kTwoNodes, {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}},
                            std::make_shared<std::map<std::string, std::string>>(), kStart, hooks);

@@ -41,10 +41,9 @@ inline constexpr const char* kTwoNodes = "pack:2 [numa(memory=1GiB)] core:2 pu:1
 inline constexpr std::uint64_t kJitterSeed = 52;
 
 // Where the scripted hosts read host facts: a fixture tree, never this machine.
-inline TestHooks FixtureHooks() {
-  TestHooks hooks;
-  hooks.fact_root = std::string(NUMAPROBE_FIXTURES) + "/host_facts/thp/before";
-  return hooks;
+inline FactRoots FixtureFactRoots() {
+  const std::string root = std::string(NUMAPROBE_FIXTURES) + "/host_facts/thp/before";
+  return FactRoots{root + "/proc", root + "/sys"};
 }
 
 // A simulated host of hwloc's synthetic description `synthetic`, of which the
@@ -54,11 +53,12 @@ inline TestHooks FixtureHooks() {
 inline std::unique_ptr<SimulatedHost> ScriptedHost(
     std::string synthetic = kTwoNodes, k::Restriction restriction = {std::set<int>{0, 1, 2, 3}, std::set<int>{0, 1}},
     std::shared_ptr<std::map<std::string, std::string>> files = std::make_shared<std::map<std::string, std::string>>(),
-    std::int64_t start_ns = 1000 * kSecond, TestHooks hooks = FixtureHooks()) {
+    std::int64_t start_ns = 1000 * kSecond, TestHooks hooks = {}) {
   auto topology = [synthetic](const k::Restriction& r) { return k::Topology::FromSynthetic(synthetic, r); };
   auto host =
       std::make_unique<SimulatedHost>(topology, std::move(restriction), std::move(hooks), std::move(files), start_ns);
   host->jitter_seed = kJitterSeed;
+  host->fact_roots = FixtureFactRoots();
   return host;
 }
 

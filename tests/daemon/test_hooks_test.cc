@@ -38,8 +38,8 @@ TEST(TestHooksTest, RefusedWithoutTestMode) {
   TestHooks hooks;
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_SCALE_LATENCY", "1.15"}}), kScaled),
               HasSubstr("test-only hooks (NUMAPROBE_TEST_HOST_OVERRIDES, NUMAPROBE_TEST_SCALE_LATENCY, "
-                        "NUMAPROBE_TEST_SCALE_BANDWIDTH, NUMAPROBE_TEST_FACT_ROOT, NUMAPROBE_TEST_TASK_COSTS, "
-                        "NUMAPROBE_TEST_CONFIRMATIONS) are set but NUMAPROBE_TEST_MODE=1 is not"));
+                        "NUMAPROBE_TEST_SCALE_BANDWIDTH, NUMAPROBE_TEST_TASK_COSTS, NUMAPROBE_TEST_CONFIRMATIONS) are "
+                        "set but NUMAPROBE_TEST_MODE=1 is not"));
   EXPECT_FALSE(hooks.active());
   EXPECT_THAT(ReadTestHooks(hooks, Env({{"NUMAPROBE_TEST_HOST_OVERRIDES", "kernel=6.6"}, {"NUMAPROBE_TEST_MODE", "0"}}),
                             kScaled),

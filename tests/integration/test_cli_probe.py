@@ -136,6 +136,19 @@ def disturbed_with_evidence(figure):
     return figure["outcome"] == "disturbed" and "context switch" in figure["reason"]
 
 
+def test_probe_reads_host_facts_under_path_rootfs(run):
+    """--path.rootfs: the report's host facts come from proc and sys under it
+    (a container's view of the host), here a fixture of a QEMU guest."""
+    root = os.path.join(os.environ["NUMAPROBE_SOURCE_DIR"], "tests", "fixtures", "host_facts", "hypervisor", "after")
+    r = run("probe", "--format", "json", "--tests", "latency", "--path.rootfs", root, *QUICK)
+    assert r.returncode in (0, 1), r.stderr
+    host = json.loads(r.stdout)["host"]
+    assert host["microcode"] == "0x2b000590" and host["virtualized"] is True, host
+    assert "QEMU" in host["hypervisor"], host
+    r = run("probe", "--path.procfs", os.path.join(root, "missing"))
+    assert r.returncode == 2 and "--path.procfs" in r.stderr, r.stderr
+
+
 def test_probe_json_has_every_figure_and_verified_placement(run):
     r = run("probe", "--format", "json", *QUICK)
     out = json.loads(r.stdout)

@@ -272,6 +272,29 @@ def test_bad_flags(run):
     assert r.returncode == 2 and "--log.level" in r.stderr
 
 
+def test_fact_root_flags_are_checked_before_anything_starts(run, tmp_path):
+    """--path.procfs, --path.sysfs and --path.rootfs (node_exporter's names):
+    a path that is missing or not a directory is a usage error naming the
+    flag; so is a --path.rootfs without the proc or sys it implies."""
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    for flag, path, why in (("--path.procfs", tmp_path / "missing", "no such directory"),
+                            ("--path.sysfs", a_file, "not a directory"),
+                            ("--path.rootfs", tmp_path / "missing", "no such directory")):
+        r = run("serve", flag, str(path), timeout=10)
+        assert r.returncode == 2, (flag, r.stdout + r.stderr)
+        assert flag in r.stderr and why in r.stderr and str(path) in r.stderr, r.stderr
+    (tmp_path / "root" / "proc").mkdir(parents=True)
+    r = run("serve", "--path.rootfs", str(tmp_path / "root"), timeout=10)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"--path.rootfs={tmp_path / 'root'}: no such directory: {tmp_path / 'root' / 'sys'}" in r.stderr, r.stderr
+    assert "--path.sysfs" in r.stderr, r.stderr
+    r = run("serve", "--help")
+    text = " ".join(r.stdout.split())
+    assert r.returncode == 0 and "--path.procfs DIR=/proc" in text and "--path.sysfs DIR=/sys" in text, text
+    assert "--path.rootfs DIR=/ " in text and "in a container, the host's /proc mounted there, e.g. /host/proc" in text
+
+
 def test_telemetry_path_of_another_endpoint_is_a_usage_error(run):
     """The flag check is the server's (TelemetryPathProblem): /-/ready is
     refused before anything starts, with the usage exit code, naming the flag,

@@ -8,10 +8,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace numaprobe::kernels {
 namespace {
@@ -184,6 +188,67 @@ TEST(TopologyTest, HostTopologyLoads) {
   const int node = topology->nodes().front().id;
   EXPECT_EQ(topology->Distance(node, node), 10);
   for (const CpuInfo& cpu : topology->cpus()) EXPECT_GE(cpu.node, 0) << "cpu " << cpu.id;
+}
+
+std::vector<int> CpuIds(const Topology& topology) {
+  std::vector<int> ids;
+  for (const CpuInfo& cpu : topology.cpus()) ids.push_back(cpu.id);
+  return ids;
+}
+std::vector<int> NodeIds(const Topology& topology) {
+  std::vector<int> ids;
+  for (const NodeInfo& node : topology.nodes()) ids.push_back(node.id);
+  return ids;
+}
+
+// HWLOC_SYNTHETIC or HWLOC_XMLFILE in this process's environment: FromHost
+// loads the description, FromThisMachine still this machine (the CPUs this
+// process may run on, the nodes sysfs lists), and the environment is left as
+// it was.
+TEST(TopologyTest, ThisMachineIgnoresTheVariablesThatDescribeAnother) {
+  ASSERT_EQ(std::getenv("HWLOC_SYNTHETIC"), nullptr);
+  ASSERT_EQ(std::getenv("HWLOC_XMLFILE"), nullptr);
+  auto real = Topology::FromHost();
+  ASSERT_TRUE(real.ok()) << real.failure().reason;
+  ASSERT_TRUE(real->described_by.empty());
+  cpu_set_t affinity;
+  ASSERT_EQ(sched_getaffinity(0, sizeof affinity, &affinity), 0);
+  EXPECT_EQ(real->cpus().size(), static_cast<std::size_t>(CPU_COUNT(&affinity)));
+  std::size_t sysfs_nodes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/node")) {
+    const std::string name = entry.path().filename().string();
+    sysfs_nodes += name.size() > 4 && name.starts_with("node") && std::isdigit(static_cast<unsigned char>(name[4]));
+  }
+  EXPECT_EQ(real->nodes().size() + real->disallowed_nodes().size(), sysfs_nodes);
+
+  // Neither description has this machine's shape: more nodes than it has (16 in the XML).
+  const std::size_t described_nodes = sysfs_nodes + 2;
+  const std::string synthetic = "pack:" + std::to_string(described_nodes) + " [numa(memory=1GiB)] core:1 pu:1";
+  const std::string xml = (std::filesystem::path(NUMAPROBE_FIXTURES) / "topology" / "16node_4s_snc4.xml").string();
+  for (const auto& [variable, value] :
+       {std::pair<std::string, std::string>{"HWLOC_SYNTHETIC", synthetic}, {"HWLOC_XMLFILE", xml}}) {
+    SCOPED_TRACE(variable);
+    ASSERT_EQ(setenv(variable.c_str(), value.c_str(), 1), 0);
+    auto described = Topology::FromHost();
+    auto here = Topology::FromThisMachine();
+    const char* after = std::getenv(variable.c_str());
+    const std::string left = after != nullptr ? after : "(unset)";
+    unsetenv(variable.c_str());
+
+    EXPECT_EQ(left, value) << "the environment is left as it was";
+    ASSERT_TRUE(described.ok()) << described.failure().reason;
+    EXPECT_EQ(described->described_by, variable + "=" + value);
+    EXPECT_EQ(described->nodes().size(), variable == "HWLOC_SYNTHETIC" ? described_nodes : 16u);
+    ASSERT_TRUE(here.ok()) << here.failure().reason;
+    EXPECT_TRUE(here->described_by.empty()) << here->described_by;
+    EXPECT_EQ(CpuIds(here.value()), CpuIds(real.value()));
+    EXPECT_EQ(NodeIds(here.value()), NodeIds(real.value()));
+    EXPECT_EQ(here->disallowed_nodes(), real->disallowed_nodes());
+    EXPECT_EQ(here->cpu_model, real->cpu_model);
+    ASSERT_TRUE(here->has_distances());
+    const int node = here->nodes().front().id;
+    EXPECT_EQ(here->Distance(node, node), real->Distance(node, node));
+  }
 }
 
 TEST(TopologyTest, ProcessRestrictionIncludesTheCurrentCpu) {
