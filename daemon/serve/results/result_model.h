@@ -79,7 +79,7 @@ struct PlannedHost {
   std::set<SeriesKey> series;      // every baseline series the plan probes
   // Until a round completes, the configured interval is the best estimate.
   double refresh_interval_seconds = 0;
-  bool fault_injection_active = false;  // TestHooks: figures are scaled
+  bool fault_injection_active = false;  // a test scales the figures (common/test_hooks.h)
 };
 
 // What the loop's pacing and lock waiting say, published with the run that
