@@ -18,6 +18,7 @@ import copy
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -416,3 +417,28 @@ def test_runbook_procedures_reach_the_daemonset_pods(rendered):
     volume = next(v for v in pod["spec"]["volumes"] if v["name"] == mount["name"])
     config_map = find(rendered, "ConfigMap", volume["configMap"]["name"])[0]
     assert "numaprobe.yaml" in config_map["data"]
+
+
+def test_the_site_overlay_keeps_its_configuration_across_upgrades(tmp_path):
+    """deploy/kubernetes-site over a bundle (deploy/README.md, "Your
+    configuration across upgrades"): the DaemonSet mounts the site's
+    numaprobe.yaml, not the bundle's; an upgrade regenerates the bundle with
+    a new image, and the site's file is still the one mounted."""
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "deploy" / "kubernetes-site", site)
+    mine = (site / "numaprobe.yaml").read_text().replace("duty_cycle: 0.002", "duty_cycle: 0.001")
+    assert mine != (site / "numaprobe.yaml").read_text()
+    (site / "numaprobe.yaml").write_text(mine)
+    for tag in ("0.2.0", "0.3.0"):
+        r = subprocess.run([sys.executable, str(K8S / "make-bundle.py"), "--image",
+                            f"registry.example.com/numaprobe:{tag}", str(tmp_path / "numaprobe-bundle")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        docs = kustomize(site)
+        config = find(docs, "ConfigMap", "numaprobe-config")[0]
+        assert config["data"] == {"numaprobe.yaml": mine}, config["data"]
+        pod = find(docs, "DaemonSet", "numaprobe")[0]["spec"]["template"]["spec"]
+        assert {"name": "config", "configMap": {"name": "numaprobe-config"}} in pod["volumes"]
+        assert pod["containers"][0]["image"] == f"registry.example.com/numaprobe:{tag}"
+    # Everything else is the bundle's: the rule and the dashboards come along.
+    assert find(docs, "PrometheusRule", "numaprobe") and find(docs, "PodMonitor", "numaprobe")
