@@ -320,3 +320,80 @@ def test_debian_11s_older_libc_refuses_it(root_tools):
     p = sh(*in_root(root, binary, "--version"), check=False)
     assert p.returncode != 0, p.stdout
     assert re.search(r"version `GLIBC_2\.3[234]' not found", p.stderr), p.stderr
+
+
+# --- the tarball's install, upgrade and uninstall, as deploy/README.md writes them -----------
+
+def tarball_procedures():
+    """{"install": script, "upgrade": ..., "uninstall": ...}: the three sh
+    blocks of deploy/README.md's "Release tarball and RPM", in order."""
+    text = (ROOT / "deploy" / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Release tarball and RPM\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"\n(Install|Upgrade|Uninstall) \(.*?\n\n```sh\n(.*?)```", section, re.S)
+    procedures = {name.lower(): script for name, script in blocks}
+    assert list(procedures) == ["install", "upgrade", "uninstall"], list(procedures)
+    return procedures
+
+
+def run_procedure(script, root, directory, calls):
+    """`script` as an operator runs it in the unpacked `directory`, with
+    every absolute path under `root` instead of / (the binaries are the
+    host's: the root has a C library and nothing else) and systemctl
+    recorded in `calls`."""
+    rooted = re.sub(r"(?<![\w.-])/(usr|etc|var)/", lambda m: f"{root}/{m.group(1)}/", script)
+    prelude = f'systemctl() {{ echo "$*" >> {calls}; }}\nset -e\n'
+    sh("sh", "-c", prelude + rooted, cwd=directory)
+
+
+def test_the_tarball_procedures_leave_what_they_say(root_tools, tmp_path):
+    """Install, upgrade and uninstall exactly as deploy/README.md writes them,
+    into a copy of the Debian 13 root: each leaves the files it says (the
+    .deb's places, so the unit's /usr/bin/numaprobe is the binary), keeps an
+    edited /etc file, and the installed binary checks the installed
+    configuration inside the root."""
+    procedures = tarball_procedures()
+    root = tmp_path / "root"
+    # cp -a: the root's /dev holds device nodes, which a file copy would read
+    # (/dev/zero and /dev/full never end).
+    sh("cp", "-a", libc_root(NEWER_SUITE), root)
+    with tarfile.open(env_file("NUMAPROBE_TARBALL", "the tarball")) as tar:
+        tar.extractall(tmp_path)
+    unpacked = tmp_path / tarball_top()
+    calls = tmp_path / "systemctl-calls"
+    shipped = {"usr/bin/numaprobe": ("numaprobe", 0o755),
+               "usr/lib/systemd/system/numaprobe.service": ("numaprobe.service", 0o644),
+               "usr/share/man/man8/numaprobe.8": ("numaprobe.8", 0o644),
+               "usr/share/doc/numaprobe/numaprobe.reference.yaml": ("numaprobe.reference.yaml", 0o644)}
+    site = {"etc/numaprobe/numaprobe.yaml": "numaprobe.yaml", "etc/default/numaprobe": "numaprobe.default"}
+
+    run_procedure(procedures["install"], root, unpacked, calls)
+    for path, (name, mode) in {**shipped, **{p: (n, 0o644) for p, n in site.items()}}.items():
+        assert (root / path).read_bytes() == (unpacked / name).read_bytes(), path
+        assert (root / path).stat().st_mode & 0o7777 == mode, path
+    assert calls.read_text().splitlines() == ["daemon-reload", "enable --now numaprobe"]
+    unit = (root / "usr/lib/systemd/system/numaprobe.service").read_text()
+    assert "ExecStart=/usr/bin/numaprobe serve --config.file=/etc/numaprobe/numaprobe.yaml" in unit
+    for d in ("proc", "sys", "dev"):
+        (root / d).mkdir(exist_ok=True)
+    p = sh(*in_root(root, "/usr/bin/numaprobe", "check-config", "--syntax-only", "/etc/numaprobe/numaprobe.yaml"),
+           timeout=300)
+    assert "is valid" in p.stdout, p.stdout
+
+    # An upgrade over an edited configuration keeps the edit.
+    edited = (root / "etc/numaprobe/numaprobe.yaml").read_text() + "\n# edited on this host\n"
+    (root / "etc/numaprobe/numaprobe.yaml").write_text(edited)
+    (root / "usr/bin/numaprobe").write_bytes(b"an older binary")
+    calls.unlink()
+    run_procedure(procedures["upgrade"], root, unpacked, calls)
+    assert (root / "usr/bin/numaprobe").read_bytes() == (unpacked / "numaprobe").read_bytes()
+    assert (root / "etc/numaprobe/numaprobe.yaml").read_text() == edited
+    assert calls.read_text().splitlines() == ["daemon-reload", "try-restart numaprobe"]
+
+    calls.unlink()
+    run_procedure(procedures["uninstall"], root, unpacked, calls)
+    left = [path for path in shipped if (root / path).exists()]
+    assert not left, left
+    assert not (root / "usr/share/doc/numaprobe").exists()
+    assert (root / "etc/numaprobe/numaprobe.yaml").read_text() == edited, "the configuration is kept"
+    assert (root / "etc/default/numaprobe").exists()
+    assert calls.read_text().splitlines() == ["disable --now numaprobe", "daemon-reload"]
