@@ -57,3 +57,19 @@ def deb_path():
         unavailable(f"{path} does not exist: the package_build test makes it "
                     "(ctest -L package), or run cpack in the build directory")
     return path
+
+
+def reference_keys(root) -> set[str]:
+    """Every dotted key of docs/numaprobe.reference.yaml under `root` (the
+    source tree): what the docs and HELP checks hold names against."""
+    import yaml  # only the tests that read the reference need PyYAML
+
+    keys = set()
+
+    def walk(node, prefix):
+        for key, value in node.items():
+            keys.add(prefix + key)
+            if isinstance(value, dict):
+                walk(value, prefix + key + ".")
+    walk(yaml.safe_load((root / "docs" / "numaprobe.reference.yaml").read_text(encoding="utf-8")), "")
+    return keys

@@ -46,7 +46,7 @@ import subprocess
 import pytest
 import yaml
 
-from deploy_env import numaprobe_bin
+from deploy_env import numaprobe_bin, reference_keys
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 # What an operator installs or applies and reads in it: the Kubernetes
@@ -450,16 +450,7 @@ def test_command_lines_are_found_in_every_kind_of_file():
 
 @functools.cache
 def config_keys() -> set[str]:
-    doc = yaml.safe_load((ROOT / "docs" / "numaprobe.reference.yaml").read_text(encoding="utf-8"))
-    keys = set()
-
-    def walk(node, prefix):
-        for key, value in node.items():
-            keys.add(prefix + key)
-            if isinstance(value, dict):
-                walk(value, prefix + key + ".")
-    walk(doc, "")
-    return keys
+    return reference_keys(ROOT)
 
 
 def test_configuration_keys_exist():

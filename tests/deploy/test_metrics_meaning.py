@@ -37,7 +37,7 @@ import urllib.request
 import pytest
 import yaml
 
-from deploy_env import numaprobe_bin
+from deploy_env import numaprobe_bin, reference_keys
 
 ROOT = pathlib.Path(os.environ.get("NUMAPROBE_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
 
@@ -112,15 +112,7 @@ def doc_rows():
 
 @functools.cache
 def config_keys():
-    keys = set()
-
-    def walk(node, prefix):
-        for key, value in node.items():
-            keys.add(prefix + key)
-            if isinstance(value, dict):
-                walk(value, prefix + key + ".")
-    walk(yaml.safe_load((ROOT / "docs" / "numaprobe.reference.yaml").read_text()), "")
-    return keys
+    return reference_keys(ROOT)
 
 
 @functools.cache
